@@ -1,0 +1,192 @@
+/**
+ * The CLI (DESIGN "The CLI contract"; keep it stable):
+ *   keel call TOOL 'JSON_ARGS' [options]   one call, one JSON object on stdout
+ *   keel batch [options]                   one session over JSONL on stdin
+ * Exit 0 when ok, 1 on a tool error, 2 on a usage error.
+ */
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { KeelError } from "../boundary/errors.js";
+import { type CallResult, Session, type SessionOptions } from "../session.js";
+import { PROFILES, type Profile } from "../tools/registry.js";
+import type { Content } from "../tools/types.js";
+
+const USAGE = `Usage:
+  keel call TOOL 'JSON_ARGS' [options]   run one tool call, print one JSON object
+  keel batch [options]                   JSONL on stdin: {"tool":"read","args":{...}} per line
+Options:
+  --root DIR            workspace root (default: current directory)
+  --allow PATH          extra read-write root (repeatable)
+  --allow-read PATH     read-only root (repeatable)
+  --profile pi|unified  tool palette (default: pi)
+  --backend local       where tools run (default: local)
+  --allow-protected     permit writes to .git/config, .git/hooks/, shell rc files`;
+
+export class UsageError extends Error {}
+
+export interface CliIO {
+	stdout: (line: string) => void;
+	stderr: (line: string) => void;
+	stdin: NodeJS.ReadableStream;
+}
+
+interface Parsed {
+	command: string;
+	positionals: string[];
+	session: SessionOptions;
+}
+
+function parse(argv: string[]): Parsed {
+	let values;
+	let positionals;
+	try {
+		({ values, positionals } = parseArgs({
+			args: argv,
+			allowPositionals: true,
+			options: {
+				root: { type: "string" },
+				allow: { type: "string", multiple: true },
+				"allow-read": { type: "string", multiple: true },
+				profile: { type: "string" },
+				backend: { type: "string" },
+				"allow-protected": { type: "boolean" },
+				help: { type: "boolean", short: "h" },
+			},
+		}));
+	} catch (e) {
+		throw new UsageError((e as Error).message);
+	}
+	if (values.help || positionals.length === 0) throw new UsageError(values.help ? "" : "missing command");
+	const profile = (values.profile ?? "pi") as Profile;
+	if (!PROFILES.includes(profile)) throw new UsageError(`unknown profile "${values.profile}" (use pi or unified)`);
+	const backend = values.backend ?? "local";
+	if (backend !== "local") throw new UsageError(`backend "${backend}" is not available in this version; use --backend local`);
+	return {
+		command: positionals[0],
+		positionals: positionals.slice(1),
+		session: {
+			root: values.root,
+			allow: values.allow,
+			allowRead: values["allow-read"],
+			profile,
+			allowProtected: values["allow-protected"],
+		},
+	};
+}
+
+function joinText(content: Content[]): string {
+	return content
+		.filter((c) => c.type === "text")
+		.map((c) => (c as { text: string }).text)
+		.join("\n");
+}
+
+/** The contract's wire shape for one call. */
+export function toWire(r: CallResult): Record<string, unknown> {
+	if (!r.ok) return { ok: false, error: r.error, elapsedMs: r.elapsedMs };
+	const out: Record<string, unknown> = { ok: true, content: joinText(r.content) };
+	const images = r.content.filter((c) => c.type === "image");
+	if (images.length) out.images = images;
+	if (r.details !== undefined) out.details = r.details;
+	out.elapsedMs = r.elapsedMs;
+	return out;
+}
+
+function usageFailure(io: CliIO, message: string, code: "INVALID_ARGS" | "UNKNOWN_TOOL" = "INVALID_ARGS"): number {
+	io.stdout(JSON.stringify({ ok: false, error: new KeelError(code, message).toJSON() }));
+	return 2;
+}
+
+async function openSession(io: CliIO, opts: SessionOptions): Promise<Session | number> {
+	try {
+		return await Session.create(opts);
+	} catch (e) {
+		const msg = e instanceof Error ? e.message : String(e);
+		io.stderr(`keel: ${msg}`);
+		return usageFailure(io, msg);
+	}
+}
+
+async function runCall(io: CliIO, p: Parsed): Promise<number> {
+	const [tool, json, ...rest] = p.positionals;
+	if (!tool) throw new UsageError("call needs a tool name");
+	if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
+	let args: unknown;
+	try {
+		args = JSON.parse(json ?? "{}");
+	} catch (e) {
+		return usageFailure(io, `JSON_ARGS is not valid JSON: ${(e as Error).message}`);
+	}
+	const session = await openSession(io, p.session);
+	if (typeof session === "number") return session;
+	const controller = new AbortController();
+	const onSigint = () => controller.abort();
+	process.once("SIGINT", onSigint);
+	try {
+		if (!session.tools.some((t) => t.name === tool)) {
+			return usageFailure(io, `Unknown tool "${tool}". Available: ${session.tools.map((t) => t.name).join(", ")}.`, "UNKNOWN_TOOL");
+		}
+		const result = await session.call(tool, args, { signal: controller.signal });
+		io.stdout(JSON.stringify(toWire(result)));
+		return result.ok ? 0 : 1;
+	} finally {
+		process.off("SIGINT", onSigint);
+		await session.close();
+	}
+}
+
+async function runBatch(io: CliIO, p: Parsed): Promise<number> {
+	if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+	const session = await openSession(io, p.session);
+	if (typeof session === "number") return session;
+	let failures = 0;
+	try {
+		const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+		for await (const line of lines) {
+			if (line.trim() === "") continue;
+			let req: { tool?: unknown; args?: unknown };
+			try {
+				req = JSON.parse(line);
+			} catch (e) {
+				failures++;
+				io.stdout(JSON.stringify({ ok: false, error: new KeelError("INVALID_ARGS", `Line is not valid JSON: ${(e as Error).message}`).toJSON() }));
+				continue;
+			}
+			if (!req || typeof req !== "object" || typeof req.tool !== "string") {
+				failures++;
+				io.stdout(JSON.stringify({ ok: false, error: new KeelError("INVALID_ARGS", 'Each line must be {"tool": NAME, "args": {...}}.').toJSON() }));
+				continue;
+			}
+			const result = await session.call(req.tool, req.args ?? {});
+			if (!result.ok) failures++;
+			io.stdout(JSON.stringify(toWire(result)));
+		}
+	} finally {
+		await session.close();
+	}
+	return failures > 0 ? 1 : 0;
+}
+
+export async function main(argv: string[], io: CliIO): Promise<number> {
+	try {
+		const p = parse(argv);
+		switch (p.command) {
+			case "call":
+				return await runCall(io, p);
+			case "batch":
+				return await runBatch(io, p);
+			case "serve":
+			case "agent":
+				throw new UsageError(`"keel ${p.command}" is not available in this version yet`);
+			default:
+				throw new UsageError(`unknown command "${p.command}"`);
+		}
+	} catch (e) {
+		if (e instanceof UsageError) {
+			if (e.message) io.stderr(`keel: ${e.message}`);
+			io.stderr(USAGE);
+			return 2;
+		}
+		throw e;
+	}
+}

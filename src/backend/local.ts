@@ -1,0 +1,21 @@
+/** The `local` backend (REQUIREMENTS B2): this machine's files, processes and search tools. */
+import { createLocalExec } from "./local-exec.js";
+import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
+import { createLocalSearch } from "./search/index.js";
+import type { Backend } from "./types.js";
+
+export interface LocalBackendOptions {
+	/** "auto" uses rg/fd when installed and the JS engine otherwise. */
+	searchEngine?: "auto" | "native" | "js";
+	hooks?: LocalFsHooks;
+}
+
+export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
+	return {
+		kind: "local",
+		fs: createLocalFs(opts.hooks),
+		exec: createLocalExec(),
+		search: createLocalSearch({ engine: opts.searchEngine ?? "auto" }),
+		close: async () => {},
+	};
+}

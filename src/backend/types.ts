@@ -1,0 +1,144 @@
+/**
+ * THE seam (REQUIREMENTS B1). Every tool reaches files, processes and search through a Backend;
+ * nothing in src/tools imports fs or child_process. Paths given to a backend are absolute and
+ * already checked by the path guard.
+ */
+
+export type EntryType = "file" | "dir" | "symlink" | "other";
+
+export interface FileStat {
+	type: EntryType;
+	size: number;
+	/** Permission bits (mode & 0o7777). */
+	mode: number;
+	dev: bigint;
+	ino: bigint;
+	mtimeNs: bigint;
+	ctimeNs: bigint;
+}
+
+export interface DirEntry {
+	name: string;
+	/** Type of the entry itself (a symlink is "symlink"). */
+	type: EntryType;
+}
+
+export interface WriteOptions {
+	/** Mode for a new file; an overwrite keeps the existing file's mode. */
+	mode?: number;
+	/**
+	 * What the target must be at commit time:
+	 *  - "absent": create exclusively; fail with WRITE_COLLISION if anything is there.
+	 *  - a FileStat: compare-and-swap; fail with CHANGED_ON_DISK unless dev/ino/size/mtime/ctime match.
+	 *  - undefined: replace whatever is there (atomically).
+	 */
+	expect?: "absent" | FileStat;
+	/** Create missing parent directories. */
+	mkdirs?: boolean;
+}
+
+export interface FileOps {
+	/** Canonical path, symlinks resolved; throws ENOENT / ELOOP like realpath(3). */
+	realpath(path: string): Promise<string>;
+	lstat(path: string): Promise<FileStat>;
+	stat(path: string): Promise<FileStat>;
+	readlink(path: string): Promise<string>;
+	/** Whole file; refuses to follow a symlink in the last component. */
+	readFile(path: string): Promise<Buffer>;
+	readdir(path: string): Promise<DirEntry[]>;
+	mkdirp(path: string): Promise<void>;
+	/** Durable atomic replace: same-directory temp file, fsync, rename, fsync dir. Returns the new stat. */
+	writeFile(path: string, data: Uint8Array, opts?: WriteOptions): Promise<FileStat>;
+	unlink(path: string): Promise<void>;
+}
+
+export interface ExecRequest {
+	/** Shell command line, run by bash (or sh when bash is absent). */
+	command: string;
+	cwd: string;
+	env?: Record<string, string>;
+	timeoutMs?: number;
+	signal?: AbortSignal;
+	/** Output (stdout and stderr interleaved) as it arrives. */
+	onData: (chunk: Buffer) => void;
+}
+
+export interface ExecResult {
+	exitCode: number | null;
+	signal?: string | null;
+	timedOut: boolean;
+	aborted: boolean;
+}
+
+export interface ExecOps {
+	/** Runs the command in its own process group; abort and timeout kill the whole group. */
+	run(req: ExecRequest): Promise<ExecResult>;
+}
+
+export interface GrepRequest {
+	pattern: string;
+	/** Absolute canonical file or directory. */
+	path: string;
+	glob?: string;
+	ignoreCase?: boolean;
+	literal?: boolean;
+	/** Lines of context before and after each match. */
+	context: number;
+	/** Stop after this many matches. */
+	limit: number;
+	signal?: AbortSignal;
+}
+
+export interface GrepLine {
+	line: number;
+	text: string;
+}
+
+export interface GrepMatch {
+	/** Absolute path of the file. */
+	path: string;
+	line: number;
+	/** Line text without its line ending. */
+	text: string;
+	before: GrepLine[];
+	after: GrepLine[];
+}
+
+export interface GrepOutcome {
+	matches: GrepMatch[];
+	limitReached: boolean;
+	engine: string;
+}
+
+export interface FindRequest {
+	pattern: string;
+	/** Absolute canonical directory. */
+	path: string;
+	limit: number;
+	signal?: AbortSignal;
+}
+
+export interface FindOutcome {
+	/** Paths relative to the search directory, POSIX separators, directories end with "/". */
+	paths: string[];
+	limitReached: boolean;
+	engine: string;
+}
+
+/**
+ * Search semantics shared by every engine: hidden files included, `.git` excluded, and
+ * `.gitignore`/`.ignore` rules respected the way git, rg and fd apply them (inside a repository).
+ */
+export interface SearchOps {
+	grep(req: GrepRequest): Promise<GrepOutcome>;
+	find(req: FindRequest): Promise<FindOutcome>;
+}
+
+export interface Backend {
+	readonly kind: string;
+	readonly fs: FileOps;
+	readonly exec: ExecOps;
+	readonly search: SearchOps;
+	/** Release connections and processes. */
+	close(): Promise<void>;
+}

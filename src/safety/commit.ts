@@ -1,0 +1,28 @@
+/**
+ * Commit a planned change through the backend's durable atomic write and remember the result as
+ * read, so the session's own follow-up edits are not mistaken for stale ones.
+ */
+import type { FileStat } from "../backend/types.js";
+import { fromSystemError } from "../boundary/errors.js";
+import type { Session } from "../session.js";
+
+export interface CommitRequest {
+	canonical: string;
+	/** The path as the model wrote it, for messages. */
+	shown: string;
+	data: Uint8Array;
+	/** "absent" for a no-clobber create, the planned-on stat for a compare-and-swap. */
+	expect: "absent" | FileStat;
+}
+
+export async function commit(session: Session, req: CommitRequest): Promise<FileStat> {
+	let st: FileStat;
+	try {
+		st = await session.backend.fs.writeFile(req.canonical, req.data, { expect: req.expect, mkdirs: req.expect === "absent" });
+	} catch (e) {
+		const err = fromSystemError(e, req.shown);
+		throw err;
+	}
+	session.readState.record(req.canonical, st, req.data);
+	return st;
+}

@@ -1,0 +1,252 @@
+/**
+ * The path guard (REQUIREMENTS P1, P2, P3): every path a tool touches is resolved here.
+ *
+ * Input is expanded as pi does (`@` prefix, `~`), made absolute against the workspace root (never
+ * the process cwd), canonicalized through the backend with symlinks followed (a dangling link to
+ * its literal target, loops detected), and then checked for containment by path components.
+ */
+import { posix } from "node:path";
+import { KeelError } from "../boundary/errors.js";
+import type { FileOps } from "../backend/types.js";
+
+export type Access = "read" | "write";
+
+export interface GuardConfig {
+	/** Read-write roots; the first one is the workspace root that relative paths resolve against. */
+	roots: string[];
+	readOnlyRoots?: string[];
+	/** Home directory used for `~` expansion. */
+	home: string;
+	/** Allow writes to protected paths (.git/config, .git/hooks/, shell rc files). */
+	allowProtected?: boolean;
+}
+
+export interface ResolvedPath {
+	/** The path as the model gave it. */
+	input: string;
+	/** Absolute, canonical (symlinks resolved) path. */
+	canonical: string;
+	/** The root that contains it. */
+	root: string;
+	/** Path relative to that root, POSIX separators ("" for the root itself). */
+	relative: string;
+	/** Whether the path existed when it was resolved. */
+	exists: boolean;
+}
+
+const MAX_LINK_HOPS = 40;
+const MAX_PATH_LENGTH = 4096;
+const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
+const SHELL_RC_FILES = new Set([
+	".bashrc",
+	".bash_profile",
+	".bash_login",
+	".bash_logout",
+	".profile",
+	".zshrc",
+	".zshenv",
+	".zprofile",
+	".zlogin",
+	".zlogout",
+	".cshrc",
+	".tcshrc",
+	".kshrc",
+	".inputrc",
+]);
+
+/** Expand pi's conventions: a leading `@` is dropped, `~` is the home directory. */
+export function expandInput(input: string, home: string): string {
+	let p = input.startsWith("@") ? input.slice(1) : input;
+	p = p.replace(UNICODE_SPACES, " ");
+	if (p === "~") return home;
+	if (p.startsWith("~/")) return home + p.slice(1);
+	return p;
+}
+
+/** True when `child` is `parent` or below it, compared by path components. */
+export function isWithin(parent: string, child: string): boolean {
+	if (parent === child) return true;
+	const rel = posix.relative(parent, child);
+	if (rel === "" ) return true;
+	if (posix.isAbsolute(rel)) return false;
+	const first = rel.split("/", 1)[0];
+	return first !== "..";
+}
+
+function isProtected(relative: string): boolean {
+	const parts = relative.split("/");
+	const name = parts[parts.length - 1];
+	if (SHELL_RC_FILES.has(name)) return true;
+	if (parts.length >= 2 && parts[parts.length - 2] === "fish" && name === "config.fish") return true;
+	for (let i = 0; i < parts.length - 1; i++) {
+		if (parts[i] !== ".git") continue;
+		const next = parts[i + 1];
+		if (next === "config" && i + 2 === parts.length) return true;
+		if (next === "hooks") return true;
+	}
+	return false;
+}
+
+function hasErrno(e: unknown, code: string): boolean {
+	return (e as NodeJS.ErrnoException)?.code === code;
+}
+
+export class PathGuard {
+	readonly roots: readonly string[];
+	readonly readOnlyRoots: readonly string[];
+	readonly workspace: string;
+	private readonly home: string;
+	private readonly allowProtected: boolean;
+
+	private constructor(private readonly fs: FileOps, cfg: Required<GuardConfig>) {
+		this.roots = cfg.roots;
+		this.readOnlyRoots = cfg.readOnlyRoots;
+		this.workspace = cfg.roots[0];
+		this.home = cfg.home;
+		this.allowProtected = cfg.allowProtected;
+	}
+
+	/** Canonicalizes the roots themselves; a root that does not exist is a configuration error. */
+	static async create(fs: FileOps, cfg: GuardConfig): Promise<PathGuard> {
+		if (cfg.roots.length === 0) throw new KeelError("INVALID_ARGS", "At least one root is required.");
+		const canon = async (r: string) => {
+			try {
+				const c = await fs.realpath(r);
+				const st = await fs.stat(c);
+				if (st.type !== "dir") throw new KeelError("NOT_DIRECTORY", `Root is not a directory: ${r}.`, { path: r });
+				return c;
+			} catch (e) {
+				if (e instanceof KeelError) throw e;
+				throw new KeelError("NOT_FOUND", `Root does not exist: ${r}.`, { path: r });
+			}
+		};
+		const roots = await Promise.all(cfg.roots.map(canon));
+		const readOnlyRoots = await Promise.all((cfg.readOnlyRoots ?? []).map(canon));
+		return new PathGuard(fs, {
+			roots,
+			readOnlyRoots,
+			home: cfg.home,
+			allowProtected: cfg.allowProtected ?? false,
+		});
+	}
+
+	/** Validates shape and makes the path absolute (no filesystem access). */
+	absolute(input: unknown): string {
+		if (typeof input !== "string") {
+			throw new KeelError("PATH_INVALID", "Path must be a string.");
+		}
+		if (input.length === 0) throw new KeelError("PATH_INVALID", "Path must not be empty.");
+		if (input.includes("\0")) {
+			throw new KeelError("PATH_INVALID", "Path contains a NUL byte; send the path without it.");
+		}
+		if (input.length > MAX_PATH_LENGTH) {
+			throw new KeelError("PATH_INVALID", `Path is longer than ${MAX_PATH_LENGTH} characters.`);
+		}
+		const expanded = expandInput(input, this.home);
+		return posix.resolve(this.workspace, expanded);
+	}
+
+	/**
+	 * Resolve and authorize `input` for `access`. Throws PATH_OUTSIDE_ROOTS, PATH_READ_ONLY,
+	 * PATH_PROTECTED, PATH_LOOP or PATH_INVALID; never touches anything outside a lookup.
+	 */
+	async resolve(input: unknown, access: Access): Promise<ResolvedPath> {
+		const abs = this.absolute(input);
+		const { canonical, exists } = await this.canonicalize(abs);
+		const shown = input as string;
+		const root = this.roots.find((r) => isWithin(r, canonical));
+		if (!root) {
+			const ro = this.readOnlyRoots.find((r) => isWithin(r, canonical));
+			if (ro && access === "read") {
+				return { input: shown, canonical, root: ro, relative: posix.relative(ro, canonical), exists };
+			}
+			if (ro) {
+				throw new KeelError(
+					"PATH_READ_ONLY",
+					`${shown} is in a read-only root (${ro}); write inside ${this.workspace} instead.`,
+					{ path: shown },
+				);
+			}
+			const via = canonical === abs ? "" : ` (it resolves to ${canonical})`;
+			throw new KeelError(
+				"PATH_OUTSIDE_ROOTS",
+				`${shown} is outside the allowed roots${via}; use a path inside ${this.workspace}.`,
+				{ path: shown },
+			);
+		}
+		const relative = posix.relative(root, canonical);
+		if (access === "write" && !this.allowProtected && isProtected(relative)) {
+			throw new KeelError(
+				"PATH_PROTECTED",
+				`${shown} is a protected path (git config, git hooks, shell rc files); it can only be changed when protected writes are configured.`,
+				{ path: shown },
+			);
+		}
+		return { input: shown, canonical, root, relative, exists };
+	}
+
+	/**
+	 * Canonical form of an absolute path: realpath when it exists; otherwise the deepest existing
+	 * ancestor's realpath plus the rest, following dangling links to their literal targets.
+	 */
+	private async canonicalize(abs: string): Promise<{ canonical: string; exists: boolean }> {
+		try {
+			return { canonical: await this.fs.realpath(abs), exists: true };
+		} catch (e) {
+			if (hasErrno(e, "ELOOP")) throw this.loop(abs);
+			if (!hasErrno(e, "ENOENT") && !hasErrno(e, "ENOTDIR")) {
+				if (hasErrno(e, "EACCES")) throw new KeelError("PERMISSION_DENIED", `Permission denied: ${abs}.`, { path: abs });
+				throw e;
+			}
+		}
+		// Walk component by component: an entry may be a dangling symlink whose literal target
+		// decides where a write would land.
+		let pending = abs.split("/").filter(Boolean);
+		let current = "/";
+		let hops = 0;
+		let exists = true;
+		while (pending.length > 0) {
+			const name = pending.shift()!;
+			if (name === ".") continue;
+			if (name === "..") {
+				current = posix.dirname(current);
+				continue;
+			}
+			const next = posix.join(current, name);
+			if (!exists) {
+				current = next;
+				continue;
+			}
+			let st;
+			try {
+				st = await this.fs.lstat(next);
+			} catch (e) {
+				if (hasErrno(e, "ENOENT") || hasErrno(e, "ENOTDIR")) {
+					exists = false;
+					current = next;
+					continue;
+				}
+				throw e;
+			}
+			if (st.type === "symlink") {
+				if (++hops > MAX_LINK_HOPS) throw this.loop(abs);
+				const target = await this.fs.readlink(next);
+				const targetParts = target.split("/").filter(Boolean);
+				if (target.startsWith("/")) current = "/";
+				pending = [...targetParts, ...pending];
+				continue;
+			}
+			if (st.type !== "dir" && pending.length > 0) {
+				throw new KeelError("NOT_DIRECTORY", `${posix.relative(this.workspace, next) || next} is not a directory.`, {
+					path: abs,
+				});
+			}
+			current = next;
+		}
+		return { canonical: current, exists: false };
+	}
+
+	private loop(abs: string): KeelError {
+		return new KeelError("PATH_LOOP", `${abs} has a symbolic link loop; point it at a real file.`, { path: abs });
+	}
+}

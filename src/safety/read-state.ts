@@ -1,0 +1,39 @@
+/**
+ * What this session has read (REQUIREMENTS M2): identity and SHA-256 per canonical path.
+ */
+import { createHash } from "node:crypto";
+import type { FileStat } from "../backend/types.js";
+import { sameIdentity } from "../backend/temp-names.js";
+
+export interface ReadRecord {
+	stat: FileStat;
+	sha256: string;
+}
+
+export function sha256(data: Uint8Array): string {
+	return createHash("sha256").update(data).digest("hex");
+}
+
+export class ReadState {
+	private readonly records = new Map<string, ReadRecord>();
+
+	record(canonical: string, stat: FileStat, data: Uint8Array): ReadRecord {
+		const rec = { stat, sha256: sha256(data) };
+		this.records.set(canonical, rec);
+		return rec;
+	}
+
+	get(canonical: string): ReadRecord | undefined {
+		return this.records.get(canonical);
+	}
+
+	forget(canonical: string): void {
+		this.records.delete(canonical);
+	}
+
+	/** True when the file on disk still has the identity recorded at read time. */
+	isFresh(canonical: string, now: FileStat): boolean {
+		const rec = this.records.get(canonical);
+		return rec !== undefined && sameIdentity(rec.stat, now);
+	}
+}

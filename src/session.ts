@@ -1,0 +1,118 @@
+/**
+ * Session (REQUIREMENTS R1): owns the backend, the path guard, the mutation queue, the read state,
+ * the spill directory and the clock. Everything stateful hangs here; nothing is module-global.
+ */
+import { mkdir } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createLocalBackend } from "./backend/local.js";
+import type { Backend } from "./backend/types.js";
+import { KeelError, type SerializedError, fromSystemError } from "./boundary/errors.js";
+import { SpillDir } from "./boundary/spill.js";
+import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
+import { MutationQueue } from "./safety/mutation-queue.js";
+import { type Access, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
+import { ReadState } from "./safety/read-state.js";
+import { type Profile, toolsForProfile } from "./tools/registry.js";
+import type { Content, ToolDefinition, ToolResult } from "./tools/types.js";
+
+export interface SessionOptions {
+	/** Workspace root (default: process cwd). Relative paths resolve against it. */
+	root?: string;
+	/** Extra read-write roots. */
+	allow?: string[];
+	/** Read-only roots. */
+	allowRead?: string[];
+	backend?: Backend;
+	profile?: Profile;
+	/** Tool names to leave out of the palette. */
+	disabledTools?: string[];
+	/** Permit writes to .git/config, .git/hooks/ and shell rc files. */
+	allowProtected?: boolean;
+	/** Home directory for `~` (default: the OS home). */
+	home?: string;
+	/** Where truncated outputs are spilled (default: a new directory under the OS temp dir). */
+	spillDir?: string;
+	clock?: Clock;
+}
+
+export interface CallOptions {
+	signal?: AbortSignal;
+	onUpdate?: (partial: ToolResult) => void;
+}
+
+export type CallResult =
+	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
+	| { ok: false; error: SerializedError; elapsedMs: number };
+
+export class Session {
+	readonly queue = new MutationQueue();
+	readonly readState = new ReadState();
+	private readonly toolMap: Map<string, ToolDefinition>;
+	private closed = false;
+
+	private constructor(
+		readonly backend: Backend,
+		readonly guard: PathGuard,
+		readonly spill: SpillDir,
+		readonly clock: Clock,
+		tools: ToolDefinition[],
+	) {
+		this.toolMap = new Map(tools.map((t) => [t.name, t]));
+	}
+
+	static async create(opts: SessionOptions = {}): Promise<Session> {
+		const backend = opts.backend ?? createLocalBackend();
+		const root = resolve(opts.root ?? process.cwd());
+		// One spill directory per user, readable by every session so a model can page a truncated output.
+		const spillDir = opts.spillDir ?? join(tmpdir(), `keel-spill-${process.getuid?.() ?? "user"}`);
+		await mkdir(spillDir, { recursive: true, mode: 0o700 });
+		const guard = await PathGuard.create(backend.fs, {
+			roots: [root, ...(opts.allow ?? []).map((p) => resolve(root, p))],
+			readOnlyRoots: [...(opts.allowRead ?? []).map((p) => resolve(root, p)), spillDir],
+			home: opts.home ?? homedir(),
+			allowProtected: opts.allowProtected,
+		});
+		const disabled = new Set(opts.disabledTools ?? []);
+		const tools = toolsForProfile(opts.profile ?? "pi").filter((t) => !disabled.has(t.name));
+		return new Session(backend, guard, new SpillDir(spillDir), opts.clock ?? monotonicClock, tools);
+	}
+
+	get tools(): ToolDefinition[] {
+		return [...this.toolMap.values()];
+	}
+
+	get workspace(): string {
+		return this.guard.workspace;
+	}
+
+	resolvePath(input: unknown, access: Access): Promise<ResolvedPath> {
+		return this.guard.resolve(input, access);
+	}
+
+	/** Validate, run and time one tool call. Never throws: failures come back as structured errors. */
+	async call(name: string, args: unknown, opts: CallOptions = {}): Promise<CallResult> {
+		const startedAt = this.clock();
+		try {
+			if (this.closed) throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
+			const tool = this.toolMap.get(name);
+			if (!tool) {
+				throw new KeelError("UNKNOWN_TOOL", `Unknown tool "${name}". Available: ${[...this.toolMap.keys()].join(", ")}.`);
+			}
+			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
+			tool.check(prepared);
+			if (opts.signal?.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
+			const result = await tool.execute(prepared as never, { session: this, signal: opts.signal, onUpdate: opts.onUpdate });
+			return { ok: true, content: result.content, details: result.details, elapsedMs: elapsedSince(this.clock, startedAt) };
+		} catch (e) {
+			const err = e instanceof KeelError ? e : fromSystemError(e);
+			return { ok: false, error: err.toJSON(), elapsedMs: elapsedSince(this.clock, startedAt) };
+		}
+	}
+
+	async close(): Promise<void> {
+		if (this.closed) return;
+		this.closed = true;
+		await this.backend.close();
+	}
+}

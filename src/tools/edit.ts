@@ -1,0 +1,99 @@
+/**
+ * `edit` (pi-compatible): exact replacements matched against the original content, committed by
+ * compare-and-swap. BOM and per-line endings are kept; non-UTF-8 or binary files are refused.
+ */
+import { Type } from "typebox";
+import { KeelError, fromSystemError } from "../boundary/errors.js";
+import { applyEdits } from "../edit/apply.js";
+import { renderDiff } from "../edit/diff.js";
+import { commit } from "../safety/commit.js";
+import { decodeUtf8Strict, encodeUtf8, looksBinary } from "../safety/encoding.js";
+import { checkAborted, requireFile, statPath } from "./common.js";
+import { defineTool, text } from "./types.js";
+
+const replaceSchema = Type.Object(
+	{
+		oldText: Type.String({
+			description:
+				"Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.",
+		}),
+		newText: Type.String({ description: "Replacement text for this targeted edit." }),
+	},
+	{ additionalProperties: false },
+);
+
+const schema = Type.Object(
+	{
+		path: Type.String({ description: "Path to the file to edit (relative or absolute)" }),
+		edits: Type.Array(replaceSchema, {
+			description:
+				"One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
+		}),
+	},
+	{ additionalProperties: false },
+);
+
+/** Models sometimes send `edits` as a JSON string, or one edit as top-level oldText/newText. */
+function prepareArguments(raw: unknown): unknown {
+	if (!raw || typeof raw !== "object" || Array.isArray(raw)) return raw;
+	const args = { ...(raw as Record<string, unknown>) };
+	if (typeof args.edits === "string") {
+		try {
+			const parsed = JSON.parse(args.edits);
+			if (Array.isArray(parsed)) args.edits = parsed;
+		} catch {
+			// Leave it for the validator to report.
+		}
+	}
+	if (typeof args.oldText === "string" && typeof args.newText === "string") {
+		const edits = Array.isArray(args.edits) ? [...args.edits] : [];
+		edits.push({ oldText: args.oldText, newText: args.newText });
+		delete args.oldText;
+		delete args.newText;
+		args.edits = edits;
+	}
+	return args;
+}
+
+export const editTool = defineTool({
+	name: "edit",
+	label: "edit",
+	description:
+		"Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.",
+	parameters: schema,
+	annotations: { readOnly: false, destructive: true, idempotent: false },
+	prepareArguments,
+	async execute(args, { session, signal }) {
+		if (args.edits.length === 0) {
+			throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", { path: args.path });
+		}
+		const target = await session.resolvePath(args.path, "write");
+		requireFile(await statPath(session, target.canonical, args.path), args.path);
+		return session.queue.run(target.canonical, async () => {
+			const st = await statPath(session, target.canonical, args.path);
+			requireFile(st, args.path);
+			let bytes: Buffer;
+			try {
+				bytes = await session.backend.fs.readFile(target.canonical);
+			} catch (e) {
+				throw fromSystemError(e, args.path);
+			}
+			const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
+			if (!decoded) {
+				throw new KeelError(
+					"ENCODING_UNSAFE",
+					`${args.path} is not UTF-8 text (binary data or invalid UTF-8); a text edit could corrupt it. Change it another way (e.g. a script that handles its encoding).`,
+					{ path: args.path },
+				);
+			}
+			const applied = applyEdits(decoded.text, args.edits, args.path);
+			checkAborted(signal);
+			await commit(session, { canonical: target.canonical, shown: args.path, data: encodeUtf8(applied.text, decoded.bom), expect: st });
+			const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
+			return {
+				content: [text(`Successfully replaced ${args.edits.length} block(s) in ${args.path}.`)],
+				details: { diff, firstChangedLine },
+			};
+		});
+	},
+});

@@ -1,0 +1,48 @@
+/** `find` (pi-compatible): files and directories by glob, through the backend's search engine. */
+import { Type } from "typebox";
+import { KeelError } from "../boundary/errors.js";
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
+import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
+import { defineTool, text } from "./types.js";
+
+const DEFAULT_LIMIT = 1000;
+
+const schema = Type.Object(
+	{
+		pattern: Type.String({ description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'" }),
+		path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
+		limit: Type.Optional(Type.Number({ description: "Maximum number of results (default: 1000)" })),
+	},
+	{ additionalProperties: false },
+);
+
+export const findTool = defineTool({
+	name: "find",
+	label: "find",
+	description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
+	parameters: schema,
+	annotations: { readOnly: true, destructive: false, idempotent: true },
+	async execute(args, { session, signal }) {
+		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
+		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
+		const shownPath = args.path || ".";
+		const target = await session.resolvePath(shownPath, "read");
+		requireDir(await statPath(session, target.canonical, shownPath), shownPath);
+		checkAborted(signal);
+		const outcome = await session.backend.search.find({ pattern: args.pattern, path: target.canonical, limit, signal });
+		if (outcome.paths.length === 0) return { content: [text("No files found matching pattern")] };
+		const truncation = truncateHead(outcome.paths.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+		const notices: string[] = [];
+		const details: Record<string, unknown> = {};
+		if (outcome.limitReached) {
+			notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
+			details.resultLimitReached = limit;
+		}
+		if (truncation.truncated) {
+			notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+			details.truncation = truncation;
+		}
+		const out = notices.length ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+		return { content: [text(out)], details: Object.keys(details).length ? details : undefined };
+	},
+});

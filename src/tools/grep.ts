@@ -1,0 +1,84 @@
+/** `grep` (pi-compatible): content search through the backend's search engine. */
+import { posix } from "node:path";
+import { Type } from "typebox";
+import type { GrepMatch } from "../backend/types.js";
+import { KeelError } from "../boundary/errors.js";
+import { DEFAULT_MAX_BYTES, GREP_MAX_LINE_CHARS, formatSize, truncateHead, truncateLine } from "../boundary/truncate.js";
+import { checkAborted, positiveInt, statPath } from "./common.js";
+import { defineTool, text } from "./types.js";
+
+const DEFAULT_LIMIT = 100;
+
+const schema = Type.Object(
+	{
+		pattern: Type.String({ description: "Search pattern (regex or literal string)" }),
+		path: Type.Optional(Type.String({ description: "Directory or file to search (default: current directory)" })),
+		glob: Type.Optional(Type.String({ description: "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'" })),
+		ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search (default: false)" })),
+		literal: Type.Optional(Type.Boolean({ description: "Treat pattern as literal string instead of regex (default: false)" })),
+		context: Type.Optional(Type.Number({ description: "Number of lines to show before and after each match (default: 0)" })),
+		limit: Type.Optional(Type.Number({ description: "Maximum number of matches to return (default: 100)" })),
+	},
+	{ additionalProperties: false },
+);
+
+export const grepTool = defineTool({
+	name: "grep",
+	label: "grep",
+	description: `Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Long lines are truncated to ${GREP_MAX_LINE_CHARS} chars.`,
+	parameters: schema,
+	annotations: { readOnly: true, destructive: false, idempotent: true },
+	async execute(args, { session, signal }) {
+		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
+		const context = args.context === undefined || args.context <= 0 ? 0 : Math.floor(args.context);
+		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
+		const shownPath = args.path || ".";
+		const target = await session.resolvePath(shownPath, "read");
+		const st = await statPath(session, target.canonical, shownPath);
+		const isDir = st.type === "dir";
+		checkAborted(signal);
+		const outcome = await session.backend.search.grep({
+			pattern: args.pattern,
+			path: target.canonical,
+			glob: args.glob || undefined,
+			ignoreCase: args.ignoreCase,
+			literal: args.literal,
+			context,
+			limit,
+			signal,
+		});
+		if (outcome.matches.length === 0) return { content: [text("No matches found")] };
+		const rel = (p: string) => (isDir ? posix.relative(target.canonical, p) : posix.basename(p));
+		let linesTruncated = false;
+		const clip = (s: string) => {
+			const r = truncateLine(s.replace(/\r/g, ""));
+			if (r.wasTruncated) linesTruncated = true;
+			return r.text;
+		};
+		const rows: string[] = [];
+		const block = (m: GrepMatch) => {
+			const name = rel(m.path);
+			for (const c of m.before) rows.push(`${name}-${c.line}- ${clip(c.text)}`);
+			rows.push(`${name}:${m.line}: ${clip(m.text)}`);
+			for (const c of m.after) rows.push(`${name}-${c.line}- ${clip(c.text)}`);
+		};
+		outcome.matches.forEach(block);
+		const truncation = truncateHead(rows.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+		const notices: string[] = [];
+		const details: Record<string, unknown> = {};
+		if (outcome.limitReached) {
+			notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
+			details.matchLimitReached = limit;
+		}
+		if (truncation.truncated) {
+			notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+			details.truncation = truncation;
+		}
+		if (linesTruncated) {
+			notices.push(`Some lines truncated to ${GREP_MAX_LINE_CHARS} chars. Use read tool to see full lines`);
+			details.linesTruncated = true;
+		}
+		const out = notices.length ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+		return { content: [text(out)], details: Object.keys(details).length ? details : undefined };
+	},
+});

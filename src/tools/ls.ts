@@ -1,0 +1,63 @@
+/** `ls` (pi-compatible): one directory, sorted case-insensitively, directories marked with "/". */
+import { posix } from "node:path";
+import { Type } from "typebox";
+import { fromSystemError } from "../boundary/errors.js";
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
+import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
+import { defineTool, text } from "./types.js";
+
+const DEFAULT_LIMIT = 500;
+
+const schema = Type.Object(
+	{
+		path: Type.Optional(Type.String({ description: "Directory to list (default: current directory)" })),
+		limit: Type.Optional(Type.Number({ description: "Maximum number of entries to return (default: 500)" })),
+	},
+	{ additionalProperties: false },
+);
+
+export const lsTool = defineTool({
+	name: "ls",
+	label: "ls",
+	description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
+	parameters: schema,
+	annotations: { readOnly: true, destructive: false, idempotent: true },
+	async execute(args, { session, signal }) {
+		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
+		const shownPath = args.path || ".";
+		const target = await session.resolvePath(shownPath, "read");
+		requireDir(await statPath(session, target.canonical, shownPath), shownPath);
+		checkAborted(signal);
+		let entries;
+		try {
+			entries = await session.backend.fs.readdir(target.canonical);
+		} catch (e) {
+			throw fromSystemError(e, shownPath);
+		}
+		entries.sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()));
+		const shown = entries.slice(0, limit);
+		const names = await Promise.all(
+			shown.map(async (e) => {
+				if (e.type === "dir") return `${e.name}/`;
+				if (e.type !== "symlink") return e.name;
+				// A link to a directory lists like one; a dangling link is still listed.
+				const st = await session.backend.fs.stat(posix.join(target.canonical, e.name)).catch(() => undefined);
+				return st?.type === "dir" ? `${e.name}/` : e.name;
+			}),
+		);
+		if (names.length === 0) return { content: [text("(empty directory)")] };
+		const truncation = truncateHead(names.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+		const notices: string[] = [];
+		const details: Record<string, unknown> = {};
+		if (entries.length > limit) {
+			notices.push(`${limit} entries limit reached. Use limit=${limit * 2} for more`);
+			details.entryLimitReached = limit;
+		}
+		if (truncation.truncated) {
+			notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+			details.truncation = truncation;
+		}
+		const out = notices.length ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+		return { content: [text(out)], details: Object.keys(details).length ? details : undefined };
+	},
+});

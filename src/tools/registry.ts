@@ -1,0 +1,19 @@
+/** Tool palettes by profile (REQUIREMENTS T4). */
+import { bashTool } from "./bash.js";
+import { editTool } from "./edit.js";
+import { findTool } from "./find.js";
+import { grepTool } from "./grep.js";
+import { lsTool } from "./ls.js";
+import { readTool } from "./read.js";
+import type { ToolDefinition } from "./types.js";
+import { writeTool } from "./write.js";
+
+export type Profile = "pi" | "unified";
+export const PROFILES: readonly Profile[] = ["pi", "unified"];
+
+/** The tools of a profile. `unified` gains `file` and `python` when those land. */
+export function toolsForProfile(profile: Profile): ToolDefinition[] {
+	const pi = [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
+	if (profile === "pi") return pi;
+	return [readTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
+}

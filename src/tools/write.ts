@@ -1,0 +1,41 @@
+/**
+ * `write` (pi-compatible): create or replace a file, atomically. A new path is created exclusively
+ * (a file that appears meanwhile is never clobbered); a replace is compare-and-swap against the
+ * file as it was just before the write.
+ */
+import { Type } from "typebox";
+import { KeelError } from "../boundary/errors.js";
+import { commit } from "../safety/commit.js";
+import { checkAborted, requireFile, statOrNull } from "./common.js";
+import { defineTool, text } from "./types.js";
+
+const schema = Type.Object(
+	{
+		path: Type.String({ description: "Path to the file to write (relative or absolute)" }),
+		content: Type.String({ description: "Content to write to the file" }),
+	},
+	{ additionalProperties: false },
+);
+
+export const writeTool = defineTool({
+	name: "write",
+	label: "write",
+	description:
+		"Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
+	parameters: schema,
+	annotations: { readOnly: false, destructive: true, idempotent: true },
+	async execute(args, { session, signal }) {
+		const target = await session.resolvePath(args.path, "write");
+		if (target.canonical === target.root) {
+			throw new KeelError("IS_DIRECTORY", `${args.path} is a directory; give a file path.`, { path: args.path });
+		}
+		const data = Buffer.from(args.content, "utf8");
+		return session.queue.run(target.canonical, async () => {
+			const before = await statOrNull(session, target.canonical);
+			if (before) requireFile(before, args.path);
+			checkAborted(signal);
+			await commit(session, { canonical: target.canonical, shown: args.path, data, expect: before ?? "absent" });
+			return { content: [text(`Successfully wrote ${data.length} bytes to ${args.path}`)] };
+		});
+	},
+});
