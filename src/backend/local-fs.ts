@@ -1,14 +1,17 @@
 /**
- * FileOps for this machine. Writes are durable and atomic: a temp file in the target's directory,
- * created exclusively, fsynced, checked against the expected identity, renamed over the target,
- * then the directory is fsynced (REQUIREMENTS M5).
+ * FileOps for this machine. Writes are durable and atomic (REQUIREMENTS M4, M5): a temp file in the
+ * target's directory, created exclusively with the target's mode, fsynced; then a no-clobber
+ * link(2) for a create, or an identity-and-hash check followed by rename(2) for a replace; then the
+ * directory is fsynced. A temp file never outlives a failed commit.
  */
-import { constants, type BigIntStats } from "node:fs";
+import { createHash } from "node:crypto";
+import { type BigIntStats, constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
+import { pipeline } from "node:stream/promises";
 import { KeelError, fromSystemError } from "../boundary/errors.js";
-import type { DirEntry, EntryType, FileOps, FileStat, WriteOptions } from "./types.js";
-import { sameIdentity, tempNameFor } from "./temp-names.js";
+import { sameIdentity, TEMP_PREFIX, tempNameFor, tempNamePid } from "./temp-names.js";
+import type { DirEntry, EntryType, Expected, FileOps, FileStat, WriteOptions } from "./types.js";
 
 function typeOf(s: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): EntryType {
 	if (s.isFile()) return "file";
@@ -47,12 +50,91 @@ async function fsyncDir(dir: string): Promise<void> {
 	}
 }
 
+async function hashLocal(path: string): Promise<string> {
+	const h = await fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+	const hash = createHash("sha256");
+	try {
+		await pipeline(h.createReadStream({ autoClose: false }), hash);
+	} finally {
+		await h.close();
+	}
+	return hash.digest("hex");
+}
+
+function changed(target: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${target} changed on disk after it was read; read it again and redo the change.`, {
+		path: target,
+	});
+}
+
+function processGone(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return false;
+	} catch (e) {
+		return (e as NodeJS.ErrnoException).code === "ESRCH";
+	}
+}
+
 export interface LocalFsHooks {
 	/** Called after the temp file is durable and before the compare-and-swap (tests use it to interleave). */
 	beforeCommit?: (target: string) => Promise<void> | void;
 }
 
 export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
+	/** Re-check a compare-and-swap expectation against what is on disk now. */
+	async function verify(target: string, expect: Expected): Promise<void> {
+		const now = await lstatOrNull(target);
+		if (!now || !sameIdentity(now, expect.stat)) throw changed(target);
+		// Identity can survive an in-place write within one timestamp tick; the bytes cannot.
+		if ((await hashLocal(target)) !== expect.sha256) throw changed(target);
+	}
+
+	/**
+	 * Create a temp file beside `target`, let `fill` write it, make it durable, then commit it over
+	 * `target` according to `opts.expect`.
+	 */
+	async function commitVia(target: string, opts: WriteOptions, fill: (temp: string, h: fsp.FileHandle) => Promise<void>): Promise<FileStat> {
+		const dir = posix.dirname(target);
+		if (opts.mkdirs) await fsp.mkdir(dir, { recursive: true });
+		const before = await lstatOrNull(target);
+		if (before?.type === "dir") throw fromSystemError({ code: "EISDIR" }, target);
+		const mode = before?.type === "file" ? before.mode : (opts.mode ?? 0o644);
+		const temp = posix.join(dir, tempNameFor(posix.basename(target)));
+		const h = await fsp.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+		let committed = false;
+		try {
+			try {
+				await fill(temp, h);
+				await h.chmod(mode); // the umask may have narrowed the create mode
+				await h.sync();
+			} finally {
+				await h.close();
+			}
+			await hooks.beforeCommit?.(target);
+			if (opts.expect === "absent") {
+				// link(2) fails with EEXIST if anything appeared meanwhile: no check-then-rename window.
+				try {
+					await fsp.link(temp, target);
+				} catch (e) {
+					if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+					throw new KeelError("WRITE_COLLISION", `${target} already exists; choose another path, or read it first to overwrite it.`, {
+						path: target,
+					});
+				}
+				await fsp.unlink(temp);
+			} else {
+				if (opts.expect) await verify(target, opts.expect);
+				await fsp.rename(temp, target);
+			}
+			committed = true;
+			await fsyncDir(dir);
+			return toFileStat(await fsp.lstat(target, { bigint: true }));
+		} finally {
+			if (!committed) await fsp.rm(temp, { force: true });
+		}
+	}
+
 	return {
 		realpath: (p) => fsp.realpath(p),
 		lstat: async (p) => toFileStat(await fsp.lstat(p, { bigint: true })),
@@ -78,59 +160,49 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 			await fsp.mkdir(p, { recursive: true });
 		},
 
-		async writeFile(target: string, data: Uint8Array, opts: WriteOptions = {}): Promise<FileStat> {
-			const dir = posix.dirname(target);
-			if (opts.mkdirs) await fsp.mkdir(dir, { recursive: true });
-			const before = await lstatOrNull(target);
-			if (before?.type === "dir") throw fromSystemError({ code: "EISDIR" }, target);
-			const mode = before?.type === "file" ? before.mode : (opts.mode ?? 0o644);
-			const temp = posix.join(dir, tempNameFor(posix.basename(target)));
-			const h = await fsp.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
-			let renamed = false;
-			try {
-				try {
-					await h.writeFile(data);
-					await h.chmod(mode); // umask may have narrowed the create mode
-					await h.sync();
-				} finally {
-					await h.close();
-				}
-				await hooks.beforeCommit?.(target);
-				if (opts.expect === "absent") {
-					// link(2) fails with EEXIST if anything appeared meanwhile: no check-then-rename window.
-					try {
-						await fsp.link(temp, target);
-					} catch (e) {
-						if ((e as NodeJS.ErrnoException).code === "EEXIST") {
-							throw new KeelError("WRITE_COLLISION", `${target} already exists; choose another path or read it and overwrite.`, {
-								path: target,
-							});
-						}
-						throw e;
-					}
-					await fsp.unlink(temp);
-					renamed = true;
-				} else {
-					if (opts.expect) {
-						const now = await lstatOrNull(target);
-						if (!now || !sameIdentity(now, opts.expect)) {
-							throw new KeelError(
-								"CHANGED_ON_DISK",
-								`${target} changed on disk after it was read; read it again and redo the change.`,
-								{ path: target },
-							);
-						}
-					}
-					await fsp.rename(temp, target);
-					renamed = true;
-				}
-				await fsyncDir(dir);
-				return toFileStat(await fsp.lstat(target, { bigint: true }));
-			} finally {
-				if (!renamed) await fsp.rm(temp, { force: true });
-			}
+		writeFile(target, data, opts = {}) {
+			return commitVia(target, opts, (_temp, h) => h.writeFile(data));
 		},
 
-		unlink: (p) => fsp.unlink(p),
+		async copyFile(source, target, opts) {
+			const now = await lstatOrNull(source);
+			if (!now || !sameIdentity(now, opts.sourceStat)) {
+				throw new KeelError("CHANGED_ON_DISK", `The source of this content (${source}) changed since it was written; send the content again.`, {
+					path: source,
+				});
+			}
+			return commitVia(target, opts, async (temp) => {
+				await fsp.copyFile(source, temp);
+				if ((await hashLocal(temp)) !== opts.sha256) {
+					throw new KeelError("CHANGED_ON_DISK", `The source of this content (${source}) changed during the copy; send the content again.`, {
+						path: source,
+					});
+				}
+			});
+		},
+
+		hashFile: hashLocal,
+
+		async unlink(p, expect) {
+			if (expect) {
+				const now = await lstatOrNull(p);
+				if (!now || !sameIdentity(now, expect)) throw changed(p);
+			}
+			await fsp.unlink(p);
+			await fsyncDir(posix.dirname(p));
+		},
+
+		async sweepTemps(dir) {
+			let removed = 0;
+			const names = await fsp.readdir(dir).catch(() => [] as string[]);
+			for (const name of names) {
+				if (!name.startsWith(TEMP_PREFIX)) continue;
+				const pid = tempNamePid(name);
+				if (pid === undefined || !processGone(pid)) continue;
+				await fsp.rm(posix.join(dir, name), { force: true });
+				removed++;
+			}
+			return removed;
+		},
 	};
 }

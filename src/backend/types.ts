@@ -23,16 +23,23 @@ export interface DirEntry {
 	type: EntryType;
 }
 
+/** What a compare-and-swap expects to find: the identity and bytes a change was planned on. */
+export interface Expected {
+	stat: FileStat;
+	sha256: string;
+}
+
 export interface WriteOptions {
 	/** Mode for a new file; an overwrite keeps the existing file's mode. */
 	mode?: number;
 	/**
 	 * What the target must be at commit time:
 	 *  - "absent": create exclusively; fail with WRITE_COLLISION if anything is there.
-	 *  - a FileStat: compare-and-swap; fail with CHANGED_ON_DISK unless dev/ino/size/mtime/ctime match.
+	 *  - { stat, sha256 }: compare-and-swap; fail with CHANGED_ON_DISK unless the target still has that
+	 *    identity (dev/ino/size/mtime/ctime) and those bytes.
 	 *  - undefined: replace whatever is there (atomically).
 	 */
-	expect?: "absent" | FileStat;
+	expect?: "absent" | Expected;
 	/** Create missing parent directories. */
 	mkdirs?: boolean;
 }
@@ -49,7 +56,17 @@ export interface FileOps {
 	mkdirp(path: string): Promise<void>;
 	/** Durable atomic replace: same-directory temp file, fsync, rename, fsync dir. Returns the new stat. */
 	writeFile(path: string, data: Uint8Array, opts?: WriteOptions): Promise<FileStat>;
-	unlink(path: string): Promise<void>;
+	/**
+	 * Copy `source` (a file on the same backend, which must still have `sourceStat`) to `target` with
+	 * the same durable commit as writeFile, streaming (no whole-file buffer) and verifying `sha256`.
+	 */
+	copyFile(source: string, target: string, opts: WriteOptions & { sourceStat: FileStat; sha256: string }): Promise<FileStat>;
+	/** SHA-256 (hex) of a file, streamed. */
+	hashFile(path: string): Promise<string>;
+	/** Remove a file or symlink (never a directory); fails with CHANGED_ON_DISK unless it still is `expect`. */
+	unlink(path: string, expect?: FileStat): Promise<void>;
+	/** Remove keel temp files in `dir` whose writer process is gone; returns how many. */
+	sweepTemps(dir: string): Promise<number>;
 }
 
 export interface ExecRequest {

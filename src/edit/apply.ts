@@ -1,16 +1,24 @@
 /**
- * Multi-edit against the original content: every anchor must match exactly once, anchors must not
- * overlap, and the result must differ. Matching is on an LF view; replacements are spliced into the
- * original text so every untouched byte (and line ending) stays as it was.
+ * Multi-edit against the original content. Each edit locates its region by mode (exact anchor,
+ * normalized anchor, or a line range); regions must be unique unless replaceAll, must not overlap,
+ * and the result must differ. Matching runs on an LF view; replacements are spliced into the
+ * original so every untouched byte (and line ending) stays as it was.
  */
 import { KeelError } from "../boundary/errors.js";
 import { dominantEnding } from "../safety/encoding.js";
-import { LfView, lineOf } from "./lf-view.js";
 import { nearestLines } from "./hints.js";
+import { LfView, lineOf } from "./lf-view.js";
+import { normalizeText } from "./normalize.js";
+
+export type MatchMode = "exact" | "normalized" | "lineRange";
 
 export interface TextEdit {
-	oldText: string;
+	oldText?: string;
 	newText: string;
+	matchMode?: MatchMode;
+	replaceAll?: boolean;
+	startLine?: number;
+	endLine?: number;
 }
 
 export interface AppliedEdits {
@@ -19,18 +27,24 @@ export interface AppliedEdits {
 	/** LF views before and after, for diffs. */
 	beforeLf: string;
 	afterLf: string;
+	/** How each edit matched, in input order. */
+	matched: MatchMode[];
 }
 
-interface Located {
+interface Region {
 	index: number;
 	start: number;
 	end: number;
 	newText: string;
 }
 
-const label = (i: number, n: number) => (n === 1 ? "oldText" : `edits[${i}].oldText`);
+const MAX_AMBIGUITY_SHOWN = 5;
 
-function occurrences(hay: string, needle: string, max: number): number[] {
+function label(i: number, n: number): string {
+	return n === 1 ? "oldText" : `edits[${i}].oldText`;
+}
+
+function allIndexes(hay: string, needle: string, max: number): number[] {
 	const found: number[] = [];
 	for (let i = hay.indexOf(needle); i !== -1 && found.length < max; i = hay.indexOf(needle, i + needle.length)) {
 		found.push(i);
@@ -38,63 +52,119 @@ function occurrences(hay: string, needle: string, max: number): number[] {
 	return found;
 }
 
+function lineStart(text: string, line: number): number {
+	let at = 0;
+	for (let n = 1; n < line; n++) {
+		const nl = text.indexOf("\n", at);
+		if (nl === -1) return -1;
+		at = nl + 1;
+	}
+	return at;
+}
+
+function locateAnchor(view: LfView, edit: TextEdit, i: number, n: number, path: string): Array<[number, number]> {
+	const mode = edit.matchMode ?? "exact";
+	const oldText = (edit.oldText ?? "").replace(/\r\n/g, "\n");
+	if (oldText.length === 0) {
+		throw new KeelError("INVALID_ARGS", `${label(i, n)} must not be empty in ${path}.`, { path });
+	}
+	const max = edit.replaceAll ? Number.MAX_SAFE_INTEGER : MAX_AMBIGUITY_SHOWN + 1;
+	let hits: Array<[number, number]>;
+	if (mode === "normalized") {
+		const hay = normalizeText(view.text);
+		const needle = normalizeText(oldText).text;
+		if (needle.length === 0) throw new KeelError("INVALID_ARGS", `${label(i, n)} is only whitespace in ${path}.`, { path });
+		hits = allIndexes(hay.text, needle, max).map((s) => [hay.starts[s], hay.ends[s + needle.length - 1]]);
+	} else {
+		hits = allIndexes(view.text, oldText, max).map((s) => [s, s + oldText.length]);
+	}
+	if (hits.length === 0) {
+		const hint = nearestLines(view.text, oldText);
+		const how = mode === "normalized" ? "even after normalizing quotes, dashes and whitespace" : "it must match the file exactly, including whitespace";
+		throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, { path });
+	}
+	if (hits.length > 1 && !edit.replaceAll) {
+		const shown = hits.slice(0, MAX_AMBIGUITY_SHOWN).map(([s]) => lineOf(view.text, s));
+		const more = hits.length > MAX_AMBIGUITY_SHOWN ? "+" : "";
+		throw new KeelError(
+			"AMBIGUOUS_MATCH",
+			`${label(i, n)} matches ${shown.length}${more} places in ${path} (lines ${shown.join(", ")}); add surrounding lines to make it unique, or set replaceAll.`,
+			{ path },
+		);
+	}
+	return hits;
+}
+
+function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [number, number] {
+	const { startLine, endLine } = edit;
+	const total = view.text.split("\n").length - (view.text.endsWith("\n") ? 1 : 0);
+	if (!Number.isInteger(startLine) || !Number.isInteger(endLine) || startLine! < 1 || endLine! < startLine!) {
+		throw new KeelError("INVALID_ARGS", `edits[${i}] needs integer startLine <= endLine (1-based) for lineRange.`, { path });
+	}
+	if (endLine! > total) {
+		throw new KeelError("INVALID_ARGS", `edits[${i}] endLine ${endLine} is past the end of ${path} (${total} lines).`, { path });
+	}
+	const start = lineStart(view.text, startLine!);
+	const next = lineStart(view.text, endLine! + 1);
+	const end = next === -1 ? view.text.length : next;
+	if (edit.oldText !== undefined) {
+		const current = view.text.slice(start, end).replace(/\n$/, "");
+		if (current !== edit.oldText.replace(/\r\n/g, "\n").replace(/\n$/, "")) {
+			throw new KeelError("NO_MATCH", `Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText; read them again.`, {
+				path,
+			});
+		}
+	}
+	return [start, end];
+}
+
 export function applyEdits(original: string, edits: TextEdit[], path: string): AppliedEdits {
 	if (edits.length === 0) {
 		throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", { path });
 	}
 	const view = new LfView(original);
-	const located: Located[] = [];
+	const regions: Region[] = [];
+	const matched: MatchMode[] = [];
 	edits.forEach((edit, i) => {
-		const oldText = edit.oldText.replace(/\r\n/g, "\n");
-		if (oldText.length === 0) {
-			throw new KeelError("INVALID_ARGS", `${label(i, edits.length)} must not be empty in ${path}.`, { path });
+		const mode = edit.matchMode ?? "exact";
+		const newText = edit.newText.replace(/\r\n/g, "\n");
+		if (mode === "lineRange") {
+			const [start, end] = locateLines(view, edit, i, path);
+			// Whole lines are replaced: keep the line break that ended the range.
+			const keepBreak = newText.length > 0 && !newText.endsWith("\n") && view.text[end - 1] === "\n";
+			regions.push({ index: i, start, end, newText: keepBreak ? `${newText}\n` : newText });
+		} else {
+			for (const [start, end] of locateAnchor(view, edit, i, edits.length, path)) regions.push({ index: i, start, end, newText });
 		}
-		const hits = occurrences(view.text, oldText, 6);
-		if (hits.length === 0) {
-			const hint = nearestLines(view.text, oldText);
-			throw new KeelError(
-				"NO_MATCH",
-				`Could not find ${label(i, edits.length)} in ${path}; it must match the file exactly, including whitespace.${hint}`,
-				{ path },
-			);
-		}
-		if (hits.length > 1) {
-			const lines = hits.slice(0, 5).map((h) => lineOf(view.text, h));
-			const more = hits.length > 5 ? "+" : "";
-			throw new KeelError(
-				"AMBIGUOUS_MATCH",
-				`${label(i, edits.length)} matches ${Math.min(hits.length, 5)}${more} places in ${path} (lines ${lines.join(", ")}); add surrounding lines to make it unique.`,
-				{ path },
-			);
-		}
-		located.push({ index: i, start: hits[0], end: hits[0] + oldText.length, newText: edit.newText.replace(/\r\n/g, "\n") });
+		matched.push(mode);
 	});
-	located.sort((a, b) => a.start - b.start);
-	for (let k = 1; k < located.length; k++) {
-		const prev = located[k - 1];
-		const cur = located[k];
+	regions.sort((a, b) => a.start - b.start);
+	for (let k = 1; k < regions.length; k++) {
+		const prev = regions[k - 1];
+		const cur = regions[k];
 		if (prev.end > cur.start) {
-			throw new KeelError(
-				"EDIT_OVERLAP",
-				`edits[${prev.index}] and edits[${cur.index}] overlap in ${path}; merge them into one edit.`,
-				{ path },
-			);
+			throw new KeelError("EDIT_OVERLAP", `edits[${prev.index}] and edits[${cur.index}] overlap in ${path}; merge them into one edit.`, {
+				path,
+			});
 		}
 	}
 	const fileEnding = dominantEnding(original);
-	let out = original;
-	let afterLf = view.text;
-	for (let k = located.length - 1; k >= 0; k--) {
-		const e = located[k];
-		const ending = view.endingIn(e.start, e.end) ?? fileEnding;
-		const replacement = ending === "\n" ? e.newText : e.newText.replace(/\n/g, ending);
-		out = out.slice(0, view.toOriginal(e.start)) + replacement + out.slice(view.toOriginal(e.end));
-		afterLf = afterLf.slice(0, e.start) + e.newText + afterLf.slice(e.end);
+	const outParts: string[] = [];
+	const lfParts: string[] = [];
+	let cursor = 0;
+	for (const r of regions) {
+		const ending = view.endingIn(r.start, r.end) ?? fileEnding;
+		outParts.push(original.slice(view.toOriginal(cursor), view.toOriginal(r.start)));
+		outParts.push(ending === "\n" ? r.newText : r.newText.replace(/\n/g, ending));
+		lfParts.push(view.text.slice(cursor, r.start), r.newText);
+		cursor = r.end;
 	}
-	if (out === original) {
-		throw new KeelError("NO_CHANGE", `No changes made to ${path}: the replacement${edits.length > 1 ? "s produce" : " produces"} identical content.`, {
-			path,
-		});
+	outParts.push(original.slice(view.toOriginal(cursor)));
+	lfParts.push(view.text.slice(cursor));
+	const text = outParts.join("");
+	if (text === original) {
+		const s = edits.length > 1 ? "s produce" : " produces";
+		throw new KeelError("NO_CHANGE", `No changes made to ${path}: the replacement${s} identical content.`, { path });
 	}
-	return { text: out, beforeLf: view.text, afterLf };
+	return { text, beforeLf: view.text, afterLf: lfParts.join(""), matched };
 }

@@ -2,7 +2,7 @@
  * Commit a planned change through the backend's durable atomic write and remember the result as
  * read, so the session's own follow-up edits are not mistaken for stale ones.
  */
-import type { FileStat } from "../backend/types.js";
+import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
 import type { Session } from "../session.js";
 
@@ -11,8 +11,8 @@ export interface CommitRequest {
 	/** The path as the model wrote it, for messages. */
 	shown: string;
 	data: Uint8Array;
-	/** "absent" for a no-clobber create, the planned-on stat for a compare-and-swap. */
-	expect: "absent" | FileStat;
+	/** "absent" for a no-clobber create; the identity and hash planned on for a compare-and-swap. */
+	expect: "absent" | Expected;
 }
 
 export async function commit(session: Session, req: CommitRequest): Promise<FileStat> {
@@ -20,8 +20,7 @@ export async function commit(session: Session, req: CommitRequest): Promise<File
 	try {
 		st = await session.backend.fs.writeFile(req.canonical, req.data, { expect: req.expect, mkdirs: req.expect === "absent" });
 	} catch (e) {
-		const err = fromSystemError(e, req.shown);
-		throw err;
+		throw fromSystemError(e, req.shown);
 	}
 	session.readState.record(req.canonical, st, req.data);
 	return st;

@@ -1,5 +1,6 @@
 /** Small checks shared by the tools. */
-import type { FileStat } from "../backend/types.js";
+import type { Expected, FileStat } from "../backend/types.js";
+import { sameIdentity } from "../backend/temp-names.js";
 import { KeelError, fromSystemError } from "../boundary/errors.js";
 import type { Session } from "../session.js";
 
@@ -44,4 +45,21 @@ export function requireDir(st: FileStat, shown: string): void {
 /** Throws ABORTED when the call's signal has fired. */
 export function checkAborted(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) throw new KeelError("ABORTED", "The call was aborted.");
+}
+
+/**
+ * Overwriting an existing file needs a read by this session that is still fresh (REQUIREMENTS M2,
+ * M6); the commit then compare-and-swaps against that read.
+ */
+export function overwriteExpectation(session: Session, canonical: string, now: FileStat, shown: string): Expected {
+	const rec = session.readState.get(canonical);
+	if (!rec) {
+		throw new KeelError("NOT_READ", `${shown} exists and has not been read in this session; read it before overwriting it, or write to a new path.`, {
+			path: shown,
+		});
+	}
+	if (!sameIdentity(rec.stat, now)) {
+		throw new KeelError("STALE_READ", `${shown} changed since it was last read; read it again before overwriting it.`, { path: shown });
+	}
+	return { stat: rec.stat, sha256: rec.sha256 };
 }

@@ -7,6 +7,7 @@ import { KeelError, fromSystemError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
 import { renderDiff } from "../edit/diff.js";
 import { commit } from "../safety/commit.js";
+import { sha256 } from "../safety/read-state.js";
 import { decodeUtf8Strict, encodeUtf8, looksBinary } from "../safety/encoding.js";
 import { checkAborted, requireFile, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";
@@ -88,7 +89,7 @@ export const editTool = defineTool({
 			}
 			const applied = applyEdits(decoded.text, args.edits, args.path);
 			checkAborted(signal);
-			await commit(session, { canonical: target.canonical, shown: args.path, data: encodeUtf8(applied.text, decoded.bom), expect: st });
+			await commit(session, { canonical: target.canonical, shown: args.path, data: encodeUtf8(applied.text, decoded.bom), expect: { stat: st, sha256: sha256(bytes) } });
 			const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
 			return {
 				content: [text(`Successfully replaced ${args.edits.length} block(s) in ${args.path}.`)],

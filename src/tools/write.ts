@@ -1,12 +1,12 @@
 /**
  * `write` (pi-compatible): create or replace a file, atomically. A new path is created exclusively
- * (a file that appears meanwhile is never clobbered); a replace is compare-and-swap against the
- * file as it was just before the write.
+ * (a file that appears meanwhile is never clobbered); an existing file is replaced only if this
+ * session read it and it is unchanged since (compare-and-swap against that read).
  */
 import { Type } from "typebox";
 import { KeelError } from "../boundary/errors.js";
 import { commit } from "../safety/commit.js";
-import { checkAborted, requireFile, statOrNull } from "./common.js";
+import { checkAborted, overwriteExpectation, requireFile, statOrNull } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const schema = Type.Object(
@@ -33,8 +33,9 @@ export const writeTool = defineTool({
 		return session.queue.run(target.canonical, async () => {
 			const before = await statOrNull(session, target.canonical);
 			if (before) requireFile(before, args.path);
+			const expect = before ? overwriteExpectation(session, target.canonical, before, args.path) : "absent";
 			checkAborted(signal);
-			await commit(session, { canonical: target.canonical, shown: args.path, data, expect: before ?? "absent" });
+			await commit(session, { canonical: target.canonical, shown: args.path, data, expect });
 			return { content: [text(`Successfully wrote ${data.length} bytes to ${args.path}`)] };
 		});
 	},

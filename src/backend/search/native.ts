@@ -1,0 +1,391 @@
+/**
+ * ripgrep (grep) and fd (find) engines. They never spawn anything themselves: they drive an
+ * `ArgvRunner`, so the same engines can run over any exec transport (local, SSH, ...). They
+ * mirror the semantics documented in js.ts; see there for the shared rules.
+ */
+import { StringDecoder } from "node:string_decoder";
+import { KeelError } from "../../boundary/errors.js";
+import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
+import {
+	abortedError,
+	comparePaths,
+	escapeGlob,
+	findGlobTarget,
+	stripEol,
+	throwIfAborted,
+	withContext,
+} from "./js.js";
+
+// ---------------------------------------------------------------------------------------------
+// Transport
+
+export interface RunOptions {
+	/** Working directory; the engines always pass "/" (they use absolute paths only). */
+	cwd?: string;
+	/** Abort kills the process; the runner then resolves (exitCode null), it does not reject. */
+	signal?: AbortSignal;
+	onStdout: (chunk: Buffer) => void;
+	onStderr?: (chunk: Buffer) => void;
+}
+
+export interface RunResult {
+	/** null when the process was killed by a signal. */
+	exitCode: number | null;
+}
+
+/** Runs argv (argv[0] is the program) to completion; rejects only when it cannot start. */
+export type ArgvRunner = (argv: readonly string[], opts: RunOptions) => Promise<RunResult>;
+
+export interface RgTool {
+	path: string;
+	version: string;
+}
+
+export interface FdTool {
+	path: string;
+	version: string;
+	/** `--no-global-ignore-file` (fd ≥ 8.7): keeps ~/.config/fd/ignore out. */
+	noGlobalIgnoreFile: boolean;
+	/** `--no-require-git`: detected for callers; unused, since our rules apply in repositories only. */
+	noRequireGit: boolean;
+}
+
+export interface NativeTools {
+	rg?: RgTool;
+	fd?: FdTool;
+}
+
+/** Run and keep the whole output (small outputs only: --version, --help). */
+export async function runCollect(
+	run: ArgvRunner,
+	argv: readonly string[],
+	signal?: AbortSignal,
+): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+	const out: Buffer[] = [];
+	const err: Buffer[] = [];
+	const { exitCode } = await run(argv, {
+		cwd: "/",
+		signal,
+		onStdout: (c) => out.push(c),
+		onStderr: (c) => err.push(c),
+	});
+	return { exitCode, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Detection
+
+export function parseVersion(text: string): [number, number, number] | undefined {
+	const m = /(\d+)\.(\d+)\.(\d+)/.exec(text);
+	return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+}
+
+async function versionAndHelp(run: ArgvRunner, path: string): Promise<[string, string] | undefined> {
+	try {
+		const [v, h] = await Promise.all([runCollect(run, [path, "--version"]), runCollect(run, [path, "--help"])]);
+		return [v.stdout.trim(), h.stdout];
+	} catch {
+		return undefined;
+	}
+}
+
+/** A usable ripgrep at `path`, or undefined (not ripgrep, or lacking a flag we rely on). */
+export async function probeRg(run: ArgvRunner, path: string): Promise<RgTool | undefined> {
+	const out = await versionAndHelp(run, path);
+	if (!out || !/^ripgrep \d/.test(out[0])) return undefined;
+	const needed = ["--json", "--sort", "--no-ignore-global", "--no-config", "--no-mmap"];
+	if (!needed.every((flag) => out[1].includes(flag))) return undefined;
+	return { path, version: out[0].split("\n")[0] };
+}
+
+/** A usable fd at `path` (≥ 8.3, which marks directories with a trailing "/"), or undefined. */
+export async function probeFd(run: ArgvRunner, path: string): Promise<FdTool | undefined> {
+	const out = await versionAndHelp(run, path);
+	// "fd" on some systems is another program (e.g. a file manager): insist on fd's banner.
+	if (!out || !/^(fd|fdfind) \d/.test(out[0])) return undefined;
+	const v = parseVersion(out[0]);
+	if (!v || v[0] < 8 || (v[0] === 8 && v[1] < 3)) return undefined;
+	const needed = ["--glob", "--hidden", "--exclude", "--full-path", "--print0", "--case-sensitive"];
+	if (!needed.every((flag) => out[1].includes(flag))) return undefined;
+	return {
+		path,
+		version: out[0],
+		noGlobalIgnoreFile: out[1].includes("--no-global-ignore-file"),
+		noRequireGit: out[1].includes("--no-require-git"),
+	};
+}
+
+/** Find and probe rg and fd (or Debian's fdfind) with `locate` (name → executable path). */
+export async function detectNativeTools(
+	run: ArgvRunner,
+	locate: (name: string) => Promise<string | undefined>,
+): Promise<NativeTools> {
+	const rgPath = await locate("rg");
+	const rg = rgPath ? await probeRg(run, rgPath) : undefined;
+	let fd: FdTool | undefined;
+	for (const name of ["fd", "fdfind"]) {
+		const p = await locate(name);
+		fd = p ? await probeFd(run, p) : undefined;
+		if (fd) break;
+	}
+	return { rg, fd };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running with a limit
+
+/** Splits a byte stream into lines without breaking UTF-8 sequences. */
+function lineSplitter(onLine: (line: string) => void): { push(chunk: Buffer): void; end(): void } {
+	const decoder = new StringDecoder("utf8");
+	let rest = "";
+	return {
+		push(chunk) {
+			const parts = (rest + decoder.write(chunk)).split("\n");
+			rest = parts.pop() ?? "";
+			for (const line of parts) onLine(line);
+		},
+		end() {
+			const last = rest + decoder.end();
+			rest = "";
+			if (last !== "") onLine(last);
+		},
+	};
+}
+
+/**
+ * Run with the caller's signal; `handlers` gets a `stop()` that kills the process early (limit
+ * reached) without that being an error. Stdout after `stop()` is dropped.
+ */
+async function runUntil(
+	run: ArgvRunner,
+	argv: readonly string[],
+	tool: string,
+	signal: AbortSignal | undefined,
+	handlers: (stop: () => void) => { onStdout: (c: Buffer) => void; onStderr?: (c: Buffer) => void },
+): Promise<{ exitCode: number | null; stopped: boolean }> {
+	throwIfAborted(signal);
+	const limiter = new AbortController();
+	const both = signal ? AbortSignal.any([signal, limiter.signal]) : limiter.signal;
+	const { onStdout, onStderr } = handlers(() => limiter.abort());
+	let result: RunResult;
+	try {
+		result = await run(argv, {
+			cwd: "/",
+			signal: both,
+			onStdout: (c) => {
+				if (!limiter.signal.aborted) onStdout(c);
+			},
+			onStderr,
+		});
+	} catch (e) {
+		if (signal?.aborted) throw abortedError();
+		if (e instanceof KeelError) throw e;
+		throw new KeelError("BACKEND_UNAVAILABLE", `${tool} could not be started: ${(e as Error).message}`, {
+			cause: e,
+		});
+	}
+	throwIfAborted(signal);
+	return { exitCode: result.exitCode, stopped: limiter.signal.aborted };
+}
+
+// ---------------------------------------------------------------------------------------------
+// rg
+
+interface RgText {
+	text?: string;
+	bytes?: string;
+}
+
+interface RgEvent {
+	type: string;
+	data: { path?: RgText; lines?: RgText; line_number?: number; binary_offset?: number | null };
+}
+
+function rgText(t: RgText | undefined): string {
+	if (t?.text !== undefined) return t.text;
+	return Buffer.from(t?.bytes ?? "", "base64").toString("utf8");
+}
+
+/**
+ * rg matches `--glob` relative to its working directory ("/" here), so a glob anchored to the
+ * search directory gets that directory (escaped) put in front of it.
+ */
+export function rgGlob(glob: string, root: string): string {
+	let g = glob;
+	let negate = "";
+	if (g.startsWith("\\!") || g.startsWith("\\#")) g = g.slice(1);
+	else if (g.startsWith("!")) {
+		negate = "!";
+		g = g.slice(1);
+	}
+	const leading = g.startsWith("/");
+	if (leading) g = g.slice(1);
+	const body = g.endsWith("/") ? g.slice(0, -1) : g;
+	if (!leading && !body.includes("/")) return glob;
+	const base = root === "/" ? "" : escapeGlob(root);
+	return `${negate}${base}/${g}`;
+}
+
+export function rgArgv(rg: RgTool, req: GrepRequest): string[] {
+	const argv = [rg.path, "--json", "--line-number", "--color=never", "--no-config", "--hidden"];
+	// --no-mmap: rg then reports a NUL anywhere in a named file too (binary_offset), see below.
+	// --sort path: deterministic order (single-threaded) so the first `limit` matches are stable.
+	argv.push("--no-ignore-global", "--no-mmap", "--sort", "path", "--context", String(req.context));
+	if (req.glob) argv.push("--glob", rgGlob(req.glob, req.path));
+	argv.push("--glob", "!.git"); // last: later globs win, so no user glob can bring .git back
+	if (req.ignoreCase) argv.push("--ignore-case");
+	if (req.literal) argv.push("--fixed-strings");
+	argv.push("--", req.pattern, req.path);
+	return argv;
+}
+
+/** An exit status 2 from rg: a pattern error, a missing path, or only per-file I/O errors. */
+function rgFailure(stderr: string, path: string): KeelError | undefined {
+	const lines = stderr.split("\n").filter((l) => l.trim() !== "");
+	if (lines.some((l) => l.startsWith(`${path}: `) && l.includes("(os error 2)"))) {
+		return new KeelError("NOT_FOUND", `No such file or directory: ${path}. Check the path with ls or find.`, {
+			path,
+		});
+	}
+	const fatal = lines.filter((l) => !/: .*\(os error \d+\)$/.test(l));
+	if (fatal.length === 0) return undefined; // unreadable files are skipped, as the JS engine does
+	const text = fatal.join("\n");
+	if (/regex|error parsing glob/i.test(text)) {
+		return new KeelError("INVALID_PATTERN", `Invalid pattern: ${text}`, { details: { stderr } });
+	}
+	return new KeelError("IO_ERROR", `rg failed: ${text}`, { path, details: { stderr } });
+}
+
+export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Promise<GrepOutcome> {
+	// rg itself is the judge of the pattern (Rust regex syntax); see rgFailure.
+	const found: GrepMatch[] = [];
+	let file: { path: string; lines: Map<number, string>; matches: number[] } | undefined;
+	const onEvent = (ev: RgEvent, stop: () => void) => {
+		if (ev.type === "begin") {
+			file = { path: rgText(ev.data.path), lines: new Map(), matches: [] };
+		} else if (file && (ev.type === "match" || ev.type === "context")) {
+			const n = ev.data.line_number ?? 0;
+			// Past the match that would exceed the limit (and its context), lines are of no use.
+			const need = req.limit + 1 - found.length;
+			if (file.matches.length >= need && n > file.matches[need - 1] + req.context) return;
+			file.lines.set(n, stripEol(rgText(ev.data.lines)));
+			if (ev.type === "match") file.matches.push(n);
+		} else if (file && ev.type === "end") {
+			// Matches are kept only once rg has seen the whole file: a NUL anywhere drops it.
+			if (ev.data.binary_offset == null) {
+				const keep = file.matches.slice(0, req.limit + 1 - found.length);
+				const lines = file.lines;
+				found.push(...withContext(file.path, keep, (n) => lines.get(n), req.context));
+			}
+			file = undefined;
+			if (found.length > req.limit) stop();
+		}
+	};
+	let stderr = "";
+	let splitter: ReturnType<typeof lineSplitter> | undefined;
+	const { exitCode, stopped } = await runUntil(run, rgArgv(rg, req), "rg", req.signal, (stop) => {
+		splitter = lineSplitter((line) => {
+			let ev: RgEvent;
+			try {
+				ev = JSON.parse(line) as RgEvent;
+			} catch {
+				return; // not an event (cannot happen with --json); ignore
+			}
+			onEvent(ev, stop);
+		});
+		return {
+			onStdout: (c) => splitter?.push(c),
+			onStderr: (c) => {
+				stderr += c.toString("utf8");
+			},
+		};
+	});
+	if (!stopped) {
+		splitter?.end();
+		if (exitCode === 2) {
+			const failure = rgFailure(stderr, req.path);
+			if (failure) throw failure;
+		} else if (exitCode !== 0 && exitCode !== 1) {
+			throw new KeelError("IO_ERROR", `rg ended unexpectedly (exit ${exitCode}): ${stderr.trim()}`, {
+				path: req.path,
+			});
+		}
+	}
+	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine: "rg" };
+}
+
+// ---------------------------------------------------------------------------------------------
+// fd
+
+export function fdArgv(fd: FdTool, req: FindRequest): string[] {
+	const argv = [fd.path, "--glob", "--color=never", "--hidden", "--case-sensitive", "--print0"];
+	argv.push("--exclude", ".git");
+	if (fd.noGlobalIgnoreFile) argv.push("--no-global-ignore-file");
+	const target = findGlobTarget(req.pattern);
+	let pattern = target.glob;
+	if (target.fullPath) {
+		// --full-path matches the absolute path: anchor the pattern at the search directory.
+		argv.push("--full-path");
+		pattern = `${req.path === "/" ? "" : escapeGlob(req.path)}/${target.glob}`;
+	}
+	argv.push("--", pattern, req.path);
+	return argv;
+}
+
+async function fdFailure(run: ArgvRunner, stderr: string, path: string): Promise<KeelError> {
+	if (stderr.includes("error parsing glob")) {
+		return new KeelError("INVALID_PATTERN", `Invalid pattern: ${stderr.trim()}`, { details: { stderr } });
+	}
+	if (stderr.includes("is not a directory")) {
+		// fd says the same for a missing path and a file: ask the transport which one it is.
+		const exists = await runCollect(run, ["test", "-e", path]).then(
+			(r) => r.exitCode === 0,
+			() => false,
+		);
+		return exists
+			? new KeelError("NOT_DIRECTORY", `Not a directory: ${path}.`, { path })
+			: new KeelError("NOT_FOUND", `No such file or directory: ${path}. Check the path with ls or find.`, {
+					path,
+				});
+	}
+	return new KeelError("IO_ERROR", `fd failed: ${stderr.trim()}`, { path, details: { stderr } });
+}
+
+/**
+ * fd output is unordered (parallel walk), so every entry is read and sorted before the first
+ * `limit` are kept; the JS engine walks in that same order and can stop early.
+ */
+export async function fdFind(run: ArgvRunner, fd: FdTool, req: FindRequest): Promise<FindOutcome> {
+	const chunks: Buffer[] = [];
+	let stderr = "";
+	const { exitCode } = await runUntil(run, fdArgv(fd, req), "fd", req.signal, () => ({
+		onStdout: (c) => chunks.push(c),
+		onStderr: (c) => {
+			stderr += c.toString("utf8");
+		},
+	}));
+	// fd reports its own failures as "[fd error]: ..."; other non-zero exits keep the output.
+	if (exitCode !== 0 && (stderr.includes("[fd error]") || chunks.length === 0)) {
+		throw await fdFailure(run, stderr, req.path);
+	}
+	const prefix = req.path.endsWith("/") ? req.path : `${req.path}/`;
+	const paths = Buffer.concat(chunks)
+		.toString("utf8")
+		.split("\0")
+		.filter((p) => p.startsWith(prefix) && p.length > prefix.length)
+		.map((p) => p.slice(prefix.length))
+		.sort(comparePaths);
+	return { paths: paths.slice(0, req.limit), limitReached: paths.length > req.limit, engine: "fd" };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** SearchOps over rg and fd; an operation whose tool is missing fails with BACKEND_UNAVAILABLE. */
+export function createNativeSearch(run: ArgvRunner, tools: NativeTools): SearchOps {
+	const missing = (name: string) =>
+		new KeelError("BACKEND_UNAVAILABLE", `${name} is not available on this backend; use the js search engine.`);
+	return {
+		grep: (req) => (tools.rg ? rgGrep(run, tools.rg, req) : Promise.reject(missing("ripgrep (rg)"))),
+		find: (req) => (tools.fd ? fdFind(run, tools.fd, req) : Promise.reject(missing("fd"))),
+	};
+}
