@@ -2,6 +2,7 @@
  * Session (REQUIREMENTS R1): owns the backend, the path guard, the mutation queue, the read state,
  * the spill directory and the clock. Everything stateful hangs here; nothing is module-global.
  */
+import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -10,8 +11,10 @@ import type { Backend } from "./backend/types.js";
 import { KeelError, type SerializedError, fromSystemError } from "./boundary/errors.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
+import { ContentRefs } from "./safety/content-refs.js";
 import { MutationQueue } from "./safety/mutation-queue.js";
 import { type Access, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
+import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type Profile, toolsForProfile } from "./tools/registry.js";
 import type { Content, ToolDefinition, ToolResult } from "./tools/types.js";
@@ -34,6 +37,8 @@ export interface SessionOptions {
 	/** Where truncated outputs are spilled (default: a new directory under the OS temp dir). */
 	spillDir?: string;
 	clock?: Clock;
+	payloadLimits?: PayloadLimits;
+	probes?: SessionProbes;
 }
 
 export interface CallOptions {
@@ -45,17 +50,27 @@ export type CallResult =
 	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
 	| { ok: false; error: SerializedError; elapsedMs: number };
 
+/** Points where tests interleave another writer (REQUIREMENTS M4 evidence); no-ops in production. */
+export interface SessionProbes {
+	/** Inside the mutation queue, before the file is read for planning. */
+	afterAdmission?: (canonical: string) => Promise<void> | void;
+}
+
 export class Session {
 	readonly queue = new MutationQueue();
 	readonly readState = new ReadState();
+	readonly contentRefs = new ContentRefs();
 	private readonly toolMap: Map<string, ToolDefinition>;
 	private closed = false;
+	private readonly swept = new Set<string>();
 
 	private constructor(
 		readonly backend: Backend,
 		readonly guard: PathGuard,
 		readonly spill: SpillDir,
+		readonly payloads: PayloadStore,
 		readonly clock: Clock,
+		readonly probes: SessionProbes,
 		tools: ToolDefinition[],
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
@@ -75,7 +90,11 @@ export class Session {
 		});
 		const disabled = new Set(opts.disabledTools ?? []);
 		const tools = toolsForProfile(opts.profile ?? "pi").filter((t) => !disabled.has(t.name));
-		return new Session(backend, guard, new SpillDir(spillDir), opts.clock ?? monotonicClock, tools);
+		// Temp files of a writer that was killed mid-commit are swept from the workspace root; every
+		// other directory is swept the first time this session writes into it.
+		await backend.fs.sweepTemps(guard.workspace);
+		const payloads = new PayloadStore(join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`), opts.payloadLimits);
+		return new Session(backend, guard, new SpillDir(spillDir), payloads, opts.clock ?? monotonicClock, opts.probes ?? {}, tools);
 	}
 
 	get tools(): ToolDefinition[] {
@@ -88,6 +107,13 @@ export class Session {
 
 	resolvePath(input: unknown, access: Access): Promise<ResolvedPath> {
 		return this.guard.resolve(input, access);
+	}
+
+	/** Sweep dead writers' temp files from `dir` once per session. */
+	async sweepOnce(dir: string): Promise<void> {
+		if (this.swept.has(dir)) return;
+		this.swept.add(dir);
+		await this.backend.fs.sweepTemps(dir);
 	}
 
 	/** Validate, run and time one tool call. Never throws: failures come back as structured errors. */
@@ -113,6 +139,7 @@ export class Session {
 	async close(): Promise<void> {
 		if (this.closed) return;
 		this.closed = true;
+		await this.payloads.close();
 		await this.backend.close();
 	}
 }

@@ -153,7 +153,10 @@ export class PathGuard {
 	async resolve(input: unknown, access: Access): Promise<ResolvedPath> {
 		const abs = this.absolute(input);
 		const { canonical, exists } = await this.canonicalize(abs);
-		const shown = input as string;
+		return this.authorize(input as string, abs, canonical, access, exists);
+	}
+
+	private authorize(shown: string, abs: string, canonical: string, access: Access, exists: boolean): ResolvedPath {
 		const root = this.roots.find((r) => isWithin(r, canonical));
 		if (!root) {
 			const ro = this.readOnlyRoots.find((r) => isWithin(r, canonical));
@@ -183,6 +186,25 @@ export class PathGuard {
 			);
 		}
 		return { input: shown, canonical, root, relative, exists };
+	}
+
+	/**
+	 * Like resolve, but the last component is kept as it is instead of followed: for removing a
+	 * symlink itself. The parent is canonicalized and authorized for writing.
+	 */
+	async resolveEntry(input: unknown, access: Access): Promise<ResolvedPath> {
+		const abs = this.absolute(input);
+		const name = posix.basename(abs);
+		if (abs === "/" || name === "." || name === "..") {
+			throw new KeelError("PATH_INVALID", `${String(input)} does not name a file.`, { path: String(input) });
+		}
+		const parent = await this.canonicalize(posix.dirname(abs));
+		const canonical = posix.join(parent.canonical, name);
+		const checked = await this.authorize(input as string, abs, canonical, access, parent.exists);
+		if (this.roots.includes(canonical) || this.readOnlyRoots.includes(canonical)) {
+			throw new KeelError("PATH_INVALID", `${String(input)} is a root; name a file inside it.`, { path: String(input) });
+		}
+		return checked;
 	}
 
 	/**

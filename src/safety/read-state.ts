@@ -18,7 +18,11 @@ export class ReadState {
 	private readonly records = new Map<string, ReadRecord>();
 
 	record(canonical: string, stat: FileStat, data: Uint8Array): ReadRecord {
-		const rec = { stat, sha256: sha256(data) };
+		return this.recordHash(canonical, stat, sha256(data));
+	}
+
+	recordHash(canonical: string, stat: FileStat, hash: string): ReadRecord {
+		const rec = { stat, sha256: hash };
 		this.records.set(canonical, rec);
 		return rec;
 	}

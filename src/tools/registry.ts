@@ -1,6 +1,7 @@
 /** Tool palettes by profile (REQUIREMENTS T4). */
 import { bashTool } from "./bash.js";
 import { editTool } from "./edit.js";
+import { fileTool } from "./file.js";
 import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
@@ -11,9 +12,9 @@ import { writeTool } from "./write.js";
 export type Profile = "pi" | "unified";
 export const PROFILES: readonly Profile[] = ["pi", "unified"];
 
-/** The tools of a profile. `unified` gains `file` and `python` when those land. */
+/** The tools of a profile (`unified` gains `python` when it lands). */
 export function toolsForProfile(profile: Profile): ToolDefinition[] {
 	const pi = [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
 	if (profile === "pi") return pi;
-	return [readTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
+	return [readTool, fileTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
 }

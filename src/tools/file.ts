@@ -1,0 +1,174 @@
+/**
+ * `file` (REQUIREMENTS T2): every mutation through one schema. All queries are preflighted before
+ * the first side effect; then they run in order, each in the mutation queue of its canonical path,
+ * each committed by compare-and-swap, each reporting its own result.
+ */
+import { createPatch } from "diff";
+import { sameIdentity } from "../backend/temp-names.js";
+import { KeelError, type SerializedError, fromSystemError } from "../boundary/errors.js";
+import { applyEdits } from "../edit/apply.js";
+import { renderDiff } from "../edit/diff.js";
+import { commit } from "../safety/commit.js";
+import { encodeUtf8 } from "../safety/encoding.js";
+import type { Session } from "../session.js";
+import { fileSchema } from "./file-schema.js";
+import { checkQueryFields } from "./file-schema.js";
+import { type Plan, parentDir, planQuery, snapshotText } from "./file-plan.js";
+import { checkAborted } from "./common.js";
+import { defineTool, text } from "./types.js";
+
+export interface QueryResult {
+	index: number;
+	type: "edit" | "write" | "delete";
+	path: string;
+	ok: boolean;
+	summary: string;
+	contentRef?: string;
+	diff?: string;
+	patch?: string;
+	firstChangedLine?: number;
+	matched?: string[];
+	error?: SerializedError;
+}
+
+async function runWrite(session: Session, p: Extract<Plan, { type: "write" }>): Promise<QueryResult> {
+	const { target, q } = p;
+	await session.sweepOnce(parentDir(p));
+	let stat;
+	let hash: string;
+	if (p.ref) {
+		try {
+			stat = await session.backend.fs.copyFile(p.ref.canonical, target.canonical, {
+				sourceStat: p.ref.stat,
+				sha256: p.ref.sha256,
+				expect: p.expect,
+				mkdirs: p.expect === "absent",
+			});
+		} catch (e) {
+			throw fromSystemError(e, q.path);
+		}
+		hash = p.ref.sha256;
+		session.readState.recordHash(target.canonical, stat, hash);
+	} else {
+		try {
+			stat = await commit(session, { canonical: target.canonical, shown: q.path, data: p.data!, expect: p.expect });
+		} catch (e) {
+			const err = e as KeelError;
+			if (err.code !== "WRITE_COLLISION" && err.code !== "CHANGED_ON_DISK") throw err;
+			const ref = q.payloadRef ?? (await session.payloads.put("write", p.data!));
+			throw new KeelError(err.code, `${err.message}${ref ? ` The content is kept: retry with payloadRef "${ref}".` : ""}`, {
+				path: q.path,
+				payloadRef: ref,
+			});
+		}
+		hash = session.readState.get(target.canonical)!.sha256;
+	}
+	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
+	const contentRef = session.contentRefs.issue({ canonical: target.canonical, stat, sha256: hash });
+	const verb = p.expect === "absent" ? "created" : "overwrote";
+	return { index: p.i, type: "write", path: q.path, ok: true, summary: `${verb} ${q.path} (${stat.size} bytes)`, contentRef };
+}
+
+async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Promise<QueryResult> {
+	const { target, q } = p;
+	// Re-read inside the queue. If this session's own earlier commit changed the file since the
+	// preflight, anchors are matched again on the current bytes (line ranges are not: they would
+	// point elsewhere). Any other writer's change fails closed.
+	const snap = await snapshotText(session, target.canonical, q.path);
+	let applied = p.applied;
+	if (snap.sha256 !== p.snapshot.sha256 || !sameIdentity(snap.stat, p.snapshot.stat)) {
+		const own = session.readState.get(target.canonical);
+		if (!own || own.sha256 !== snap.sha256 || !sameIdentity(own.stat, snap.stat)) {
+			throw new KeelError("CHANGED_ON_DISK", `${q.path} was changed by another writer after it was checked; read it again and redo the edit.`, {
+				path: q.path,
+			});
+		}
+		if (p.edits.some((e) => e.matchMode === "lineRange")) {
+			// Line numbers from the model's read no longer point where they did.
+			throw new KeelError("STALE_READ", `${q.path} changed since it was read; read it again, then redo the lineRange edit.`, { path: q.path });
+		}
+		applied = applyEdits(snap.text, p.edits, q.path);
+	}
+	const data = encodeUtf8(applied.text, snap.bom);
+	const stat = await commit(session, { canonical: target.canonical, shown: q.path, data, expect: { stat: snap.stat, sha256: snap.sha256 } });
+	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
+	const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
+	const patch = createPatch(q.path, applied.beforeLf, applied.afterLf, "", "", { context: 3 });
+	const contentRef = session.contentRefs.issue({ canonical: target.canonical, stat, sha256: session.readState.get(target.canonical)!.sha256 });
+	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${applied.matched.some((m) => m !== "exact") ? ` (${applied.matched.join(", ")})` : ""}`;
+	return { index: p.i, type: "edit", path: q.path, ok: true, summary, diff, patch, firstChangedLine, contentRef, matched: applied.matched };
+}
+
+async function runDelete(session: Session, p: Extract<Plan, { type: "delete" }>): Promise<QueryResult> {
+	try {
+		await session.backend.fs.unlink(p.target.canonical, p.stat);
+	} catch (e) {
+		throw fromSystemError(e, p.q.path);
+	}
+	session.readState.forget(p.target.canonical);
+	const what = p.stat.type === "symlink" ? "symlink" : "file";
+	return { index: p.i, type: "delete", path: p.q.path, ok: true, summary: `deleted ${what} ${p.q.path}` };
+}
+
+function run(session: Session, p: Plan): Promise<QueryResult> {
+	return session.queue.run(p.target.canonical, async () => {
+		await session.probes.afterAdmission?.(p.target.canonical);
+		if (p.type === "write") return runWrite(session, p);
+		if (p.type === "edit") return runEdit(session, p);
+		return runDelete(session, p);
+	});
+}
+
+export const fileTool = defineTool({
+	name: "file",
+	label: "file",
+	description:
+		"Create, edit or delete files. queries: [{type, path, ...}] — edit: {edits:[{oldText,newText}]} matched against the current file (matchMode exact by default, normalized, or lineRange with startLine/endLine after a read); write: {content} creates a new file or replaces a file you have read (or {contentRef} to copy content written earlier); delete: removes a file or symlink. All queries are checked before any runs; each reports its own result. A failure that is only about the path returns a payloadRef: retry with it and a corrected path instead of resending the content.",
+	parameters: fileSchema,
+	annotations: { readOnly: false, destructive: true, idempotent: false },
+	async execute(args, { session, signal }) {
+		args.queries.forEach((q, i) => checkQueryFields(q as never, i));
+		const plans: Plan[] = [];
+		const seen = new Map<string, number>();
+		for (const [i, q] of args.queries.entries()) {
+			let plan: Plan;
+			try {
+				plan = await planQuery(session, q, i);
+			} catch (e) {
+				const err = e instanceof KeelError ? e : fromSystemError(e, q.path);
+				const prefix = args.queries.length > 1 ? `queries[${i}] (${q.type} ${q.path}): ` : "";
+				throw new KeelError(err.code, `${prefix}${err.message}${args.queries.length > 1 ? " Nothing was changed." : ""}`, {
+					path: err.path,
+					payloadRef: err.payloadRef,
+				});
+			}
+			const dup = seen.get(plan.target.canonical);
+			if (dup !== undefined) {
+				throw new KeelError("INVALID_ARGS", `queries[${dup}] and queries[${i}] name the same file; merge them into one query.`, { path: q.path });
+			}
+			seen.set(plan.target.canonical, i);
+			plans.push(plan);
+		}
+		checkAborted(signal);
+		const results: QueryResult[] = [];
+		for (const p of plans) {
+			try {
+				results.push(await run(session, p));
+			} catch (e) {
+				const err = e instanceof KeelError ? e : fromSystemError(e, p.q.path);
+				results.push({ index: p.i, type: p.q.type, path: p.q.path, ok: false, summary: `${p.q.type} ${p.q.path} failed: ${err.message}`, error: err.toJSON() });
+			}
+		}
+		const lines = results.map((r) => (r.contentRef ? `${r.summary} [contentRef ${r.contentRef}]` : r.summary));
+		const failed = results.filter((r) => !r.ok);
+		if (failed.length > 0) {
+			const first = failed[0].error!;
+			throw new KeelError(first.code, `${failed.length} of ${results.length} queries failed.\n${lines.join("\n")}`, {
+				path: first.path,
+				payloadRef: first.payloadRef,
+				details: { results },
+			});
+		}
+		return { content: [text(lines.join("\n"))], details: { results } };
+	},
+});
