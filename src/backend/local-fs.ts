@@ -5,7 +5,7 @@
  * directory is fsynced. A temp file never outlives a failed commit.
  */
 import { createHash } from "node:crypto";
-import { type BigIntStats, constants } from "node:fs";
+import { type BigIntStats, constants, lstatSync, renameSync, unlinkSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -39,6 +39,11 @@ async function lstatOrNull(path: string): Promise<FileStat | null> {
 		if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
 		throw e;
 	}
+}
+
+function lstatSyncOrNull(path: string): FileStat | null {
+	const st = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+	return st ? toFileStat(st) : null;
 }
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -82,12 +87,17 @@ export interface LocalFsHooks {
 }
 
 export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
-	/** Re-check a compare-and-swap expectation against what is on disk now. */
-	async function verify(target: string, expect: Expected): Promise<void> {
-		const now = await lstatOrNull(target);
+	/**
+	 * Compare-and-swap: the bytes are checked first (identity can survive an in-place write within
+	 * one timestamp tick; the bytes cannot), then identity and rename run synchronously so no other
+	 * commit in this process can slip between the check and the replace.
+	 */
+	async function swapIn(temp: string, target: string, expect: Expected): Promise<void> {
+		const hash = await hashLocal(target).catch(() => undefined);
+		if (hash !== expect.sha256) throw changed(target);
+		const now = lstatSyncOrNull(target);
 		if (!now || !sameIdentity(now, expect.stat)) throw changed(target);
-		// Identity can survive an in-place write within one timestamp tick; the bytes cannot.
-		if ((await hashLocal(target)) !== expect.sha256) throw changed(target);
+		renameSync(temp, target);
 	}
 
 	/**
@@ -124,8 +134,8 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 				}
 				await fsp.unlink(temp);
 			} else {
-				if (opts.expect) await verify(target, opts.expect);
-				await fsp.rename(temp, target);
+				if (opts.expect) await swapIn(temp, target, opts.expect);
+				else await fsp.rename(temp, target);
 			}
 			committed = true;
 			await fsyncDir(dir);
@@ -185,10 +195,11 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 
 		async unlink(p, expect) {
 			if (expect) {
-				const now = await lstatOrNull(p);
+				// Synchronous check-and-remove: nothing in this process runs in between.
+				const now = lstatSyncOrNull(p);
 				if (!now || !sameIdentity(now, expect)) throw changed(p);
-			}
-			await fsp.unlink(p);
+				unlinkSync(p);
+			} else await fsp.unlink(p);
 			await fsyncDir(posix.dirname(p));
 		},
 

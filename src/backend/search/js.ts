@@ -12,20 +12,17 @@
  *    win within a kind; an ignored directory is not entered; each rule is tested against the
  *    entry itself only (so searching inside an ignored directory named explicitly works);
  *  - symlinks are never followed: grep skips them, find lists them as plain entries;
- *  - walk order: names in UTF-8 byte order, depth first (see `comparePaths`).
+ *  - walk order: names in UTF-8 byte order, depth first (see `comparePaths`);
+ *  - a file named as the grep path is searched whatever the ignore rules and glob say;
+ *  - files with a NUL byte anywhere are binary and skipped (even when named explicitly);
+ *  - limit: at most `limit` results, the first ones in walk order; `limitReached` is true iff
+ *    more existed (every engine looks for one result past the limit before stopping).
  */
 import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import picomatch from "picomatch";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
-import type {
-	FindOutcome,
-	FindRequest,
-	GrepMatch,
-	GrepOutcome,
-	GrepRequest,
-	SearchOps,
-} from "../types.js";
+import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 
 // ---------------------------------------------------------------------------------------------
 // Ordering, lines, context
@@ -121,7 +118,7 @@ function hasNewlineEscape(pattern: string): boolean {
 }
 
 /** Regex pattern → JS RegExp, pragmatically close to Rust regex as rg runs it line by line. */
-export function compileGrepRegExp(req: Pick<GrepRequest, "pattern" | "literal" | "ignoreCase">): RegExp {
+function compileGrepRegExp(req: Pick<GrepRequest, "pattern" | "literal" | "ignoreCase">): RegExp {
 	// rg refuses patterns that could match a line terminator; do the same (a heuristic for "\n").
 	if (req.pattern.includes("\n") || (!req.literal && hasNewlineEscape(req.pattern))) {
 		throw invalidPattern("regex", req.pattern, 'the literal "\\n" is not allowed in a regex');
@@ -154,7 +151,7 @@ export function compileGrepRegExp(req: Pick<GrepRequest, "pattern" | "literal" |
  * "\", unclosed "[" or "{", nested "{"; rewrite a class negation "[!" to "[^"; escape what is
  * literal to globset but special to picomatch.
  */
-export function toPicomatchGlob(glob: string): string {
+function toPicomatchGlob(glob: string): string {
 	let out = "";
 	let depth = 0;
 	for (let i = 0; i < glob.length; i++) {
@@ -202,7 +199,7 @@ export function toPicomatchGlob(glob: string): string {
 
 const PM_OPTIONS = { dot: true, noextglob: true, nonegate: true } as const;
 
-export function compileGlob(glob: string): (path: string) => boolean {
+function compileGlob(glob: string): (path: string) => boolean {
 	const source = toPicomatchGlob(glob);
 	try {
 		return picomatch(source, PM_OPTIONS);
@@ -301,7 +298,7 @@ type Override = (rel: string, isDir: boolean) => Verdict;
  * match overrides every ignore rule; with a positive glob, non-matching files are skipped while
  * non-matching directories fall through to the ignore rules; "!" excludes.
  */
-export function compileOverride(glob: string): Override {
+function compileOverride(glob: string): Override {
 	const rule = parseIgnoreLine(glob, true);
 	if (!rule) return () => undefined;
 	const positive = !rule.whitelist;
@@ -499,7 +496,12 @@ async function grepFile(path: string, regex: RegExp, context: number, max: numbe
 		if (regex.test(lines[i])) matchLines.push(i + 1);
 	}
 	if (matchLines.length === 0) return [];
-	return withContext(path, matchLines, (n) => (n <= lines.length ? stripEol(lines[n - 1]) : undefined), context);
+	return withContext(
+		path,
+		matchLines,
+		(n) => (n <= lines.length ? stripEol(lines[n - 1]) : undefined),
+		context,
+	);
 }
 
 /** Files read ahead of the one being collected, to overlap I/O. */
@@ -540,7 +542,7 @@ async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
 }
 
 /** Matcher for a find pattern; "" matches everything (as fd without a pattern). */
-export function compileFindMatcher(pattern: string): (rel: string, name: string) => boolean {
+function compileFindMatcher(pattern: string): (rel: string, name: string) => boolean {
 	if (pattern === "") return () => true;
 	const target = findGlobTarget(pattern);
 	const match = compileGlob(target.glob);
@@ -553,7 +555,8 @@ async function jsFind(req: FindRequest): Promise<FindOutcome> {
 	const st = await stat(req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
 	});
-	if (!st.isDirectory()) throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
+	if (!st.isDirectory())
+		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
 	const paths: string[] = [];
 	for await (const entry of walk(req.path, { customIgnore: ".fdignore", signal: req.signal })) {
 		if (!matches(entry.rel, entry.name)) continue;

@@ -36,7 +36,10 @@ export const localRunner: ArgvRunner = (argv, opts) =>
 	});
 
 /** The executable called `name` in the first PATH directory holding one, like `which`. */
-export async function findOnPath(name: string, pathEnv = process.env.PATH ?? ""): Promise<string | undefined> {
+export async function findOnPath(
+	name: string,
+	pathEnv = process.env.PATH ?? "",
+): Promise<string | undefined> {
 	for (const dir of pathEnv.split(delimiter)) {
 		if (dir === "") continue;
 		const candidate = join(dir, name);

@@ -69,7 +69,11 @@ export async function runCollect(
 		onStdout: (c) => out.push(c),
 		onStderr: (c) => err.push(c),
 	});
-	return { exitCode, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
+	return {
+		exitCode,
+		stdout: Buffer.concat(out).toString("utf8"),
+		stderr: Buffer.concat(err).toString("utf8"),
+	};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -82,7 +86,10 @@ export function parseVersion(text: string): [number, number, number] | undefined
 
 async function versionAndHelp(run: ArgvRunner, path: string): Promise<[string, string] | undefined> {
 	try {
-		const [v, h] = await Promise.all([runCollect(run, [path, "--version"]), runCollect(run, [path, "--help"])]);
+		const [v, h] = await Promise.all([
+			runCollect(run, [path, "--version"]),
+			runCollect(run, [path, "--help"]),
+		]);
 		return [v.stdout.trim(), h.stdout];
 	} catch {
 		return undefined;
@@ -383,7 +390,10 @@ export async function fdFind(run: ArgvRunner, fd: FdTool, req: FindRequest): Pro
 /** SearchOps over rg and fd; an operation whose tool is missing fails with BACKEND_UNAVAILABLE. */
 export function createNativeSearch(run: ArgvRunner, tools: NativeTools): SearchOps {
 	const missing = (name: string) =>
-		new KeelError("BACKEND_UNAVAILABLE", `${name} is not available on this backend; use the js search engine.`);
+		new KeelError(
+			"BACKEND_UNAVAILABLE",
+			`${name} is not available on this backend; use the js search engine.`,
+		);
 	return {
 		grep: (req) => (tools.rg ? rgGrep(run, tools.rg, req) : Promise.reject(missing("ripgrep (rg)"))),
 		find: (req) => (tools.fd ? fdFind(run, tools.fd, req) : Promise.reject(missing("fd"))),
