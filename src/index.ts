@@ -2,7 +2,13 @@
 export { Session, type SessionOptions, type CallOptions, type CallResult } from "./session.js";
 export { createLocalBackend, type LocalBackendOptions } from "./backend/local.js";
 export type * from "./backend/types.js";
-export { KeelError, ERROR_CATALOGUE, type ErrorCode, type RetryClass, type SerializedError } from "./boundary/errors.js";
+export {
+	KeelError,
+	ERROR_CATALOGUE,
+	type ErrorCode,
+	type RetryClass,
+	type SerializedError,
+} from "./boundary/errors.js";
 export { toolsForProfile, PROFILES, type Profile } from "./tools/registry.js";
 export type { ToolDefinition, ToolResult, Content, ToolAnnotations } from "./tools/types.js";
 

@@ -93,8 +93,19 @@ export class Session {
 		// Temp files of a writer that was killed mid-commit are swept from the workspace root; every
 		// other directory is swept the first time this session writes into it.
 		await backend.fs.sweepTemps(guard.workspace);
-		const payloads = new PayloadStore(join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`), opts.payloadLimits);
-		return new Session(backend, guard, new SpillDir(spillDir), payloads, opts.clock ?? monotonicClock, opts.probes ?? {}, tools);
+		const payloads = new PayloadStore(
+			join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`),
+			opts.payloadLimits,
+		);
+		return new Session(
+			backend,
+			guard,
+			new SpillDir(spillDir),
+			payloads,
+			opts.clock ?? monotonicClock,
+			opts.probes ?? {},
+			tools,
+		);
 	}
 
 	get tools(): ToolDefinition[] {
@@ -123,13 +134,25 @@ export class Session {
 			if (this.closed) throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
 			const tool = this.toolMap.get(name);
 			if (!tool) {
-				throw new KeelError("UNKNOWN_TOOL", `Unknown tool "${name}". Available: ${[...this.toolMap.keys()].join(", ")}.`);
+				throw new KeelError(
+					"UNKNOWN_TOOL",
+					`Unknown tool "${name}". Available: ${[...this.toolMap.keys()].join(", ")}.`,
+				);
 			}
 			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
 			tool.check(prepared);
 			if (opts.signal?.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
-			const result = await tool.execute(prepared as never, { session: this, signal: opts.signal, onUpdate: opts.onUpdate });
-			return { ok: true, content: result.content, details: result.details, elapsedMs: elapsedSince(this.clock, startedAt) };
+			const result = await tool.execute(prepared as never, {
+				session: this,
+				signal: opts.signal,
+				onUpdate: opts.onUpdate,
+			});
+			return {
+				ok: true,
+				content: result.content,
+				details: result.details,
+				elapsedMs: elapsedSince(this.clock, startedAt),
+			};
 		} catch (e) {
 			const err = e instanceof KeelError ? e : fromSystemError(e);
 			return { ok: false, error: err.toJSON(), elapsedMs: elapsedSince(this.clock, startedAt) };

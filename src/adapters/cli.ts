@@ -56,11 +56,14 @@ function parse(argv: string[]): Parsed {
 	} catch (e) {
 		throw new UsageError((e as Error).message);
 	}
-	if (values.help || positionals.length === 0) throw new UsageError(values.help ? "" : "missing command");
+	if (values.help) throw new UsageError("");
+	if (positionals.length === 0) throw new UsageError("missing command");
 	const profile = (values.profile ?? "pi") as Profile;
-	if (!PROFILES.includes(profile)) throw new UsageError(`unknown profile "${values.profile}" (use pi or unified)`);
+	if (!PROFILES.includes(profile))
+		throw new UsageError(`unknown profile "${values.profile}" (use pi or unified)`);
 	const backend = values.backend ?? "local";
-	if (backend !== "local") throw new UsageError(`backend "${backend}" is not available in this version; use --backend local`);
+	if (backend !== "local")
+		throw new UsageError(`backend "${backend}" is not available in this version; use --backend local`);
 	return {
 		command: positionals[0],
 		positionals: positionals.slice(1),
@@ -92,7 +95,11 @@ export function toWire(r: CallResult): Record<string, unknown> {
 	return out;
 }
 
-function usageFailure(io: CliIO, message: string, code: "INVALID_ARGS" | "UNKNOWN_TOOL" = "INVALID_ARGS"): number {
+function usageFailure(
+	io: CliIO,
+	message: string,
+	code: "INVALID_ARGS" | "UNKNOWN_TOOL" = "INVALID_ARGS",
+): number {
 	io.stdout(JSON.stringify({ ok: false, error: new KeelError(code, message).toJSON() }));
 	return 2;
 }
@@ -124,7 +131,11 @@ async function runCall(io: CliIO, p: Parsed): Promise<number> {
 	process.once("SIGINT", onSigint);
 	try {
 		if (!session.tools.some((t) => t.name === tool)) {
-			return usageFailure(io, `Unknown tool "${tool}". Available: ${session.tools.map((t) => t.name).join(", ")}.`, "UNKNOWN_TOOL");
+			return usageFailure(
+				io,
+				`Unknown tool "${tool}". Available: ${session.tools.map((t) => t.name).join(", ")}.`,
+				"UNKNOWN_TOOL",
+			);
 		}
 		const result = await session.call(tool, args, { signal: controller.signal });
 		io.stdout(JSON.stringify(toWire(result)));
@@ -149,12 +160,22 @@ async function runBatch(io: CliIO, p: Parsed): Promise<number> {
 				req = JSON.parse(line);
 			} catch (e) {
 				failures++;
-				io.stdout(JSON.stringify({ ok: false, error: new KeelError("INVALID_ARGS", `Line is not valid JSON: ${(e as Error).message}`).toJSON() }));
+				io.stdout(
+					JSON.stringify({
+						ok: false,
+						error: new KeelError("INVALID_ARGS", `Line is not valid JSON: ${(e as Error).message}`).toJSON(),
+					}),
+				);
 				continue;
 			}
 			if (!req || typeof req !== "object" || typeof req.tool !== "string") {
 				failures++;
-				io.stdout(JSON.stringify({ ok: false, error: new KeelError("INVALID_ARGS", 'Each line must be {"tool": NAME, "args": {...}}.').toJSON() }));
+				io.stdout(
+					JSON.stringify({
+						ok: false,
+						error: new KeelError("INVALID_ARGS", 'Each line must be {"tool": NAME, "args": {...}}.').toJSON(),
+					}),
+				);
 				continue;
 			}
 			const result = await session.call(req.tool, req.args ?? {});
@@ -183,9 +204,13 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 		}
 	} catch (e) {
 		if (e instanceof UsageError) {
-			if (e.message) io.stderr(`keel: ${e.message}`);
+			if (!e.message) {
+				io.stdout(USAGE);
+				return 0;
+			}
+			io.stderr(`keel: ${e.message}`);
 			io.stderr(USAGE);
-			return 2;
+			return usageFailure(io, `Usage error: ${e.message}.`);
 		}
 		throw e;
 	}

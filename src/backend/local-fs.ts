@@ -10,7 +10,7 @@ import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { KeelError, fromSystemError } from "../boundary/errors.js";
-import { sameIdentity, TEMP_PREFIX, tempNameFor, tempNamePid } from "./temp-names.js";
+import { sameIdentity, sameObject, TEMP_PREFIX, tempNameFor, tempNamePid } from "./temp-names.js";
 import type { DirEntry, EntryType, Expected, FileOps, FileStat, WriteOptions } from "./types.js";
 
 function typeOf(s: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): EntryType {
@@ -46,6 +46,18 @@ function lstatSyncOrNull(path: string): FileStat | null {
 	return st ? toFileStat(st) : null;
 }
 
+/** Undo a failed commit's mkdir -p: remove `dir` and its parents up to `top`, while they are empty. */
+async function removeEmptyDirs(dir: string, top: string): Promise<void> {
+	for (let d = dir; d.length >= top.length; d = posix.dirname(d)) {
+		try {
+			await fsp.rmdir(d);
+		} catch {
+			return;
+		}
+		if (d === top) return;
+	}
+}
+
 async function fsyncDir(dir: string): Promise<void> {
 	const h = await fsp.open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
 	try {
@@ -67,8 +79,18 @@ async function hashLocal(path: string): Promise<string> {
 }
 
 function changed(target: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${target} changed on disk after it was read; read it again and redo the change.`, {
-		path: target,
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`${target} changed on disk after it was read; read it again and redo the change.`,
+		{
+			path: target,
+		},
+	);
+}
+
+function swapped(path: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
+		path,
 	});
 }
 
@@ -104,14 +126,22 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 	 * Create a temp file beside `target`, let `fill` write it, make it durable, then commit it over
 	 * `target` according to `opts.expect`.
 	 */
-	async function commitVia(target: string, opts: WriteOptions, fill: (temp: string, h: fsp.FileHandle) => Promise<void>): Promise<FileStat> {
+	async function commitVia(
+		target: string,
+		opts: WriteOptions,
+		fill: (temp: string, h: fsp.FileHandle) => Promise<void>,
+	): Promise<FileStat> {
 		const dir = posix.dirname(target);
-		if (opts.mkdirs) await fsp.mkdir(dir, { recursive: true });
+		const made = opts.mkdirs ? await fsp.mkdir(dir, { recursive: true }) : undefined;
 		const before = await lstatOrNull(target);
 		if (before?.type === "dir") throw fromSystemError({ code: "EISDIR" }, target);
 		const mode = before?.type === "file" ? before.mode : (opts.mode ?? 0o644);
 		const temp = posix.join(dir, tempNameFor(posix.basename(target)));
-		const h = await fsp.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+		const h = await fsp.open(
+			temp,
+			constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+			mode,
+		);
 		let committed = false;
 		try {
 			try {
@@ -128,9 +158,13 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 					await fsp.link(temp, target);
 				} catch (e) {
 					if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-					throw new KeelError("WRITE_COLLISION", `${target} already exists; choose another path, or read it first to overwrite it.`, {
-						path: target,
-					});
+					throw new KeelError(
+						"WRITE_COLLISION",
+						`${target} already exists; choose another path, or read it first to overwrite it.`,
+						{
+							path: target,
+						},
+					);
 				}
 				await fsp.unlink(temp);
 			} else {
@@ -141,7 +175,10 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 			await fsyncDir(dir);
 			return toFileStat(await fsp.lstat(target, { bigint: true }));
 		} finally {
-			if (!committed) await fsp.rm(temp, { force: true });
+			if (!committed) {
+				await fsp.rm(temp, { force: true });
+				if (made) await removeEmptyDirs(dir, made);
+			}
 		}
 	}
 
@@ -151,18 +188,22 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 		stat: async (p) => toFileStat(await fsp.stat(p, { bigint: true })),
 		readlink: (p) => fsp.readlink(p),
 
-		async readFile(p) {
+		async readFile(p, expect) {
 			// O_NOFOLLOW: a link planted at the final component after the guard checked it is refused.
 			const h = await fsp.open(p, constants.O_RDONLY | constants.O_NOFOLLOW);
 			try {
+				if (expect && !sameObject(toFileStat(await h.stat({ bigint: true })), expect)) throw swapped(p);
 				return await h.readFile();
 			} finally {
 				await h.close();
 			}
 		},
 
-		async readdir(p): Promise<DirEntry[]> {
+		async readdir(p, expect): Promise<DirEntry[]> {
+			const same = async () => !expect || sameObject(toFileStat(await fsp.stat(p, { bigint: true })), expect);
+			if (!(await same())) throw swapped(p);
 			const entries = await fsp.readdir(p, { withFileTypes: true });
+			if (!(await same())) throw swapped(p);
 			return entries.map((d) => ({ name: d.name, type: typeOf(d) }));
 		},
 
@@ -177,16 +218,24 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 		async copyFile(source, target, opts) {
 			const now = await lstatOrNull(source);
 			if (!now || !sameIdentity(now, opts.sourceStat)) {
-				throw new KeelError("CHANGED_ON_DISK", `The source of this content (${source}) changed since it was written; send the content again.`, {
-					path: source,
-				});
+				throw new KeelError(
+					"CHANGED_ON_DISK",
+					`The source of this content (${source}) changed since it was written; send the content again.`,
+					{
+						path: source,
+					},
+				);
 			}
 			return commitVia(target, opts, async (temp) => {
 				await fsp.copyFile(source, temp);
 				if ((await hashLocal(temp)) !== opts.sha256) {
-					throw new KeelError("CHANGED_ON_DISK", `The source of this content (${source}) changed during the copy; send the content again.`, {
-						path: source,
-					});
+					throw new KeelError(
+						"CHANGED_ON_DISK",
+						`The source of this content (${source}) changed during the copy; send the content again.`,
+						{
+							path: source,
+						},
+					);
 				}
 			});
 		},

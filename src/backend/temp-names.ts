@@ -30,3 +30,8 @@ export function sameIdentity(a: FileStat, b: FileStat): boolean {
 		a.ctimeNs === b.ctimeNs
 	);
 }
+
+/** Same file system object (dev and inode), whatever its content. */
+export function sameObject(a: FileStat, b: FileStat): boolean {
+	return a.dev === b.dev && a.ino === b.ino && a.type === b.type;
+}

@@ -50,9 +50,14 @@ export interface FileOps {
 	lstat(path: string): Promise<FileStat>;
 	stat(path: string): Promise<FileStat>;
 	readlink(path: string): Promise<string>;
-	/** Whole file; refuses to follow a symlink in the last component. */
-	readFile(path: string): Promise<Buffer>;
-	readdir(path: string): Promise<DirEntry[]>;
+	/**
+	 * Whole file; refuses to follow a symlink in the last component. With `expect`, the opened file
+	 * must be that one (same dev and inode), so a directory swapped for a link after the guard
+	 * checked the path is caught (CHANGED_ON_DISK).
+	 */
+	readFile(path: string, expect?: FileStat): Promise<Buffer>;
+	/** Entries of a directory; with `expect`, it must be that directory before and after listing. */
+	readdir(path: string, expect?: FileStat): Promise<DirEntry[]>;
 	mkdirp(path: string): Promise<void>;
 	/** Durable atomic replace: same-directory temp file, fsync, rename, fsync dir. Returns the new stat. */
 	writeFile(path: string, data: Uint8Array, opts?: WriteOptions): Promise<FileStat>;
@@ -60,7 +65,11 @@ export interface FileOps {
 	 * Copy `source` (a file on the same backend, which must still have `sourceStat`) to `target` with
 	 * the same durable commit as writeFile, streaming (no whole-file buffer) and verifying `sha256`.
 	 */
-	copyFile(source: string, target: string, opts: WriteOptions & { sourceStat: FileStat; sha256: string }): Promise<FileStat>;
+	copyFile(
+		source: string,
+		target: string,
+		opts: WriteOptions & { sourceStat: FileStat; sha256: string },
+	): Promise<FileStat>;
 	/** SHA-256 (hex) of a file, streamed. */
 	hashFile(path: string): Promise<string>;
 	/** Remove a file or symlink (never a directory); fails with CHANGED_ON_DISK unless it still is `expect`. */

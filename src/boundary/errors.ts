@@ -96,9 +96,13 @@ export function fromSystemError(e: unknown, path?: string): KeelError {
 	const where = path ? ` ${path}` : "";
 	switch (err?.code) {
 		case "ENOENT":
-			return new KeelError("NOT_FOUND", `No such file or directory:${where}. Check the path with ls or find.`, {
-				path,
-			});
+			return new KeelError(
+				"NOT_FOUND",
+				`No such file or directory:${where}. Check the path with ls or find.`,
+				{
+					path,
+				},
+			);
 		case "EISDIR":
 			return new KeelError("IS_DIRECTORY", `Is a directory:${where}. Use ls to list it.`, { path });
 		case "ENOTDIR":

@@ -4,7 +4,14 @@
  * stays in memory.
  */
 import type { SpillDir, SpillFile } from "./spill.js";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, type TruncationResult, truncateTail, utf8BoundaryForward } from "./truncate.js";
+import {
+	DEFAULT_MAX_BYTES,
+	DEFAULT_MAX_LINES,
+	type TruncationResult,
+	truncateTail,
+	utf8BoundaryForward,
+	utf8CompleteEnd,
+} from "./truncate.js";
 
 export interface OutputSnapshot {
 	content: string;
@@ -60,6 +67,8 @@ export class OutputSink {
 		let buf = Buffer.concat(this.chunks);
 		if (this.spill && buf.length > this.window) buf = buf.subarray(buf.length - this.window);
 		if (this.spill) buf = buf.subarray(utf8BoundaryForward(buf, 0));
+		// While output is still arriving, the last character may be incomplete: show it next time.
+		buf = buf.subarray(0, utf8CompleteEnd(buf));
 		let text = buf.toString("utf8");
 		// A trailing newline ends the last line; it does not start another one.
 		const endsWithNewline = this.lastByte === 10;

@@ -34,7 +34,13 @@ export function formatSize(bytes: number): string {
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
-function untruncated(content: string, lines: number, bytes: number, maxLines: number, maxBytes: number): TruncationResult {
+function untruncated(
+	content: string,
+	lines: number,
+	bytes: number,
+	maxLines: number,
+	maxBytes: number,
+): TruncationResult {
 	return {
 		content,
 		truncated: false,
@@ -59,9 +65,23 @@ export function truncateHead(content: string, limits: TruncationLimits = {}): Tr
 	if (lines.length <= maxLines && totalBytes <= maxBytes) {
 		return untruncated(content, lines.length, totalBytes, maxLines, maxBytes);
 	}
-	const base = { totalLines: lines.length, totalBytes, lastLinePartial: false, maxLines, maxBytes, truncated: true };
+	const base = {
+		totalLines: lines.length,
+		totalBytes,
+		lastLinePartial: false,
+		maxLines,
+		maxBytes,
+		truncated: true,
+	};
 	if (utf8Bytes(lines[0]) > maxBytes) {
-		return { ...base, content: "", truncatedBy: "bytes", outputLines: 0, outputBytes: 0, firstLineExceedsLimit: true };
+		return {
+			...base,
+			content: "",
+			truncatedBy: "bytes",
+			outputLines: 0,
+			outputBytes: 0,
+			firstLineExceedsLimit: true,
+		};
 	}
 	let bytes = 0;
 	let count = 0;
@@ -75,11 +95,22 @@ export function truncateHead(content: string, limits: TruncationLimits = {}): Tr
 		bytes += add;
 	}
 	const out = lines.slice(0, count).join("\n");
-	return { ...base, content: out, truncatedBy: by, outputLines: count, outputBytes: bytes, firstLineExceedsLimit: false };
+	return {
+		...base,
+		content: out,
+		truncatedBy: by,
+		outputLines: count,
+		outputBytes: bytes,
+		firstLineExceedsLimit: false,
+	};
 }
 
 /** Keep the last whole lines within both limits (command output); a huge last line keeps its tail. */
-export function truncateTail(content: string, limits: TruncationLimits = {}, totals?: { lines: number; bytes: number }): TruncationResult {
+export function truncateTail(
+	content: string,
+	limits: TruncationLimits = {},
+	totals?: { lines: number; bytes: number },
+): TruncationResult {
 	const maxLines = limits.maxLines ?? DEFAULT_MAX_LINES;
 	const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
 	const totalBytes = totals?.bytes ?? utf8Bytes(content);
@@ -139,8 +170,23 @@ export function utf8BoundaryForward(buf: Uint8Array, index: number): number {
 	return i;
 }
 
+/** Length of `buf` without a trailing incomplete UTF-8 sequence. */
+export function utf8CompleteEnd(buf: Uint8Array): number {
+	const n = buf.length;
+	for (let back = 1; back <= Math.min(4, n); back++) {
+		const b = buf[n - back];
+		if ((b & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
+		const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+		return need > back ? n - back : n;
+	}
+	return n;
+}
+
 /** Shorten a line to `maxChars` UTF-16 units without splitting a surrogate pair. */
-export function truncateLine(text: string, maxChars: number = GREP_MAX_LINE_CHARS): { text: string; wasTruncated: boolean } {
+export function truncateLine(
+	text: string,
+	maxChars: number = GREP_MAX_LINE_CHARS,
+): { text: string; wasTruncated: boolean } {
 	if (text.length <= maxChars) return { text, wasTruncated: false };
 	let cut = maxChars;
 	const code = text.charCodeAt(cut - 1);

@@ -1,34 +1,91 @@
-/** Schema validation with errors a model can act on. */
-import type { TSchema } from "typebox";
-import { Compile } from "typebox/compile";
+/**
+ * Validation of tool arguments against the JSON Schema subset in schema.ts, with errors a model
+ * can act on (which field, what was expected).
+ */
 import { KeelError } from "./errors.js";
+import type { JsonSchema } from "./schema.js";
 
 export type Checker = (args: unknown) => void;
 
-/** Compile once per schema; the returned checker throws INVALID_ARGS naming each problem. */
-export function compileChecker(toolName: string, schema: TSchema): Checker {
-	const compiled = Compile(schema);
+const MAX_PROBLEMS = 5;
+
+function typeName(v: unknown): string {
+	if (v === null) return "null";
+	if (Array.isArray(v)) return "array";
+	return typeof v;
+}
+
+function fits(schema: JsonSchema, v: unknown): boolean {
+	switch (schema.type) {
+		case "object":
+			return typeof v === "object" && v !== null && !Array.isArray(v);
+		case "array":
+			return Array.isArray(v);
+		case "integer":
+			return typeof v === "number" && Number.isInteger(v);
+		case "number":
+			return typeof v === "number" && Number.isFinite(v);
+		case "string":
+		case "boolean":
+			return typeof v === schema.type;
+		default:
+			return true;
+	}
+}
+
+function collect(schema: JsonSchema, v: unknown, at: string, out: string[]): void {
+	if (out.length >= MAX_PROBLEMS) return;
+	const where = at || "arguments";
+	if (!fits(schema, v)) {
+		out.push(
+			`${where} must be ${schema.type === "integer" ? "an integer" : `a ${schema.type}`} (got ${typeName(v)})`,
+		);
+		return;
+	}
+	if (schema.enum && !schema.enum.includes(v as string)) {
+		out.push(`${where} must be one of ${schema.enum.map((e) => `"${e}"`).join(", ")}`);
+	}
+	if (schema.minimum !== undefined && (v as number) < schema.minimum)
+		out.push(`${where} must be >= ${schema.minimum}`);
+	if (schema.type === "array") {
+		const arr = v as unknown[];
+		if (schema.minItems !== undefined && arr.length < schema.minItems)
+			out.push(`${where} must have at least ${schema.minItems} item(s)`);
+		if (schema.maxItems !== undefined && arr.length > schema.maxItems)
+			out.push(`${where} must have at most ${schema.maxItems} items`);
+		if (schema.items) arr.forEach((item, i) => collect(schema.items!, item, `${at}[${i}]`, out));
+	}
+	if (schema.type === "object") {
+		const obj = v as Record<string, unknown>;
+		const props = schema.properties ?? {};
+		const prefix = at ? `${at}.` : "";
+		for (const key of schema.required ?? []) {
+			if (obj[key] === undefined) out.push(`missing required field "${prefix}${key}"`);
+		}
+		for (const [key, value] of Object.entries(obj)) {
+			const sub = props[key];
+			if (!sub) {
+				if (schema.additionalProperties === false) out.push(`unexpected field "${prefix}${key}"`);
+			} else if (value !== undefined) collect(sub, value, `${prefix}${key}`, out);
+		}
+	}
+}
+
+/** Problems with `v` against `schema`, at most five. */
+export function validate(schema: JsonSchema, v: unknown): string[] {
+	const out: string[] = [];
+	collect(schema, v, "", out);
+	return out;
+}
+
+/** A checker that throws INVALID_ARGS naming each problem. */
+export function compileChecker(toolName: string, schema: JsonSchema): Checker {
 	return (args: unknown) => {
 		if (args === null || typeof args !== "object" || Array.isArray(args)) {
 			throw new KeelError("INVALID_ARGS", `Arguments for ${toolName} must be a JSON object.`);
 		}
-		if (compiled.Check(args)) return;
-		const problems: string[] = [];
-		for (const err of compiled.Errors(args)) {
-			const e = err as { keyword: string; instancePath: string; message: string; params: Record<string, unknown> };
-			if (e.keyword === "boolean") continue; // reported again by the additionalProperties entry
-			const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, ".") : "";
-			if (e.keyword === "additionalProperties") {
-				const extra = (e.params.additionalProperties as string[] | undefined) ?? [];
-				problems.push(`unexpected field${extra.length > 1 ? "s" : ""} ${extra.map((x) => `"${x}"`).join(", ")}${where ? ` in ${where}` : ""}`);
-			} else if (e.keyword === "required") {
-				const missing = (e.params.requiredProperties as string[] | undefined) ?? [];
-				problems.push(`missing required field${missing.length > 1 ? "s" : ""} ${missing.map((x) => `"${x}"`).join(", ")}${where ? ` in ${where}` : ""}`);
-			} else {
-				problems.push(`${where || "arguments"} ${e.message}`);
-			}
-			if (problems.length >= 5) break;
-		}
-		throw new KeelError("INVALID_ARGS", `Invalid arguments for ${toolName}: ${problems.join("; ")}.`);
+		const problems = validate(schema, args);
+		if (problems.length)
+			throw new KeelError("INVALID_ARGS", `Invalid arguments for ${toolName}: ${problems.join("; ")}.`);
 	};
 }

@@ -46,7 +46,11 @@ function label(i: number, n: number): string {
 
 function allIndexes(hay: string, needle: string, max: number): number[] {
 	const found: number[] = [];
-	for (let i = hay.indexOf(needle); i !== -1 && found.length < max; i = hay.indexOf(needle, i + needle.length)) {
+	for (
+		let i = hay.indexOf(needle);
+		i !== -1 && found.length < max;
+		i = hay.indexOf(needle, i + needle.length)
+	) {
 		found.push(i);
 	}
 	return found;
@@ -62,7 +66,13 @@ function lineStart(text: string, line: number): number {
 	return at;
 }
 
-function locateAnchor(view: LfView, edit: TextEdit, i: number, n: number, path: string): Array<[number, number]> {
+function locateAnchor(
+	view: LfView,
+	edit: TextEdit,
+	i: number,
+	n: number,
+	path: string,
+): Array<[number, number]> {
 	const mode = edit.matchMode ?? "exact";
 	const oldText = (edit.oldText ?? "").replace(/\r\n/g, "\n");
 	if (oldText.length === 0) {
@@ -73,14 +83,18 @@ function locateAnchor(view: LfView, edit: TextEdit, i: number, n: number, path: 
 	if (mode === "normalized") {
 		const hay = normalizeText(view.text);
 		const needle = normalizeText(oldText).text;
-		if (needle.length === 0) throw new KeelError("INVALID_ARGS", `${label(i, n)} is only whitespace in ${path}.`, { path });
+		if (needle.length === 0)
+			throw new KeelError("INVALID_ARGS", `${label(i, n)} is only whitespace in ${path}.`, { path });
 		hits = allIndexes(hay.text, needle, max).map((s) => [hay.starts[s], hay.ends[s + needle.length - 1]]);
 	} else {
 		hits = allIndexes(view.text, oldText, max).map((s) => [s, s + oldText.length]);
 	}
 	if (hits.length === 0) {
 		const hint = nearestLines(view.text, oldText);
-		const how = mode === "normalized" ? "even after normalizing quotes, dashes and whitespace" : "it must match the file exactly, including whitespace";
+		const how =
+			mode === "normalized"
+				? "even after normalizing quotes, dashes and whitespace"
+				: "it must match the file exactly, including whitespace";
 		throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, { path });
 	}
 	if (hits.length > 1 && !edit.replaceAll) {
@@ -99,10 +113,18 @@ function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [nu
 	const { startLine, endLine } = edit;
 	const total = view.text.split("\n").length - (view.text.endsWith("\n") ? 1 : 0);
 	if (!Number.isInteger(startLine) || !Number.isInteger(endLine) || startLine! < 1 || endLine! < startLine!) {
-		throw new KeelError("INVALID_ARGS", `edits[${i}] needs integer startLine <= endLine (1-based) for lineRange.`, { path });
+		throw new KeelError(
+			"INVALID_ARGS",
+			`edits[${i}] needs integer startLine <= endLine (1-based) for lineRange.`,
+			{ path },
+		);
 	}
 	if (endLine! > total) {
-		throw new KeelError("INVALID_ARGS", `edits[${i}] endLine ${endLine} is past the end of ${path} (${total} lines).`, { path });
+		throw new KeelError(
+			"INVALID_ARGS",
+			`edits[${i}] endLine ${endLine} is past the end of ${path} (${total} lines).`,
+			{ path },
+		);
 	}
 	const start = lineStart(view.text, startLine!);
 	const next = lineStart(view.text, endLine! + 1);
@@ -110,9 +132,13 @@ function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [nu
 	if (edit.oldText !== undefined) {
 		const current = view.text.slice(start, end).replace(/\n$/, "");
 		if (current !== edit.oldText.replace(/\r\n/g, "\n").replace(/\n$/, "")) {
-			throw new KeelError("NO_MATCH", `Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText; read them again.`, {
-				path,
-			});
+			throw new KeelError(
+				"NO_MATCH",
+				`Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText; read them again.`,
+				{
+					path,
+				},
+			);
 		}
 	}
 	return [start, end];
@@ -134,7 +160,8 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 			const keepBreak = newText.length > 0 && !newText.endsWith("\n") && view.text[end - 1] === "\n";
 			regions.push({ index: i, start, end, newText: keepBreak ? `${newText}\n` : newText });
 		} else {
-			for (const [start, end] of locateAnchor(view, edit, i, edits.length, path)) regions.push({ index: i, start, end, newText });
+			for (const [start, end] of locateAnchor(view, edit, i, edits.length, path))
+				regions.push({ index: i, start, end, newText });
 		}
 		matched.push(mode);
 	});
@@ -143,9 +170,13 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 		const prev = regions[k - 1];
 		const cur = regions[k];
 		if (prev.end > cur.start) {
-			throw new KeelError("EDIT_OVERLAP", `edits[${prev.index}] and edits[${cur.index}] overlap in ${path}; merge them into one edit.`, {
-				path,
-			});
+			throw new KeelError(
+				"EDIT_OVERLAP",
+				`edits[${prev.index}] and edits[${cur.index}] overlap in ${path}; merge them into one edit.`,
+				{
+					path,
+				},
+			);
 		}
 	}
 	const fileEnding = dominantEnding(original);
@@ -164,7 +195,9 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 	const text = outParts.join("");
 	if (text === original) {
 		const s = edits.length > 1 ? "s produce" : " produces";
-		throw new KeelError("NO_CHANGE", `No changes made to ${path}: the replacement${s} identical content.`, { path });
+		throw new KeelError("NO_CHANGE", `No changes made to ${path}: the replacement${s} identical content.`, {
+			path,
+		});
 	}
 	return { text, beforeLf: view.text, afterLf: lfParts.join(""), matched };
 }

@@ -18,7 +18,10 @@ export interface CommitRequest {
 export async function commit(session: Session, req: CommitRequest): Promise<FileStat> {
 	let st: FileStat;
 	try {
-		st = await session.backend.fs.writeFile(req.canonical, req.data, { expect: req.expect, mkdirs: req.expect === "absent" });
+		st = await session.backend.fs.writeFile(req.canonical, req.data, {
+			expect: req.expect,
+			mkdirs: req.expect === "absent",
+		});
 	} catch (e) {
 		throw fromSystemError(e, req.shown);
 	}

@@ -28,7 +28,11 @@ export class ContentRefs {
 
 	get(ref: string): ContentSource {
 		const src = this.refs.get(ref);
-		if (!src) throw new KeelError("INVALID_ARGS", `contentRef ${ref} is unknown or expired; send the content instead.`);
+		if (!src)
+			throw new KeelError(
+				"INVALID_ARGS",
+				`contentRef ${ref} is unknown or expired; send the content instead.`,
+			);
 		return src;
 	}
 }

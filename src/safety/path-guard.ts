@@ -36,6 +36,7 @@ export interface ResolvedPath {
 
 const MAX_LINK_HOPS = 40;
 const MAX_PATH_LENGTH = 4096;
+const MAX_NAME_BYTES = 255;
 const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
 const SHELL_RC_FILES = new Set([
 	".bashrc",
@@ -67,7 +68,7 @@ export function expandInput(input: string, home: string): string {
 export function isWithin(parent: string, child: string): boolean {
 	if (parent === child) return true;
 	const rel = posix.relative(parent, child);
-	if (rel === "" ) return true;
+	if (rel === "") return true;
 	if (posix.isAbsolute(rel)) return false;
 	const first = rel.split("/", 1)[0];
 	return first !== "..";
@@ -98,7 +99,10 @@ export class PathGuard {
 	private readonly home: string;
 	private readonly allowProtected: boolean;
 
-	private constructor(private readonly fs: FileOps, cfg: Required<GuardConfig>) {
+	private constructor(
+		private readonly fs: FileOps,
+		cfg: Required<GuardConfig>,
+	) {
 		this.roots = cfg.roots;
 		this.readOnlyRoots = cfg.readOnlyRoots;
 		this.workspace = cfg.roots[0];
@@ -113,7 +117,8 @@ export class PathGuard {
 			try {
 				const c = await fs.realpath(r);
 				const st = await fs.stat(c);
-				if (st.type !== "dir") throw new KeelError("NOT_DIRECTORY", `Root is not a directory: ${r}.`, { path: r });
+				if (st.type !== "dir")
+					throw new KeelError("NOT_DIRECTORY", `Root is not a directory: ${r}.`, { path: r });
 				return c;
 			} catch (e) {
 				if (e instanceof KeelError) throw e;
@@ -143,6 +148,14 @@ export class PathGuard {
 			throw new KeelError("PATH_INVALID", `Path is longer than ${MAX_PATH_LENGTH} characters.`);
 		}
 		const expanded = expandInput(input, this.home);
+		for (const part of expanded.split("/")) {
+			if (Buffer.byteLength(part) > MAX_NAME_BYTES) {
+				throw new KeelError(
+					"PATH_INVALID",
+					`A path component is longer than ${MAX_NAME_BYTES} bytes; use a shorter name.`,
+				);
+			}
+		}
 		return posix.resolve(this.workspace, expanded);
 	}
 
@@ -153,10 +166,22 @@ export class PathGuard {
 	async resolve(input: unknown, access: Access): Promise<ResolvedPath> {
 		const abs = this.absolute(input);
 		const { canonical, exists } = await this.canonicalize(abs);
-		return this.authorize(input as string, abs, canonical, access, exists);
+		const resolved = this.authorize(input as string, abs, canonical, access, exists);
+		if (access === "write" && /\/\.?$/.test(input as string)) {
+			throw new KeelError("IS_DIRECTORY", `${input} names a directory; give a file path.`, {
+				path: input as string,
+			});
+		}
+		return resolved;
 	}
 
-	private authorize(shown: string, abs: string, canonical: string, access: Access, exists: boolean): ResolvedPath {
+	private authorize(
+		shown: string,
+		abs: string,
+		canonical: string,
+		access: Access,
+		exists: boolean,
+	): ResolvedPath {
 		const root = this.roots.find((r) => isWithin(r, canonical));
 		if (!root) {
 			const ro = this.readOnlyRoots.find((r) => isWithin(r, canonical));
@@ -202,7 +227,9 @@ export class PathGuard {
 		const canonical = posix.join(parent.canonical, name);
 		const checked = await this.authorize(input as string, abs, canonical, access, parent.exists);
 		if (this.roots.includes(canonical) || this.readOnlyRoots.includes(canonical)) {
-			throw new KeelError("PATH_INVALID", `${String(input)} is a root; name a file inside it.`, { path: String(input) });
+			throw new KeelError("PATH_INVALID", `${String(input)} is a root; name a file inside it.`, {
+				path: String(input),
+			});
 		}
 		return checked;
 	}
@@ -217,7 +244,8 @@ export class PathGuard {
 		} catch (e) {
 			if (hasErrno(e, "ELOOP")) throw this.loop(abs);
 			if (!hasErrno(e, "ENOENT") && !hasErrno(e, "ENOTDIR")) {
-				if (hasErrno(e, "EACCES")) throw new KeelError("PERMISSION_DENIED", `Permission denied: ${abs}.`, { path: abs });
+				if (hasErrno(e, "EACCES"))
+					throw new KeelError("PERMISSION_DENIED", `Permission denied: ${abs}.`, { path: abs });
 				throw e;
 			}
 		}
@@ -259,9 +287,9 @@ export class PathGuard {
 				continue;
 			}
 			if (st.type !== "dir" && pending.length > 0) {
-				throw new KeelError("NOT_DIRECTORY", `${posix.relative(this.workspace, next) || next} is not a directory.`, {
-					path: abs,
-				});
+				// Not a directory, yet more components follow: the path cannot exist. Keep going
+				// literally so containment decides first (no error here may reveal what is outside).
+				exists = false;
 			}
 			current = next;
 		}
@@ -269,6 +297,8 @@ export class PathGuard {
 	}
 
 	private loop(abs: string): KeelError {
-		return new KeelError("PATH_LOOP", `${abs} has a symbolic link loop; point it at a real file.`, { path: abs });
+		return new KeelError("PATH_LOOP", `${abs} has a symbolic link loop; point it at a real file.`, {
+			path: abs,
+		});
 	}
 }

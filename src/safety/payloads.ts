@@ -18,7 +18,11 @@ export interface PayloadLimits {
 	maxAgeMs: number;
 }
 
-export const DEFAULT_PAYLOAD_LIMITS: PayloadLimits = { maxCount: 32, maxBytes: 256 * 1024 * 1024, maxAgeMs: 30 * 60 * 1000 };
+export const DEFAULT_PAYLOAD_LIMITS: PayloadLimits = {
+	maxCount: 32,
+	maxBytes: 256 * 1024 * 1024,
+	maxAgeMs: 30 * 60 * 1000,
+};
 
 interface Entry {
 	kind: PayloadKind;
@@ -57,12 +61,17 @@ export class PayloadStore {
 	async get(ref: string, kind: PayloadKind): Promise<Buffer> {
 		await this.evict();
 		const e = this.entries.get(ref);
-		if (!e) throw new KeelError("INVALID_ARGS", `payloadRef ${ref} is unknown or expired; send the content again.`);
-		if (e.kind !== kind) throw new KeelError("INVALID_ARGS", `payloadRef ${ref} holds a ${e.kind} payload, not a ${kind} one.`);
+		if (!e)
+			throw new KeelError("INVALID_ARGS", `payloadRef ${ref} is unknown or expired; send the content again.`);
+		if (e.kind !== kind)
+			throw new KeelError("INVALID_ARGS", `payloadRef ${ref} holds a ${e.kind} payload, not a ${kind} one.`);
 		const data = await readFile(e.file).catch(() => undefined);
 		if (!data || sha256(data) !== e.sha256) {
 			await this.drop(ref);
-			throw new KeelError("INVALID_ARGS", `payloadRef ${ref} failed verification and was discarded; send the content again.`);
+			throw new KeelError(
+				"INVALID_ARGS",
+				`payloadRef ${ref} failed verification and was discarded; send the content again.`,
+			);
 		}
 		return data;
 	}

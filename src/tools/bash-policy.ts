@@ -3,7 +3,10 @@
  * sandbox: real containment comes from the bwrap or a remote backend.
  */
 const CATASTROPHIC: Array<[RegExp, string]> = [
-	[/\brm\s+(-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+)*(-[a-zA-Z]*\s+)*(\/|\/\*|~|~\/|\$HOME\/?)(\s|$|;|&|\|)/, "recursive removal of / or the home directory"],
+	[
+		/\brm\s+(-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+)*(-[a-zA-Z]*\s+)*(\/|\/\*|~|~\/|\$HOME\/?)(\s|$|;|&|\|)/,
+		"recursive removal of / or the home directory",
+	],
 	[/:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/, "a fork bomb"],
 	[/\bmkfs(\.\w+)?\s+\/dev\//, "formatting a block device"],
 	[/\bdd\b[^\n]*\bof=\/dev\/(sd|nvme|hd|vd|xvd|mmcblk)/, "writing raw to a disk device"],

@@ -2,36 +2,44 @@
  * `bash` (pi-compatible): run a command in the workspace. Output streams to onUpdate, is capped as
  * it arrives (tail kept, full text spilled to a file), and abort or timeout kills the process group.
  */
-import { Type } from "typebox";
+import { number, object, optional, string } from "../boundary/schema.js";
 import { KeelError } from "../boundary/errors.js";
 import { OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
 import { defineTool, text } from "./types.js";
 
-const schema = Type.Object(
-	{
-		command: Type.String({ description: "Bash command to execute" }),
-		timeout: Type.Optional(Type.Number({ description: "Timeout in seconds (optional, no default timeout)" })),
-	},
-	{ additionalProperties: false },
-);
+const schema = object({
+	command: string({ description: "Bash command to execute" }),
+	timeout: optional(number({ description: "Timeout in seconds (optional, no default timeout)" })),
+});
 
 const UPDATE_EVERY_MS = 100;
 
-function describe(snapshot: OutputSnapshot, empty: string): { text: string; details?: Record<string, unknown> } {
+function describe(
+	snapshot: OutputSnapshot,
+	empty: string,
+): { text: string; details?: Record<string, unknown> } {
 	const t = snapshot.truncation;
 	let out = snapshot.content || empty;
 	if (!t.truncated) return { text: out };
 	const first = t.totalLines - t.outputLines + 1;
 	const where = `Full output: ${snapshot.fullOutputPath}`;
-	if (t.lastLinePartial) out += `\n\n[Showing last ${formatSize(t.outputBytes)} of line ${t.totalLines}. ${where}]`;
-	else if (t.truncatedBy === "lines") out += `\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines}. ${where}]`;
-	else out += `\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). ${where}]`;
+	if (t.lastLinePartial)
+		out += `\n\n[Showing last ${formatSize(t.outputBytes)} of line ${t.totalLines}. ${where}]`;
+	else if (t.truncatedBy === "lines")
+		out += `\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines}. ${where}]`;
+	else
+		out += `\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). ${where}]`;
 	return { text: out, details: { truncation: t, fullOutputPath: snapshot.fullOutputPath } };
 }
 
-export const bashTool = defineTool({
+export interface BashArgs {
+	command: string;
+	timeout?: number;
+}
+
+export const bashTool = defineTool<BashArgs>({
 	name: "bash",
 	label: "bash",
 	description: `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`,
@@ -39,8 +47,13 @@ export const bashTool = defineTool({
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, { session, signal, onUpdate }) {
 		if (args.command.trim().length === 0) throw new KeelError("INVALID_ARGS", "command must not be empty.");
+		if (args.command.includes("\0"))
+			throw new KeelError("INVALID_ARGS", "command must not contain a NUL byte.");
 		if (args.timeout !== undefined && !(Number.isFinite(args.timeout) && args.timeout > 0)) {
-			throw new KeelError("INVALID_ARGS", `timeout must be a positive number of seconds (got ${args.timeout}).`);
+			throw new KeelError(
+				"INVALID_ARGS",
+				`timeout must be a positive number of seconds (got ${args.timeout}).`,
+			);
 		}
 		const refusal = refusalFor(args.command);
 		if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
@@ -77,11 +90,18 @@ export const bashTool = defineTool({
 		const withStatus = (status: string) => `${out === "(no output)" ? "" : `${out}\n\n`}${status}`;
 		if (result.aborted) throw new KeelError("ABORTED", withStatus("Command aborted"), { details });
 		if (result.timedOut) {
-			throw new KeelError("TIMEOUT", withStatus(`Command timed out after ${args.timeout} seconds`), { details });
+			throw new KeelError("TIMEOUT", withStatus(`Command timed out after ${args.timeout} seconds`), {
+				details,
+			});
 		}
 		if (result.exitCode !== 0) {
-			const status = result.exitCode === null ? `Command killed by ${result.signal}` : `Command exited with code ${result.exitCode}`;
-			throw new KeelError("COMMAND_FAILED", withStatus(status), { details: { ...details, exitCode: result.exitCode } });
+			const status =
+				result.exitCode === null
+					? `Command killed by ${result.signal}`
+					: `Command exited with code ${result.exitCode}`;
+			throw new KeelError("COMMAND_FAILED", withStatus(status), {
+				details: { ...details, exitCode: result.exitCode },
+			});
 		}
 		return { content: [text(out)], details };
 	},

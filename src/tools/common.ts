@@ -1,6 +1,6 @@
 /** Small checks shared by the tools. */
 import type { Expected, FileStat } from "../backend/types.js";
-import { sameIdentity } from "../backend/temp-names.js";
+import { sameIdentity, sameObject } from "../backend/temp-names.js";
 import { KeelError, fromSystemError } from "../boundary/errors.js";
 import type { Session } from "../session.js";
 
@@ -32,8 +32,10 @@ export async function statOrNull(session: Session, canonical: string): Promise<F
 }
 
 export function requireFile(st: FileStat, shown: string): void {
-	if (st.type === "dir") throw new KeelError("IS_DIRECTORY", `${shown} is a directory; use ls to list it.`, { path: shown });
-	if (st.type !== "file") throw new KeelError("NOT_A_FILE", `${shown} is not a regular file.`, { path: shown });
+	if (st.type === "dir")
+		throw new KeelError("IS_DIRECTORY", `${shown} is a directory; use ls to list it.`, { path: shown });
+	if (st.type !== "file")
+		throw new KeelError("NOT_A_FILE", `${shown} is not a regular file.`, { path: shown });
 }
 
 export function requireDir(st: FileStat, shown: string): void {
@@ -51,15 +53,46 @@ export function checkAborted(signal: AbortSignal | undefined): void {
  * Overwriting an existing file needs a read by this session that is still fresh (REQUIREMENTS M2,
  * M6); the commit then compare-and-swaps against that read.
  */
-export function overwriteExpectation(session: Session, canonical: string, now: FileStat, shown: string): Expected {
+export function overwriteExpectation(
+	session: Session,
+	canonical: string,
+	now: FileStat,
+	shown: string,
+): Expected {
 	const rec = session.readState.get(canonical);
 	if (!rec) {
-		throw new KeelError("NOT_READ", `${shown} exists and has not been read in this session; read it before overwriting it, or write to a new path.`, {
+		throw new KeelError(
+			"NOT_READ",
+			`${shown} exists and has not been read in this session; read it before overwriting it, or write to a new path.`,
+			{
+				path: shown,
+			},
+		);
+	}
+	if (!sameIdentity(rec.stat, now)) {
+		throw new KeelError(
+			"STALE_READ",
+			`${shown} changed since it was last read; read it again before overwriting it.`,
+			{ path: shown },
+		);
+	}
+	return { stat: rec.stat, sha256: rec.sha256 };
+}
+
+/**
+ * After a search, the searched path must still be the object the guard checked: a directory
+ * swapped for a link to elsewhere mid-search must not leak what was found there.
+ */
+export async function requireUnchanged(
+	session: Session,
+	canonical: string,
+	checked: FileStat,
+	shown: string,
+): Promise<void> {
+	const now = await session.backend.fs.stat(canonical).catch(() => undefined);
+	if (!now || !sameObject(now, checked)) {
+		throw new KeelError("CHANGED_ON_DISK", `${shown} was replaced during the search; search again.`, {
 			path: shown,
 		});
 	}
-	if (!sameIdentity(rec.stat, now)) {
-		throw new KeelError("STALE_READ", `${shown} changed since it was last read; read it again before overwriting it.`, { path: shown });
-	}
-	return { stat: rec.stat, sha256: rec.sha256 };
 }

@@ -2,7 +2,7 @@
  * `edit` (pi-compatible): exact replacements matched against the original content, committed by
  * compare-and-swap. BOM and per-line endings are kept; non-UTF-8 or binary files are refused.
  */
-import { Type } from "typebox";
+import { array, object, string } from "../boundary/schema.js";
 import { KeelError, fromSystemError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
 import { renderDiff } from "../edit/diff.js";
@@ -12,27 +12,21 @@ import { decodeUtf8Strict, encodeUtf8, looksBinary } from "../safety/encoding.js
 import { checkAborted, requireFile, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";
 
-const replaceSchema = Type.Object(
-	{
-		oldText: Type.String({
-			description:
-				"Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.",
-		}),
-		newText: Type.String({ description: "Replacement text for this targeted edit." }),
-	},
-	{ additionalProperties: false },
-);
+const replaceSchema = object({
+	oldText: string({
+		description:
+			"Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.",
+	}),
+	newText: string({ description: "Replacement text for this targeted edit." }),
+});
 
-const schema = Type.Object(
-	{
-		path: Type.String({ description: "Path to the file to edit (relative or absolute)" }),
-		edits: Type.Array(replaceSchema, {
-			description:
-				"One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
-		}),
-	},
-	{ additionalProperties: false },
-);
+const schema = object({
+	path: string({ description: "Path to the file to edit (relative or absolute)" }),
+	edits: array(replaceSchema, {
+		description:
+			"One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
+	}),
+});
 
 /** Models sometimes send `edits` as a JSON string, or one edit as top-level oldText/newText. */
 function prepareArguments(raw: unknown): unknown {
@@ -56,7 +50,12 @@ function prepareArguments(raw: unknown): unknown {
 	return args;
 }
 
-export const editTool = defineTool({
+export interface EditArgs {
+	path: string;
+	edits: Array<{ oldText: string; newText: string }>;
+}
+
+export const editTool = defineTool<EditArgs>({
 	name: "edit",
 	label: "edit",
 	description:
@@ -66,7 +65,9 @@ export const editTool = defineTool({
 	prepareArguments,
 	async execute(args, { session, signal }) {
 		if (args.edits.length === 0) {
-			throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", { path: args.path });
+			throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", {
+				path: args.path,
+			});
 		}
 		const target = await session.resolvePath(args.path, "write");
 		requireFile(await statPath(session, target.canonical, args.path), args.path);
@@ -75,7 +76,7 @@ export const editTool = defineTool({
 			requireFile(st, args.path);
 			let bytes: Buffer;
 			try {
-				bytes = await session.backend.fs.readFile(target.canonical);
+				bytes = await session.backend.fs.readFile(target.canonical, st);
 			} catch (e) {
 				throw fromSystemError(e, args.path);
 			}
@@ -89,7 +90,12 @@ export const editTool = defineTool({
 			}
 			const applied = applyEdits(decoded.text, args.edits, args.path);
 			checkAborted(signal);
-			await commit(session, { canonical: target.canonical, shown: args.path, data: encodeUtf8(applied.text, decoded.bom), expect: { stat: st, sha256: sha256(bytes) } });
+			await commit(session, {
+				canonical: target.canonical,
+				shown: args.path,
+				data: encodeUtf8(applied.text, decoded.bom),
+				expect: { stat: st, sha256: sha256(bytes) },
+			});
 			const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
 			return {
 				content: [text(`Successfully replaced ${args.edits.length} block(s) in ${args.path}.`)],

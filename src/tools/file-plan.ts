@@ -24,8 +24,24 @@ export interface FileSnapshot {
 }
 
 export type Plan =
-	| { type: "write"; i: number; q: FileQuery; target: ResolvedPath; data?: Buffer; ref?: ContentSource; expect: "absent" | Expected }
-	| { type: "edit"; i: number; q: FileQuery; target: ResolvedPath; edits: EditItem[]; snapshot: FileSnapshot; applied: AppliedEdits }
+	| {
+			type: "write";
+			i: number;
+			q: FileQuery;
+			target: ResolvedPath;
+			data?: Buffer;
+			ref?: ContentSource;
+			expect: "absent" | Expected;
+	  }
+	| {
+			type: "edit";
+			i: number;
+			q: FileQuery;
+			target: ResolvedPath;
+			edits: EditItem[];
+			snapshot: FileSnapshot;
+			applied: AppliedEdits;
+	  }
 	| { type: "delete"; i: number; q: FileQuery; target: ResolvedPath; stat: FileStat };
 
 /** Errors that are about the path alone: the payload is worth keeping for a retry elsewhere. */
@@ -34,13 +50,17 @@ export function isPathOnly(e: KeelError): boolean {
 }
 
 /** Read and decode a file for editing; refuses anything that is not clean UTF-8 text. */
-export async function snapshotText(session: Session, canonical: string, shown: string): Promise<FileSnapshot> {
+export async function snapshotText(
+	session: Session,
+	canonical: string,
+	shown: string,
+): Promise<FileSnapshot> {
 	let stat: FileStat;
 	let bytes: Buffer;
 	try {
 		stat = await session.backend.fs.stat(canonical);
 		requireFile(stat, shown);
-		bytes = await session.backend.fs.readFile(canonical);
+		bytes = await session.backend.fs.readFile(canonical, stat);
 	} catch (e) {
 		throw fromSystemError(e, shown);
 	}
@@ -56,21 +76,35 @@ export async function snapshotText(session: Session, canonical: string, shown: s
 }
 
 /** lineRange edits address positions, not anchors: they need a read that is still fresh. */
-export function requireFreshRead(session: Session, canonical: string, snap: FileSnapshot, shown: string): void {
+export function requireFreshRead(
+	session: Session,
+	canonical: string,
+	snap: FileSnapshot,
+	shown: string,
+): void {
 	const rec = session.readState.get(canonical);
 	if (!rec) {
-		throw new KeelError("NOT_READ", `${shown} has not been read in this session; read it before a lineRange edit.`, { path: shown });
+		throw new KeelError(
+			"NOT_READ",
+			`${shown} has not been read in this session; read it before a lineRange edit.`,
+			{ path: shown },
+		);
 	}
 	if (!sameIdentity(rec.stat, snap.stat) || rec.sha256 !== snap.sha256) {
-		throw new KeelError("STALE_READ", `${shown} changed since it was last read; read it again, then redo the lineRange edit.`, {
-			path: shown,
-		});
+		throw new KeelError(
+			"STALE_READ",
+			`${shown} changed since it was last read; read it again, then redo the lineRange edit.`,
+			{
+				path: shown,
+			},
+		);
 	}
 }
 
 async function planWrite(session: Session, q: FileQuery, i: number, data: Buffer | undefined): Promise<Plan> {
 	const target = await session.resolvePath(q.path, "write");
-	if (target.canonical === target.root) throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; give a file path.`, { path: q.path });
+	if (target.canonical === target.root)
+		throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; give a file path.`, { path: q.path });
 	const now = await statOrNull(session, target.canonical);
 	if (now) requireFile(now, q.path);
 	const expect = now ? overwriteExpectation(session, target.canonical, now, q.path) : "absent";
@@ -78,9 +112,13 @@ async function planWrite(session: Session, q: FileQuery, i: number, data: Buffer
 		const ref = session.contentRefs.get(q.contentRef);
 		const st = await session.backend.fs.lstat(ref.canonical).catch(() => undefined);
 		if (!st || !sameIdentity(st, ref.stat)) {
-			throw new KeelError("INVALID_ARGS", `contentRef ${q.contentRef} is stale: its source file changed; send the content instead.`, {
-				path: q.path,
-			});
+			throw new KeelError(
+				"INVALID_ARGS",
+				`contentRef ${q.contentRef} is stale: its source file changed; send the content instead.`,
+				{
+					path: q.path,
+				},
+			);
 		}
 		return { type: "write", i, q, target, ref, expect };
 	}
@@ -90,9 +128,13 @@ async function planWrite(session: Session, q: FileQuery, i: number, data: Buffer
 async function planEdit(session: Session, q: FileQuery, i: number, edits: EditItem[]): Promise<Plan> {
 	const target = await session.resolvePath(q.path, "write");
 	const exists = await statOrNull(session, target.canonical);
-	if (!exists) throw new KeelError("NOT_FOUND", `${q.path} does not exist; check the path, or write it as a new file.`, { path: q.path });
+	if (!exists)
+		throw new KeelError("NOT_FOUND", `${q.path} does not exist; check the path, or write it as a new file.`, {
+			path: q.path,
+		});
 	const snapshot = await snapshotText(session, target.canonical, q.path);
-	if (edits.some((e) => e.matchMode === "lineRange")) requireFreshRead(session, target.canonical, snapshot, q.path);
+	if (edits.some((e) => e.matchMode === "lineRange"))
+		requireFreshRead(session, target.canonical, snapshot, q.path);
 	const applied = applyEdits(snapshot.text, edits, q.path);
 	return { type: "edit", i, q, target, edits, snapshot, applied };
 }
@@ -106,9 +148,12 @@ async function planDelete(session: Session, q: FileQuery, i: number): Promise<Pl
 		throw fromSystemError(e, q.path);
 	}
 	if (stat.type === "dir") {
-		throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; delete removes files and symlinks only.`, { path: q.path });
+		throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; delete removes files and symlinks only.`, {
+			path: q.path,
+		});
 	}
-	if (stat.type === "other") throw new KeelError("NOT_A_FILE", `${q.path} is not a file or symlink.`, { path: q.path });
+	if (stat.type === "other")
+		throw new KeelError("NOT_A_FILE", `${q.path} is not a file or symlink.`, { path: q.path });
 	return { type: "delete", i, q, target, stat };
 }
 
@@ -122,11 +167,17 @@ export async function planQuery(session: Session, q: FileQuery, i: number): Prom
 	try {
 		if (q.type === "delete") return await planDelete(session, q, i);
 		if (q.type === "write") {
-			const data = q.content !== undefined ? Buffer.from(q.content, "utf8") : ref ? await session.payloads.get(ref, "write") : undefined;
+			const data =
+				q.content !== undefined
+					? Buffer.from(q.content, "utf8")
+					: ref
+						? await session.payloads.get(ref, "write")
+						: undefined;
 			if (q.content !== undefined) payload = { kind: "write", bytes: data! };
 			return await planWrite(session, q, i, data);
 		}
-		const edits: EditItem[] = q.edits ?? JSON.parse((await session.payloads.get(ref!, "edit")).toString("utf8"));
+		const edits: EditItem[] =
+			q.edits ?? JSON.parse((await session.payloads.get(ref!, "edit")).toString("utf8"));
 		if (q.edits) payload = { kind: "edit", bytes: Buffer.from(JSON.stringify(q.edits)) };
 		return await planEdit(session, q, i, edits);
 	} catch (e) {
@@ -135,10 +186,14 @@ export async function planQuery(session: Session, q: FileQuery, i: number): Prom
 		if (!ref && payload) ref = await session.payloads.put(payload.kind, payload.bytes);
 		if (!ref) throw err;
 		return Promise.reject(
-			new KeelError(err.code, `${err.message} The ${payload?.kind ?? q.type} payload is kept: retry with payloadRef "${ref}" and the corrected path.`, {
-				path: err.path,
-				payloadRef: ref,
-			}),
+			new KeelError(
+				err.code,
+				`${err.message} The ${payload?.kind ?? q.type} payload is kept: retry with payloadRef "${ref}" and the corrected path.`,
+				{
+					path: err.path,
+					payloadRef: ref,
+				},
+			),
 		);
 	}
 }

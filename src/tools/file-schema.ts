@@ -1,49 +1,83 @@
 /** The unified `file` tool's schema (REQUIREMENTS T2) and the per-type field rules. */
-import { type Static, Type } from "typebox";
+import { array, boolean, integer, object, oneOf, optional, string } from "../boundary/schema.js";
 import { KeelError } from "../boundary/errors.js";
 
 export const MAX_QUERIES = 50;
 
-const editItem = Type.Object(
-	{
-		oldText: Type.Optional(Type.String({ description: "Text to replace (exact or normalized). Optional for lineRange: when given it must equal those lines." })),
-		newText: Type.String({ description: "Replacement text." }),
-		matchMode: Type.Optional(
-			Type.Union([Type.Literal("exact"), Type.Literal("normalized"), Type.Literal("lineRange")], {
-				description:
-					"exact (default): oldText must match byte for byte. normalized: quotes, dashes, runs of blanks and trailing whitespace are folded. lineRange: replace lines startLine..endLine of a freshly read file.",
-			}),
-		),
-		replaceAll: Type.Optional(Type.Boolean({ description: "Replace every occurrence instead of requiring a unique one." })),
-		startLine: Type.Optional(Type.Integer({ minimum: 1, description: "First line (1-based) for lineRange." })),
-		endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Last line (inclusive) for lineRange." })),
-	},
-	{ additionalProperties: false },
-);
-
-const query = Type.Object(
-	{
-		type: Type.Union([Type.Literal("edit"), Type.Literal("write"), Type.Literal("delete")], {
-			description: "edit: targeted replacements; write: create a file or replace one you have read; delete: remove a file or symlink.",
+const editItem = object({
+	oldText: optional(
+		string({
+			description:
+				"Text to replace (exact or normalized). Optional for lineRange: when given it must equal those lines.",
 		}),
-		path: Type.String({ description: "File path (relative to the workspace root or absolute)." }),
-		content: Type.Optional(Type.String({ description: "write: the whole new content." })),
-		contentRef: Type.Optional(Type.String({ description: "write: a contentRef from an earlier result, instead of content." })),
-		payloadRef: Type.Optional(
-			Type.String({ description: "write/edit: a payloadRef from a failed call, to retry it on a corrected path without resending the payload." }),
-		),
-		edits: Type.Optional(Type.Array(editItem, { minItems: 1, description: "edit: one or more replacements, all matched against the original file." })),
-	},
-	{ additionalProperties: false },
-);
+	),
+	newText: string({ description: "Replacement text." }),
+	matchMode: optional(
+		oneOf(["exact", "normalized", "lineRange"], {
+			description:
+				"exact (default): oldText must match byte for byte. normalized: quotes, dashes, runs of blanks and trailing whitespace are folded. lineRange: replace lines startLine..endLine of a freshly read file.",
+		}),
+	),
+	replaceAll: optional(
+		boolean({ description: "Replace every occurrence instead of requiring a unique one." }),
+	),
+	startLine: optional(integer({ minimum: 1, description: "First line (1-based) for lineRange." })),
+	endLine: optional(integer({ minimum: 1, description: "Last line (inclusive) for lineRange." })),
+});
 
-export const fileSchema = Type.Object(
-	{ queries: Type.Array(query, { minItems: 1, maxItems: MAX_QUERIES, description: "Mutations, preflighted together, then run in order." }) },
-	{ additionalProperties: false },
-);
+const query = object({
+	type: oneOf(["edit", "write", "delete"], {
+		description:
+			"edit: targeted replacements; write: create a file or replace one you have read; delete: remove a file or symlink.",
+	}),
+	path: string({ description: "File path (relative to the workspace root or absolute)." }),
+	content: optional(string({ description: "write: the whole new content." })),
+	contentRef: optional(
+		string({ description: "write: a contentRef from an earlier result, instead of content." }),
+	),
+	payloadRef: optional(
+		string({
+			description:
+				"write/edit: a payloadRef from a failed call, to retry it on a corrected path without resending the payload.",
+		}),
+	),
+	edits: optional(
+		array(editItem, {
+			minItems: 1,
+			description: "edit: one or more replacements, all matched against the original file.",
+		}),
+	),
+});
 
-export type FileQuery = Static<typeof query>;
-export type EditItem = Static<typeof editItem>;
+export const fileSchema = object({
+	queries: array(query, {
+		minItems: 1,
+		maxItems: MAX_QUERIES,
+		description: "Mutations, preflighted together, then run in order.",
+	}),
+});
+
+export interface EditItem {
+	oldText?: string;
+	newText: string;
+	matchMode?: "exact" | "normalized" | "lineRange";
+	replaceAll?: boolean;
+	startLine?: number;
+	endLine?: number;
+}
+
+export interface FileQuery {
+	type: "edit" | "write" | "delete";
+	path: string;
+	content?: string;
+	contentRef?: string;
+	payloadRef?: string;
+	edits?: EditItem[];
+}
+
+export interface FileArgs {
+	queries: FileQuery[];
+}
 
 const FIELDS_BY_TYPE: Record<FileQuery["type"], ReadonlyArray<keyof FileQuery>> = {
 	write: ["content", "contentRef", "payloadRef"],
@@ -58,11 +92,14 @@ export function checkQueryFields(q: FileQuery, i: number): void {
 	const present = OPTIONAL_FIELDS.filter((f) => q[f] !== undefined);
 	const stray = present.filter((f) => !allowed.includes(f));
 	if (stray.length) {
-		throw new KeelError("INVALID_ARGS", `queries[${i}] (${q.type}) does not take ${stray.join(", ")}.`, { path: q.path });
+		throw new KeelError("INVALID_ARGS", `queries[${i}] (${q.type}) does not take ${stray.join(", ")}.`, {
+			path: q.path,
+		});
 	}
 	if (q.type === "delete") return;
 	if (present.length !== 1) {
-		const need = q.type === "write" ? "exactly one of content, contentRef, payloadRef" : "either edits or payloadRef";
+		const need =
+			q.type === "write" ? "exactly one of content, contentRef, payloadRef" : "either edits or payloadRef";
 		throw new KeelError("INVALID_ARGS", `queries[${i}] (${q.type}) needs ${need}.`, { path: q.path });
 	}
 	q.edits?.forEach((e, k) => checkEditFields(e, i, k, q.path));
@@ -75,11 +112,13 @@ function checkEditFields(e: EditItem, i: number, k: number, path: string): void 
 		if (e.startLine === undefined || e.endLine === undefined) {
 			throw new KeelError("INVALID_ARGS", `${where}: lineRange needs startLine and endLine.`, { path });
 		}
-		if (e.replaceAll) throw new KeelError("INVALID_ARGS", `${where}: replaceAll does not apply to lineRange.`, { path });
+		if (e.replaceAll)
+			throw new KeelError("INVALID_ARGS", `${where}: replaceAll does not apply to lineRange.`, { path });
 		return;
 	}
 	if (e.startLine !== undefined || e.endLine !== undefined) {
 		throw new KeelError("INVALID_ARGS", `${where}: startLine/endLine need matchMode "lineRange".`, { path });
 	}
-	if (e.oldText === undefined) throw new KeelError("INVALID_ARGS", `${where}: ${mode} needs oldText.`, { path });
+	if (e.oldText === undefined)
+		throw new KeelError("INVALID_ARGS", `${where}: ${mode} needs oldText.`, { path });
 }

@@ -11,8 +11,7 @@ import { renderDiff } from "../edit/diff.js";
 import { commit } from "../safety/commit.js";
 import { encodeUtf8 } from "../safety/encoding.js";
 import type { Session } from "../session.js";
-import { fileSchema } from "./file-schema.js";
-import { checkQueryFields } from "./file-schema.js";
+import { type FileArgs, checkQueryFields, fileSchema } from "./file-schema.js";
 import { type Plan, parentDir, planQuery, snapshotText } from "./file-plan.js";
 import { checkAborted } from "./common.js";
 import { defineTool, text } from "./types.js";
@@ -51,22 +50,38 @@ async function runWrite(session: Session, p: Extract<Plan, { type: "write" }>): 
 		session.readState.recordHash(target.canonical, stat, hash);
 	} else {
 		try {
-			stat = await commit(session, { canonical: target.canonical, shown: q.path, data: p.data!, expect: p.expect });
+			stat = await commit(session, {
+				canonical: target.canonical,
+				shown: q.path,
+				data: p.data!,
+				expect: p.expect,
+			});
 		} catch (e) {
 			const err = e as KeelError;
 			if (err.code !== "WRITE_COLLISION" && err.code !== "CHANGED_ON_DISK") throw err;
 			const ref = q.payloadRef ?? (await session.payloads.put("write", p.data!));
-			throw new KeelError(err.code, `${err.message}${ref ? ` The content is kept: retry with payloadRef "${ref}".` : ""}`, {
-				path: q.path,
-				payloadRef: ref,
-			});
+			throw new KeelError(
+				err.code,
+				`${err.message}${ref ? ` The content is kept: retry with payloadRef "${ref}".` : ""}`,
+				{
+					path: q.path,
+					payloadRef: ref,
+				},
+			);
 		}
 		hash = session.readState.get(target.canonical)!.sha256;
 	}
 	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
 	const contentRef = session.contentRefs.issue({ canonical: target.canonical, stat, sha256: hash });
 	const verb = p.expect === "absent" ? "created" : "overwrote";
-	return { index: p.i, type: "write", path: q.path, ok: true, summary: `${verb} ${q.path} (${stat.size} bytes)`, contentRef };
+	return {
+		index: p.i,
+		type: "write",
+		path: q.path,
+		ok: true,
+		summary: `${verb} ${q.path} (${stat.size} bytes)`,
+		contentRef,
+	};
 }
 
 async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Promise<QueryResult> {
@@ -79,24 +94,52 @@ async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Pr
 	if (snap.sha256 !== p.snapshot.sha256 || !sameIdentity(snap.stat, p.snapshot.stat)) {
 		const own = session.readState.get(target.canonical);
 		if (!own || own.sha256 !== snap.sha256 || !sameIdentity(own.stat, snap.stat)) {
-			throw new KeelError("CHANGED_ON_DISK", `${q.path} was changed by another writer after it was checked; read it again and redo the edit.`, {
-				path: q.path,
-			});
+			throw new KeelError(
+				"CHANGED_ON_DISK",
+				`${q.path} was changed by another writer after it was checked; read it again and redo the edit.`,
+				{
+					path: q.path,
+				},
+			);
 		}
 		if (p.edits.some((e) => e.matchMode === "lineRange")) {
 			// Line numbers from the model's read no longer point where they did.
-			throw new KeelError("STALE_READ", `${q.path} changed since it was read; read it again, then redo the lineRange edit.`, { path: q.path });
+			throw new KeelError(
+				"STALE_READ",
+				`${q.path} changed since it was read; read it again, then redo the lineRange edit.`,
+				{ path: q.path },
+			);
 		}
 		applied = applyEdits(snap.text, p.edits, q.path);
 	}
 	const data = encodeUtf8(applied.text, snap.bom);
-	const stat = await commit(session, { canonical: target.canonical, shown: q.path, data, expect: { stat: snap.stat, sha256: snap.sha256 } });
+	const stat = await commit(session, {
+		canonical: target.canonical,
+		shown: q.path,
+		data,
+		expect: { stat: snap.stat, sha256: snap.sha256 },
+	});
 	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
 	const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
 	const patch = createPatch(q.path, applied.beforeLf, applied.afterLf, "", "", { context: 3 });
-	const contentRef = session.contentRefs.issue({ canonical: target.canonical, stat, sha256: session.readState.get(target.canonical)!.sha256 });
+	const contentRef = session.contentRefs.issue({
+		canonical: target.canonical,
+		stat,
+		sha256: session.readState.get(target.canonical)!.sha256,
+	});
 	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${applied.matched.some((m) => m !== "exact") ? ` (${applied.matched.join(", ")})` : ""}`;
-	return { index: p.i, type: "edit", path: q.path, ok: true, summary, diff, patch, firstChangedLine, contentRef, matched: applied.matched };
+	return {
+		index: p.i,
+		type: "edit",
+		path: q.path,
+		ok: true,
+		summary,
+		diff,
+		patch,
+		firstChangedLine,
+		contentRef,
+		matched: applied.matched,
+	};
 }
 
 async function runDelete(session: Session, p: Extract<Plan, { type: "delete" }>): Promise<QueryResult> {
@@ -119,7 +162,7 @@ function run(session: Session, p: Plan): Promise<QueryResult> {
 	});
 }
 
-export const fileTool = defineTool({
+export const fileTool = defineTool<FileArgs>({
 	name: "file",
 	label: "file",
 	description:
@@ -137,14 +180,22 @@ export const fileTool = defineTool({
 			} catch (e) {
 				const err = e instanceof KeelError ? e : fromSystemError(e, q.path);
 				const prefix = args.queries.length > 1 ? `queries[${i}] (${q.type} ${q.path}): ` : "";
-				throw new KeelError(err.code, `${prefix}${err.message}${args.queries.length > 1 ? " Nothing was changed." : ""}`, {
-					path: err.path,
-					payloadRef: err.payloadRef,
-				});
+				throw new KeelError(
+					err.code,
+					`${prefix}${err.message}${args.queries.length > 1 ? " Nothing was changed." : ""}`,
+					{
+						path: err.path,
+						payloadRef: err.payloadRef,
+					},
+				);
 			}
 			const dup = seen.get(plan.target.canonical);
 			if (dup !== undefined) {
-				throw new KeelError("INVALID_ARGS", `queries[${dup}] and queries[${i}] name the same file; merge them into one query.`, { path: q.path });
+				throw new KeelError(
+					"INVALID_ARGS",
+					`queries[${dup}] and queries[${i}] name the same file; merge them into one query.`,
+					{ path: q.path },
+				);
 			}
 			seen.set(plan.target.canonical, i);
 			plans.push(plan);
@@ -156,18 +207,31 @@ export const fileTool = defineTool({
 				results.push(await run(session, p));
 			} catch (e) {
 				const err = e instanceof KeelError ? e : fromSystemError(e, p.q.path);
-				results.push({ index: p.i, type: p.q.type, path: p.q.path, ok: false, summary: `${p.q.type} ${p.q.path} failed: ${err.message}`, error: err.toJSON() });
+				results.push({
+					index: p.i,
+					type: p.q.type,
+					path: p.q.path,
+					ok: false,
+					summary: `${p.q.type} ${p.q.path} failed: ${err.message}`,
+					error: err.toJSON(),
+				});
 			}
 		}
-		const lines = results.map((r) => (r.contentRef ? `${r.summary} [contentRef ${r.contentRef}]` : r.summary));
+		const lines = results.map((r) =>
+			r.contentRef ? `${r.summary} [contentRef ${r.contentRef}]` : r.summary,
+		);
 		const failed = results.filter((r) => !r.ok);
 		if (failed.length > 0) {
 			const first = failed[0].error!;
-			throw new KeelError(first.code, `${failed.length} of ${results.length} queries failed.\n${lines.join("\n")}`, {
-				path: first.path,
-				payloadRef: first.payloadRef,
-				details: { results },
-			});
+			throw new KeelError(
+				first.code,
+				`${failed.length} of ${results.length} queries failed.\n${lines.join("\n")}`,
+				{
+					path: first.path,
+					payloadRef: first.payloadRef,
+					details: { results },
+				},
+			);
 		}
 		return { content: [text(lines.join("\n"))], details: { results } };
 	},

@@ -1,22 +1,27 @@
 /** `find` (pi-compatible): files and directories by glob, through the backend's search engine. */
-import { Type } from "typebox";
+import { number, object, optional, string } from "../boundary/schema.js";
 import { KeelError } from "../boundary/errors.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
+import { checkAborted, positiveInt, requireDir, requireUnchanged, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 1000;
 
-const schema = Type.Object(
-	{
-		pattern: Type.String({ description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'" }),
-		path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
-		limit: Type.Optional(Type.Number({ description: "Maximum number of results (default: 1000)" })),
-	},
-	{ additionalProperties: false },
-);
+const schema = object({
+	pattern: string({
+		description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+	}),
+	path: optional(string({ description: "Directory to search in (default: current directory)" })),
+	limit: optional(number({ description: "Maximum number of results (default: 1000)" })),
+});
 
-export const findTool = defineTool({
+export interface FindArgs {
+	pattern: string;
+	path?: string;
+	limit?: number;
+}
+
+export const findTool = defineTool<FindArgs>({
 	name: "find",
 	label: "find",
 	description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
@@ -25,11 +30,20 @@ export const findTool = defineTool({
 	async execute(args, { session, signal }) {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
+		if (args.pattern?.includes("\0"))
+			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
 		const target = await session.resolvePath(shownPath, "read");
-		requireDir(await statPath(session, target.canonical, shownPath), shownPath);
+		const st = await statPath(session, target.canonical, shownPath);
+		requireDir(st, shownPath);
 		checkAborted(signal);
-		const outcome = await session.backend.search.find({ pattern: args.pattern, path: target.canonical, limit, signal });
+		const outcome = await session.backend.search.find({
+			pattern: args.pattern,
+			path: target.canonical,
+			limit,
+			signal,
+		});
+		await requireUnchanged(session, target.canonical, st, shownPath);
 		if (outcome.paths.length === 0) return { content: [text("No files found matching pattern")] };
 		const truncation = truncateHead(outcome.paths.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
 		const notices: string[] = [];

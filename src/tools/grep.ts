@@ -1,28 +1,45 @@
 /** `grep` (pi-compatible): content search through the backend's search engine. */
 import { posix } from "node:path";
-import { Type } from "typebox";
+import { boolean, number, object, optional, string } from "../boundary/schema.js";
 import type { GrepMatch } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import { DEFAULT_MAX_BYTES, GREP_MAX_LINE_CHARS, formatSize, truncateHead, truncateLine } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, statPath } from "./common.js";
+import {
+	DEFAULT_MAX_BYTES,
+	GREP_MAX_LINE_CHARS,
+	formatSize,
+	truncateHead,
+	truncateLine,
+} from "../boundary/truncate.js";
+import { checkAborted, positiveInt, requireUnchanged, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 100;
 
-const schema = Type.Object(
-	{
-		pattern: Type.String({ description: "Search pattern (regex or literal string)" }),
-		path: Type.Optional(Type.String({ description: "Directory or file to search (default: current directory)" })),
-		glob: Type.Optional(Type.String({ description: "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'" })),
-		ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search (default: false)" })),
-		literal: Type.Optional(Type.Boolean({ description: "Treat pattern as literal string instead of regex (default: false)" })),
-		context: Type.Optional(Type.Number({ description: "Number of lines to show before and after each match (default: 0)" })),
-		limit: Type.Optional(Type.Number({ description: "Maximum number of matches to return (default: 100)" })),
-	},
-	{ additionalProperties: false },
-);
+const schema = object({
+	pattern: string({ description: "Search pattern (regex or literal string)" }),
+	path: optional(string({ description: "Directory or file to search (default: current directory)" })),
+	glob: optional(string({ description: "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'" })),
+	ignoreCase: optional(boolean({ description: "Case-insensitive search (default: false)" })),
+	literal: optional(
+		boolean({ description: "Treat pattern as literal string instead of regex (default: false)" }),
+	),
+	context: optional(
+		number({ description: "Number of lines to show before and after each match (default: 0)" }),
+	),
+	limit: optional(number({ description: "Maximum number of matches to return (default: 100)" })),
+});
 
-export const grepTool = defineTool({
+export interface GrepArgs {
+	pattern: string;
+	path?: string;
+	glob?: string;
+	ignoreCase?: boolean;
+	literal?: boolean;
+	context?: number;
+	limit?: number;
+}
+
+export const grepTool = defineTool<GrepArgs>({
 	name: "grep",
 	label: "grep",
 	description: `Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Long lines are truncated to ${GREP_MAX_LINE_CHARS} chars.`,
@@ -32,6 +49,8 @@ export const grepTool = defineTool({
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const context = args.context === undefined || args.context <= 0 ? 0 : Math.floor(args.context);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
+		if (args.pattern?.includes("\0") || args.glob?.includes("\0"))
+			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
 		const target = await session.resolvePath(shownPath, "read");
 		const st = await statPath(session, target.canonical, shownPath);
@@ -47,6 +66,7 @@ export const grepTool = defineTool({
 			limit,
 			signal,
 		});
+		await requireUnchanged(session, target.canonical, st, shownPath);
 		if (outcome.matches.length === 0) return { content: [text("No matches found")] };
 		const rel = (p: string) => (isDir ? posix.relative(target.canonical, p) : posix.basename(p));
 		let linesTruncated = false;

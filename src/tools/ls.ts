@@ -1,6 +1,6 @@
 /** `ls` (pi-compatible): one directory, sorted case-insensitively, directories marked with "/". */
 import { posix } from "node:path";
-import { Type } from "typebox";
+import { number, object, optional, string } from "../boundary/schema.js";
 import { fromSystemError } from "../boundary/errors.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
@@ -8,15 +8,17 @@ import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 500;
 
-const schema = Type.Object(
-	{
-		path: Type.Optional(Type.String({ description: "Directory to list (default: current directory)" })),
-		limit: Type.Optional(Type.Number({ description: "Maximum number of entries to return (default: 500)" })),
-	},
-	{ additionalProperties: false },
-);
+const schema = object({
+	path: optional(string({ description: "Directory to list (default: current directory)" })),
+	limit: optional(number({ description: "Maximum number of entries to return (default: 500)" })),
+});
 
-export const lsTool = defineTool({
+export interface LsArgs {
+	path?: string;
+	limit?: number;
+}
+
+export const lsTool = defineTool<LsArgs>({
 	name: "ls",
 	label: "ls",
 	description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
@@ -26,11 +28,12 @@ export const lsTool = defineTool({
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const shownPath = args.path || ".";
 		const target = await session.resolvePath(shownPath, "read");
-		requireDir(await statPath(session, target.canonical, shownPath), shownPath);
+		const st = await statPath(session, target.canonical, shownPath);
+		requireDir(st, shownPath);
 		checkAborted(signal);
 		let entries;
 		try {
-			entries = await session.backend.fs.readdir(target.canonical);
+			entries = await session.backend.fs.readdir(target.canonical, st);
 		} catch (e) {
 			throw fromSystemError(e, shownPath);
 		}

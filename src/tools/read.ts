@@ -1,5 +1,5 @@
 /** `read` (pi-compatible): text with line paging and pi's limits, images as attachments. */
-import { Type } from "typebox";
+import { number, object, optional, string } from "../boundary/schema.js";
 import { KeelError, fromSystemError } from "../boundary/errors.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
@@ -7,16 +7,19 @@ import { checkAborted, positiveInt, requireFile, statPath } from "./common.js";
 import { detectImage } from "./image-types.js";
 import { defineTool, text } from "./types.js";
 
-const schema = Type.Object(
-	{
-		path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
-		offset: Type.Optional(Type.Number({ description: "Line number to start reading from (1-indexed)" })),
-		limit: Type.Optional(Type.Number({ description: "Maximum number of lines to read" })),
-	},
-	{ additionalProperties: false },
-);
+const schema = object({
+	path: string({ description: "Path to the file to read (relative or absolute)" }),
+	offset: optional(number({ description: "Line number to start reading from (1-indexed)" })),
+	limit: optional(number({ description: "Maximum number of lines to read" })),
+});
 
-export const readTool = defineTool({
+export interface ReadArgs {
+	path: string;
+	offset?: number;
+	limit?: number;
+}
+
+export const readTool = defineTool<ReadArgs>({
 	name: "read",
 	label: "read",
 	description: `Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.`,
@@ -31,7 +34,7 @@ export const readTool = defineTool({
 		checkAborted(signal);
 		let bytes: Buffer;
 		try {
-			bytes = await session.backend.fs.readFile(target.canonical);
+			bytes = await session.backend.fs.readFile(target.canonical, st);
 		} catch (e) {
 			throw fromSystemError(e, args.path);
 		}
@@ -40,7 +43,10 @@ export const readTool = defineTool({
 		const mimeType = detectImage(bytes);
 		if (mimeType) {
 			return {
-				content: [text(`Read image file [${mimeType}]`), { type: "image", data: bytes.toString("base64"), mimeType }],
+				content: [
+					text(`Read image file [${mimeType}]`),
+					{ type: "image", data: bytes.toString("base64"), mimeType },
+				],
 			};
 		}
 		if (looksBinary(bytes)) {
@@ -52,13 +58,18 @@ export const readTool = defineTool({
 		}
 		const decoded = decodeUtf8Lenient(bytes);
 		const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
-		const allLines = body.length === 0 ? [""] : body.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+		const allLines =
+			body.length === 0 ? [""] : body.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
 		const total = allLines.length;
 		const start = offset - 1;
 		if (start >= total) {
-			throw new KeelError("OFFSET_OUT_OF_RANGE", `Offset ${offset} is beyond the end of ${args.path} (${total} lines).`, {
-				path: args.path,
-			});
+			throw new KeelError(
+				"OFFSET_OUT_OF_RANGE",
+				`Offset ${offset} is beyond the end of ${args.path} (${total} lines).`,
+				{
+					path: args.path,
+				},
+			);
 		}
 		const end = limit === undefined ? total : Math.min(start + limit, total);
 		const selected = allLines.slice(start, end).join("\n");
@@ -81,7 +92,8 @@ export const readTool = defineTool({
 			out = truncation.content;
 		}
 		if (!decoded.valid) {
-			out += "\n\n[This file is not valid UTF-8: invalid bytes are shown as \uFFFD. Text edits to it will be refused.]";
+			out +=
+				"\n\n[This file is not valid UTF-8: invalid bytes are shown as \uFFFD. Text edits to it will be refused.]";
 			details = { ...details, encoding: "invalid-utf8" };
 		}
 		return { content: [text(out)], details };

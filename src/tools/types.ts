@@ -1,5 +1,5 @@
 /** What a model-facing tool is: a schema, an annotation set, and execute(args, ctx). */
-import type { Static, TSchema } from "typebox";
+import type { JsonSchema } from "../boundary/schema.js";
 import { type Checker, compileChecker } from "../boundary/validate.js";
 import type { Session } from "../session.js";
 
@@ -33,24 +33,24 @@ export interface ToolContext {
 	onUpdate?: (partial: ToolResult) => void;
 }
 
-export interface ToolSpec<S extends TSchema = TSchema> {
+export interface ToolSpec<A = any> {
 	name: string;
 	label: string;
 	description: string;
-	parameters: S;
+	parameters: JsonSchema;
 	annotations: ToolAnnotations;
 	/** Repair well-known model quirks before validation (e.g. an array sent as a JSON string). */
 	prepareArguments?: (raw: unknown) => unknown;
-	execute(args: Static<S>, ctx: ToolContext): Promise<ToolResult>;
+	execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 
-export interface ToolDefinition<S extends TSchema = TSchema> extends ToolSpec<S> {
+export interface ToolDefinition<A = any> extends ToolSpec<A> {
 	/** Throws INVALID_ARGS when `args` does not fit the schema. */
 	check: Checker;
 }
 
 /** Attach a compiled validator to a tool spec (compiled once, when the module loads). */
-export function defineTool<S extends TSchema>(spec: ToolSpec<S>): ToolDefinition<S> {
+export function defineTool<A>(spec: ToolSpec<A>): ToolDefinition<A> {
 	return { ...spec, check: compileChecker(spec.name, spec.parameters) };
 }
 

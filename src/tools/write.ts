@@ -3,21 +3,23 @@
  * (a file that appears meanwhile is never clobbered); an existing file is replaced only if this
  * session read it and it is unchanged since (compare-and-swap against that read).
  */
-import { Type } from "typebox";
+import { object, string } from "../boundary/schema.js";
 import { KeelError } from "../boundary/errors.js";
 import { commit } from "../safety/commit.js";
 import { checkAborted, overwriteExpectation, requireFile, statOrNull } from "./common.js";
 import { defineTool, text } from "./types.js";
 
-const schema = Type.Object(
-	{
-		path: Type.String({ description: "Path to the file to write (relative or absolute)" }),
-		content: Type.String({ description: "Content to write to the file" }),
-	},
-	{ additionalProperties: false },
-);
+const schema = object({
+	path: string({ description: "Path to the file to write (relative or absolute)" }),
+	content: string({ description: "Content to write to the file" }),
+});
 
-export const writeTool = defineTool({
+export interface WriteArgs {
+	path: string;
+	content: string;
+}
+
+export const writeTool = defineTool<WriteArgs>({
 	name: "write",
 	label: "write",
 	description:
@@ -27,7 +29,9 @@ export const writeTool = defineTool({
 	async execute(args, { session, signal }) {
 		const target = await session.resolvePath(args.path, "write");
 		if (target.canonical === target.root) {
-			throw new KeelError("IS_DIRECTORY", `${args.path} is a directory; give a file path.`, { path: args.path });
+			throw new KeelError("IS_DIRECTORY", `${args.path} is a directory; give a file path.`, {
+				path: args.path,
+			});
 		}
 		const data = Buffer.from(args.content, "utf8");
 		return session.queue.run(target.canonical, async () => {

@@ -7,19 +7,22 @@ import * as pi from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { toolsForProfile } from "../../src/tools/registry.js";
 
-const factories: Record<string, (cwd: string) => { name: string; parameters: unknown; description: string }> = {
-	read: pi.createReadToolDefinition,
-	write: pi.createWriteToolDefinition,
-	edit: pi.createEditToolDefinition,
-	bash: pi.createBashToolDefinition,
-	grep: pi.createGrepToolDefinition,
-	find: pi.createFindToolDefinition,
-	ls: pi.createLsToolDefinition,
-};
+const factories: Record<string, (cwd: string) => { name: string; parameters: unknown; description: string }> =
+	{
+		read: pi.createReadToolDefinition,
+		write: pi.createWriteToolDefinition,
+		edit: pi.createEditToolDefinition,
+		bash: pi.createBashToolDefinition,
+		grep: pi.createGrepToolDefinition,
+		find: pi.createFindToolDefinition,
+		ls: pi.createLsToolDefinition,
+	};
 
 /** JSON form without keel's stricter additionalProperties, so the rest can be compared exactly. */
 function comparable(schema: unknown): unknown {
-	return JSON.parse(JSON.stringify(schema), (key, value) => (key === "additionalProperties" ? undefined : value));
+	return JSON.parse(JSON.stringify(schema), (key, value) =>
+		key === "additionalProperties" ? undefined : value,
+	);
 }
 
 describe("pi-compatible schemas", () => {

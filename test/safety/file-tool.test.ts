@@ -1,6 +1,19 @@
 /** The unified `file` tool (T2) and the mutation-safety policy (M2–M9). Real files, real processes. */
 import { execFileSync } from "node:child_process";
-import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import {
+	chmod,
+	lstat,
+	mkdir,
+	mkdtemp,
+	readFile,
+	readdir,
+	readlink,
+	rm,
+	stat,
+	symlink,
+	utimes,
+	writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -108,7 +121,13 @@ describe("file tool: shape and preflight", () => {
 		[{ type: "edit", path: "a", edits: [{ newText: "b" }] }],
 		[{ type: "edit", path: "a", edits: [{ oldText: "a", newText: "b", startLine: 1 }] }],
 		[{ type: "edit", path: "a", edits: [{ newText: "b", matchMode: "lineRange", startLine: 1 }] }],
-		[{ type: "edit", path: "a", edits: [{ newText: "b", matchMode: "lineRange", startLine: 1, endLine: 1, replaceAll: true }] }],
+		[
+			{
+				type: "edit",
+				path: "a",
+				edits: [{ newText: "b", matchMode: "lineRange", startLine: 1, endLine: 1, replaceAll: true }],
+			},
+		],
 		[{ type: "move", path: "a" }],
 		[{ type: "write", path: "a", content: "x", extra: 1 }],
 	])("fields that do not belong are INVALID_ARGS: %j", async (q) => {
@@ -128,17 +147,27 @@ describe("write policy (M6) and payloadRef (M7)", () => {
 		expect(err.code).toBe("NOT_READ");
 		expect(err.payloadRef).toMatch(/^pl_/);
 		expect(await readFile(p("taken.txt"), "utf8")).toBe("theirs");
-		const r = ok(await s.call("file", { queries: [{ type: "write", path: "free.txt", payloadRef: err.payloadRef }] }));
+		const r = ok(
+			await s.call("file", { queries: [{ type: "write", path: "free.txt", payloadRef: err.payloadRef }] }),
+		);
 		expect(await readFile(p("free.txt"), "utf8")).toBe(big);
 		expect(r.details.results[0].ok).toBe(true);
 		// a ref is single use once it succeeded
-		expect(fail(await s.call("file", { queries: [{ type: "write", path: "again.txt", payloadRef: err.payloadRef }] })).code).toBe("INVALID_ARGS");
+		expect(
+			fail(
+				await s.call("file", { queries: [{ type: "write", path: "again.txt", payloadRef: err.payloadRef }] }),
+			).code,
+		).toBe("INVALID_ARGS");
 	});
 
 	it("a missing edit target keeps the edits for a retry on the right path", async () => {
 		await writeFile(p("real.ts"), "let a = 1;\n");
 		const s = await open();
-		const err = fail(await s.call("file", { queries: [{ type: "edit", path: "rael.ts", edits: [{ oldText: "a = 1", newText: "a = 2" }] }] }));
+		const err = fail(
+			await s.call("file", {
+				queries: [{ type: "edit", path: "rael.ts", edits: [{ oldText: "a = 1", newText: "a = 2" }] }],
+			}),
+		);
 		expect(err.code).toBe("NOT_FOUND");
 		expect(err.payloadRef).toBeDefined();
 		ok(await s.call("file", { queries: [{ type: "edit", path: "real.ts", payloadRef: err.payloadRef }] }));
@@ -149,8 +178,13 @@ describe("write policy (M6) and payloadRef (M7)", () => {
 		await writeFile(p("taken.txt"), "theirs");
 		const a = await open();
 		const b = await open();
-		const err = fail(await a.call("file", { queries: [{ type: "write", path: "taken.txt", content: "mine" }] }));
-		expect(fail(await b.call("file", { queries: [{ type: "write", path: "x.txt", payloadRef: err.payloadRef }] })).code).toBe("INVALID_ARGS");
+		const err = fail(
+			await a.call("file", { queries: [{ type: "write", path: "taken.txt", content: "mine" }] }),
+		);
+		expect(
+			fail(await b.call("file", { queries: [{ type: "write", path: "x.txt", payloadRef: err.payloadRef }] }))
+				.code,
+		).toBe("INVALID_ARGS");
 	});
 
 	it("two concurrent creates of one path: exactly one succeeds, the other gets WRITE_COLLISION", async () => {
@@ -170,13 +204,18 @@ describe("write policy (M6) and payloadRef (M7)", () => {
 	it("contentRef copies the exact bytes without resending them", async () => {
 		const s = await open();
 		const body = Buffer.from("α😀\r\n".repeat(1000));
-		const w = ok(await s.call("file", { queries: [{ type: "write", path: "src.txt", content: body.toString() }] }));
+		const w = ok(
+			await s.call("file", { queries: [{ type: "write", path: "src.txt", content: body.toString() }] }),
+		);
 		const ref = w.details.results[0].contentRef;
 		ok(await s.call("file", { queries: [{ type: "write", path: "copy/one.txt", contentRef: ref }] }));
 		expect(Buffer.compare(await readFile(p("copy/one.txt")), body)).toBe(0);
 		// once the source changes, the ref is refused rather than copying other bytes
 		await writeFile(p("src.txt"), "changed");
-		expect(fail(await s.call("file", { queries: [{ type: "write", path: "copy/two.txt", contentRef: ref }] })).code).toBe("INVALID_ARGS");
+		expect(
+			fail(await s.call("file", { queries: [{ type: "write", path: "copy/two.txt", contentRef: ref }] }))
+				.code,
+		).toBe("INVALID_ARGS");
 		await expect(stat(p("copy/two.txt"))).rejects.toThrow();
 	});
 });
@@ -190,8 +229,12 @@ describe("delete (M9)", () => {
 		ok(await s.call("file", { queries: [{ type: "delete", path: "link.txt" }] }));
 		await expect(lstat(p("link.txt"))).rejects.toThrow();
 		expect(await readFile(p("target.txt"), "utf8")).toBe("stay");
-		expect(fail(await s.call("file", { queries: [{ type: "delete", path: "d" }] })).code).toBe("IS_DIRECTORY");
-		expect(fail(await s.call("file", { queries: [{ type: "delete", path: "nope" }] })).code).toBe("NOT_FOUND");
+		expect(fail(await s.call("file", { queries: [{ type: "delete", path: "d" }] })).code).toBe(
+			"IS_DIRECTORY",
+		);
+		expect(fail(await s.call("file", { queries: [{ type: "delete", path: "nope" }] })).code).toBe(
+			"NOT_FOUND",
+		);
 		expect((await stat(p("d"))).isDirectory()).toBe(true);
 	});
 
@@ -212,7 +255,9 @@ describe("delete (M9)", () => {
 				},
 			},
 		});
-		expect(fail(await s.call("file", { queries: [{ type: "delete", path: "f.txt" }] })).code).toBe("CHANGED_ON_DISK");
+		expect(fail(await s.call("file", { queries: [{ type: "delete", path: "f.txt" }] })).code).toBe(
+			"CHANGED_ON_DISK",
+		);
 		expect(await readFile(p("f.txt"), "utf8")).toBe("someone else's");
 	});
 });
@@ -225,7 +270,9 @@ describe("interleavings (M4): another writer at every boundary", () => {
 		const s = await open();
 		ok(await s.call("read", { path: "f.txt" }));
 		await writeFile(p("f.txt"), "other writer\n");
-		expect(fail(await s.call("file", { queries: [{ type: "write", path: "f.txt", content: "mine" }] })).code).toBe("STALE_READ");
+		expect(
+			fail(await s.call("file", { queries: [{ type: "write", path: "f.txt", content: "mine" }] })).code,
+		).toBe("STALE_READ");
 		expect(await readFile(p("f.txt"), "utf8")).toBe("other writer\n");
 	});
 
@@ -237,7 +284,15 @@ describe("interleavings (M4): another writer at every boundary", () => {
 		await writeFile(p("f.txt"), "ALPHA\nbeta\ngamma\n"); // same size
 		await utimes(p("f.txt"), before.atime, before.mtime); // same mtime
 		const err = fail(
-			await s.call("file", { queries: [{ type: "edit", path: "f.txt", edits: [{ matchMode: "lineRange", startLine: 2, endLine: 2, newText: "B" }] }] }),
+			await s.call("file", {
+				queries: [
+					{
+						type: "edit",
+						path: "f.txt",
+						edits: [{ matchMode: "lineRange", startLine: 2, endLine: 2, newText: "B" }],
+					},
+				],
+			}),
 		);
 		expect(err.code).toBe("STALE_READ");
 		expect(await readFile(p("f.txt"), "utf8")).toBe("ALPHA\nbeta\ngamma\n");
@@ -245,8 +300,14 @@ describe("interleavings (M4): another writer at every boundary", () => {
 
 	it("after queue admission: CHANGED_ON_DISK, the other writer's bytes survive", async () => {
 		await writeFile(p("f.txt"), original);
-		const s = await open({ probes: { afterAdmission: () => writeFile(p("f.txt"), "alpha\nbeta\ngamma\nother\n") } });
-		const err = fail(await s.call("file", { queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] }] }));
+		const s = await open({
+			probes: { afterAdmission: () => writeFile(p("f.txt"), "alpha\nbeta\ngamma\nother\n") },
+		});
+		const err = fail(
+			await s.call("file", {
+				queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] }],
+			}),
+		);
 		expect(err.code).toBe("CHANGED_ON_DISK");
 		expect(await readFile(p("f.txt"), "utf8")).toBe("alpha\nbeta\ngamma\nother\n");
 	});
@@ -296,9 +357,13 @@ describe("interleavings (M4): another writer at every boundary", () => {
 				ok(await s.call("read", { path: "f.txt" }));
 				const expected = await readFile(p("f.txt"), "utf8").then(() => null);
 				let r: CallResult;
-				if (tool === "edit") r = await s.call("edit", { path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] });
+				if (tool === "edit")
+					r = await s.call("edit", { path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] });
 				else if (tool === "write") r = await s.call("write", { path: "f.txt", content: "mine\n" });
-				else r = await s.call("file", { queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] }] });
+				else
+					r = await s.call("file", {
+						queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] }],
+					});
 				expect(expected).toBeNull();
 				expect(fail(r).code).toBe("CHANGED_ON_DISK");
 				const now = await readFile(p("f.txt"), "utf8");
@@ -318,7 +383,11 @@ describe("two sessions on one workspace", () => {
 		const b = await open();
 		const results = await Promise.all(
 			lines.map((_, i) =>
-				(i % 2 ? a : b).call("file", { queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: `row ${i} old`, newText: `row ${i} new` }] }] }),
+				(i % 2 ? a : b).call("file", {
+					queries: [
+						{ type: "edit", path: "f.txt", edits: [{ oldText: `row ${i} old`, newText: `row ${i} new` }] },
+					],
+				}),
 			),
 		);
 		// Sessions do not share a queue: a commit that raced the other session fails closed, and a
@@ -329,7 +398,9 @@ describe("two sessions on one workspace", () => {
 			for (const i of pending) {
 				expect(["CHANGED_ON_DISK"]).toContain(fail(results[i]).code);
 				results[i] = await (i % 2 ? a : b).call("file", {
-					queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: `row ${i} old`, newText: `row ${i} new` }] }],
+					queries: [
+						{ type: "edit", path: "f.txt", edits: [{ oldText: `row ${i} old`, newText: `row ${i} new` }] },
+					],
 				});
 			}
 		}
@@ -345,8 +416,15 @@ describe("encoding (M10)", () => {
 		await writeFile(p("l1.txt"), latin1);
 		await writeFile(p("nul.txt"), nul);
 		const s = await open();
-		for (const [name, bytes] of [["l1.txt", latin1], ["nul.txt", nul]] as const) {
-			const err = fail(await s.call("file", { queries: [{ type: "edit", path: name, edits: [{ oldText: "ca", newText: "CA" }] }] }));
+		for (const [name, bytes] of [
+			["l1.txt", latin1],
+			["nul.txt", nul],
+		] as const) {
+			const err = fail(
+				await s.call("file", {
+					queries: [{ type: "edit", path: name, edits: [{ oldText: "ca", newText: "CA" }] }],
+				}),
+			);
 			expect(err.code).toBe("ENCODING_UNSAFE");
 			expect(err.retry).toBe("change-approach");
 			expect(Buffer.compare(await readFile(p(name)), bytes)).toBe(0);
@@ -358,7 +436,11 @@ describe("encoding (M10)", () => {
 		await writeFile(p("x.sh"), body);
 		await chmod(p("x.sh"), 0o750);
 		const s = await open();
-		ok(await s.call("file", { queries: [{ type: "edit", path: "x.sh", edits: [{ oldText: "b", newText: "B\nB2" }] }] }));
+		ok(
+			await s.call("file", {
+				queries: [{ type: "edit", path: "x.sh", edits: [{ oldText: "b", newText: "B\nB2" }] }],
+			}),
+		);
 		// the new line break inside a one-line anchor takes the file's dominant ending (CRLF here)
 		expect(await readFile(p("x.sh"), "utf8")).toBe("\uFEFFa\r\nB\r\nB2\nc\r\n");
 		expect((await stat(p("x.sh"))).mode & 0o777).toBe(0o750);
@@ -368,7 +450,17 @@ describe("encoding (M10)", () => {
 		await writeFile(p("q.ts"), "const s = “quoted” – text;   \nnext();\n");
 		const s = await open();
 		const r = ok(
-			await s.call("file", { queries: [{ type: "edit", path: "q.ts", edits: [{ oldText: 'const s = "quoted" - text;', newText: "const s = 1;", matchMode: "normalized" }] }] }),
+			await s.call("file", {
+				queries: [
+					{
+						type: "edit",
+						path: "q.ts",
+						edits: [
+							{ oldText: 'const s = "quoted" - text;', newText: "const s = 1;", matchMode: "normalized" },
+						],
+					},
+				],
+			}),
 		);
 		expect(await readFile(p("q.ts"), "utf8")).toBe("const s = 1;   \nnext();\n");
 		expect(r.details.results[0].matched).toEqual(["normalized"]);

@@ -53,7 +53,9 @@ describe("concurrent edits through one session", () => {
 		await writeFile(join(dir, "f.txt"), `${lines.join("\n")}\n`);
 		const s = await Session.create({ root: dir });
 		const results = await Promise.all(
-			lines.map((_, i) => s.call("edit", { path: "f.txt", edits: [{ oldText: `line-${i}-old`, newText: `line-${i}-new` }] })),
+			lines.map((_, i) =>
+				s.call("edit", { path: "f.txt", edits: [{ oldText: `line-${i}-old`, newText: `line-${i}-new` }] }),
+			),
 		);
 		expect(results.every((r) => r.ok)).toBe(true);
 		const after = await readFile(join(dir, "f.txt"), "utf8");
@@ -68,7 +70,10 @@ describe("concurrent edits through one session", () => {
 		const s = await Session.create({ root: dir });
 		const results = await Promise.all(
 			lines.map((_, i) =>
-				s.call("edit", { path: i % 2 ? "link.txt" : "t.txt", edits: [{ oldText: `v${i}`.padEnd(3, "\n"), newText: `w${i}`.padEnd(3, "\n") }] }),
+				s.call("edit", {
+					path: i % 2 ? "link.txt" : "t.txt",
+					edits: [{ oldText: `v${i}`.padEnd(3, "\n"), newText: `w${i}`.padEnd(3, "\n") }],
+				}),
 			),
 		);
 		expect(results.filter((r) => !r.ok)).toEqual([]);

@@ -31,26 +31,43 @@ describe("applyEdits", () => {
 	});
 
 	it("matches all edits against the original, not incrementally", () => {
-		const r = applyEdits("alpha beta gamma", [
-			{ oldText: "alpha", newText: "beta" },
-			{ oldText: "beta", newText: "delta" },
-		], "f");
+		const r = applyEdits(
+			"alpha beta gamma",
+			[
+				{ oldText: "alpha", newText: "beta" },
+				{ oldText: "beta", newText: "delta" },
+			],
+			"f",
+		);
 		expect(r.text).toBe("beta delta gamma");
 	});
 
 	it("refuses not-found, ambiguous, overlapping, empty and no-op edits", () => {
 		expect(codeOf(() => applyEdits("abc", [{ oldText: "x", newText: "y" }], "f"))).toBe("NO_MATCH");
 		expect(codeOf(() => applyEdits("aa", [{ oldText: "a", newText: "b" }], "f"))).toBe("AMBIGUOUS_MATCH");
-		expect(codeOf(() => applyEdits("abcd", [{ oldText: "abc", newText: "1" }, { oldText: "cd", newText: "2" }], "f"))).toBe(
-			"EDIT_OVERLAP",
-		);
+		expect(
+			codeOf(() =>
+				applyEdits(
+					"abcd",
+					[
+						{ oldText: "abc", newText: "1" },
+						{ oldText: "cd", newText: "2" },
+					],
+					"f",
+				),
+			),
+		).toBe("EDIT_OVERLAP");
 		expect(codeOf(() => applyEdits("abc", [{ oldText: "", newText: "y" }], "f"))).toBe("INVALID_ARGS");
 		expect(codeOf(() => applyEdits("abc", [{ oldText: "b", newText: "b" }], "f"))).toBe("NO_CHANGE");
 	});
 
 	it("a not-found error points at the lines that look like the anchor", () => {
 		try {
-			applyEdits("x\n  function foo() {\n}\n", [{ oldText: "function foo() {\n\treturn 1;", newText: "" }], "f");
+			applyEdits(
+				"x\n  function foo() {\n}\n",
+				[{ oldText: "function foo() {\n\treturn 1;", newText: "" }],
+				"f",
+			);
 			expect.unreachable();
 		} catch (e) {
 			expect((e as KeelError).message).toContain("line 2");

@@ -1,0 +1,175 @@
+/**
+ * Shared helpers for the bad-input and behaviour suites: a throwaway tree on disk, a session over
+ * it, and a snapshot of the whole tree (paths, types, modes, bytes) to prove a failing call left
+ * everything as it was.
+ */
+
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+	chmod,
+	lstat,
+	mkdir,
+	mkdtemp,
+	readdir,
+	readFile,
+	readlink,
+	rm,
+	symlink,
+	writeFile,
+} from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { ERROR_CATALOGUE, type ErrorCode } from "../../src/boundary/errors.js";
+import type { CallResult } from "../../src/session.js";
+
+/** A 1x1 PNG. */
+export const PNG_1x1 = Buffer.from(
+	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+	"base64",
+);
+
+/** Bytes with NUL in them: what rg and git call binary. */
+export const BINARY_BYTES = Buffer.from([
+	0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x00, 0x00, 0x00, 0xff, 0xfe, 0x0a, 0x41,
+]);
+
+/** "café\n" in Latin-1: no NUL, but not valid UTF-8. */
+export const LATIN1_BYTES = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]);
+
+export interface Entry {
+	type: "file" | "dir" | "symlink" | "fifo" | "other";
+	mode: number;
+	/** sha256 and size of a file's bytes. */
+	sha256?: string;
+	size?: number;
+	/** A file's inode and mtime: a rewrite with identical bytes still shows. */
+	ino?: bigint;
+	mtimeNs?: bigint;
+	/** A symlink's target. */
+	target?: string;
+}
+
+/** Every entry below `dir` (not following links), keyed by relative path. */
+export async function snapshotTree(dir: string): Promise<Record<string, Entry>> {
+	const out: Record<string, Entry> = {};
+	const walk = async (abs: string, rel: string) => {
+		const st = await lstat(abs, { bigint: true });
+		const mode = Number(st.mode) & 0o7777;
+		if (st.isDirectory()) {
+			out[rel || "."] = { type: "dir", mode };
+			const names = (await readdir(abs)).sort();
+			for (const name of names) await walk(join(abs, name), rel ? `${rel}/${name}` : name);
+		} else if (st.isFile()) {
+			const bytes = await readFile(abs);
+			out[rel] = {
+				type: "file",
+				mode,
+				size: bytes.length,
+				sha256: createHash("sha256").update(bytes).digest("hex"),
+				ino: st.ino,
+				mtimeNs: st.mtimeNs,
+			};
+		} else if (st.isSymbolicLink()) {
+			out[rel] = { type: "symlink", mode, target: await readlink(abs) };
+		} else if (st.isFIFO()) {
+			out[rel] = { type: "fifo", mode };
+		} else {
+			out[rel] = { type: "other", mode };
+		}
+	};
+	await walk(dir, "");
+	return out;
+}
+
+export async function makeTempDir(prefix = "keel-bad-input-"): Promise<string> {
+	return mkdtemp(join(tmpdir(), prefix));
+}
+
+export async function removeDir(dir: string | undefined): Promise<void> {
+	if (dir) await rm(dir, { recursive: true, force: true });
+}
+
+export interface Tree {
+	/** Holds root/, outside/ and ro/: the snapshot covers all three. */
+	base: string;
+	root: string;
+	outside: string;
+	ro: string;
+	spill: string;
+}
+
+/**
+ * The standard tree:
+ *   root/  a.txt dup.txt empty.txt exec.sh(755) image.png blob.bin latin1.txt dir/nested.txt
+ *          .git/config link-out -> ../outside/secret.txt link-outdir -> ../outside
+ *          dangling -> ../outside/nothing.txt
+ *   outside/secret.txt          (not a root; also the session's home)
+ *   ro/ro.txt                   (a read-only root)
+ */
+export async function makeTree(opts: { special?: boolean } = {}): Promise<Tree> {
+	const base = await makeTempDir();
+	const root = join(base, "root");
+	const outside = join(base, "outside");
+	const ro = join(base, "ro");
+	const spill = await makeTempDir("keel-bad-input-spill-");
+	await mkdir(join(root, "dir"), { recursive: true });
+	await mkdir(join(root, ".git"));
+	await mkdir(outside);
+	await mkdir(ro);
+	await writeFile(join(root, "a.txt"), "alpha\nbeta\ngamma\n");
+	await writeFile(join(root, "dup.txt"), "same\nother\nsame\n");
+	await writeFile(join(root, "empty.txt"), "");
+	await writeFile(join(root, "exec.sh"), "#!/bin/sh\necho hi\n");
+	await chmod(join(root, "exec.sh"), 0o755);
+	await writeFile(join(root, "image.png"), PNG_1x1);
+	await writeFile(join(root, "blob.bin"), BINARY_BYTES);
+	await writeFile(join(root, "latin1.txt"), LATIN1_BYTES);
+	await writeFile(join(root, "dir", "nested.txt"), "nested\n");
+	await writeFile(join(root, ".git", "config"), "[core]\n");
+	await writeFile(join(outside, "secret.txt"), "secret\n");
+	await writeFile(join(ro, "ro.txt"), "read only\n");
+	await symlink("../outside/secret.txt", join(root, "link-out"));
+	await symlink("../outside", join(root, "link-outdir"));
+	await symlink("../outside/nothing.txt", join(root, "dangling"));
+	if (opts.special) {
+		execFileSync("mkfifo", [join(root, "fifo")]);
+		await symlink("loop", join(root, "loop"));
+	}
+	return { base, root, outside, ro, spill };
+}
+
+/** The tree is unchanged: first the list of paths (a readable diff), then every entry. */
+export function expectSameTree(after: Record<string, Entry>, before: Record<string, Entry>): void {
+	expect(Object.keys(after), "paths on disk changed").toEqual(Object.keys(before));
+	for (const [path, entry] of Object.entries(before)) expect(after[path], `${path} changed`).toEqual(entry);
+}
+
+/** Asserts a structured failure: the code, a non-empty bounded message and the catalogue's retry class. */
+export function expectFailure(r: CallResult, code: ErrorCode): void {
+	if (r.ok) {
+		expect.fail(`expected ${code}, got ok: ${JSON.stringify(r.content).slice(0, 500)}`);
+		return;
+	}
+	expect({ code: r.error.code, message: r.error.message.slice(0, 400) }).toMatchObject({ code });
+	expect(r.error.message.trim().length).toBeGreaterThan(0);
+	// One or two sentences a model can act on: never an echo of a megabyte-sized argument. A command's
+	// failure carries its (bounded, 50KB) output, as in pi.
+	const bound = ["COMMAND_FAILED", "TIMEOUT", "ABORTED"].includes(code) ? 56 * 1024 : 2000;
+	expect(r.error.message.length).toBeLessThan(bound);
+	expect(["retry", "change-approach", "retarget"]).toContain(r.error.retry);
+	expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
+}
+
+/** The text parts of a successful result, joined. */
+export function textOf(r: CallResult): string {
+	if (!r.ok) {
+		expect.fail(`expected ok, got ${r.error.code}: ${r.error.message.slice(0, 500)}`);
+		return "";
+	}
+	return r.content
+		.filter((c) => c.type === "text")
+		.map((c) => (c as { text: string }).text)
+		.join("\n");
+}
