@@ -36,26 +36,26 @@ interface Parsed {
 	session: SessionOptions;
 }
 
-function parse(argv: string[]): Parsed {
-	let values;
-	let positionals;
+const OPTIONS = {
+	root: { type: "string" },
+	allow: { type: "string", multiple: true },
+	"allow-read": { type: "string", multiple: true },
+	profile: { type: "string" },
+	backend: { type: "string" },
+	"allow-protected": { type: "boolean" },
+	help: { type: "boolean", short: "h" },
+} as const;
+
+function parseOrThrow(argv: string[]) {
 	try {
-		({ values, positionals } = parseArgs({
-			args: argv,
-			allowPositionals: true,
-			options: {
-				root: { type: "string" },
-				allow: { type: "string", multiple: true },
-				"allow-read": { type: "string", multiple: true },
-				profile: { type: "string" },
-				backend: { type: "string" },
-				"allow-protected": { type: "boolean" },
-				help: { type: "boolean", short: "h" },
-			},
-		}));
+		return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
 	} catch (e) {
 		throw new UsageError((e as Error).message);
 	}
+}
+
+function parse(argv: string[]): Parsed {
+	const { values, positionals } = parseOrThrow(argv);
 	if (values.help) throw new UsageError("");
 	if (positionals.length === 0) throw new UsageError("missing command");
 	const profile = (values.profile ?? "pi") as Profile;

@@ -53,7 +53,7 @@ function collect(schema: JsonSchema, v: unknown, at: string, out: string[]): voi
 			out.push(`${where} must have at least ${schema.minItems} item(s)`);
 		if (schema.maxItems !== undefined && arr.length > schema.maxItems)
 			out.push(`${where} must have at most ${schema.maxItems} items`);
-		if (schema.items) arr.forEach((item, i) => collect(schema.items!, item, `${at}[${i}]`, out));
+		if (schema.items) for (const [i, item] of arr.entries()) collect(schema.items, item, `${at}[${i}]`, out);
 	}
 	if (schema.type === "object") {
 		const obj = v as Record<string, unknown>;

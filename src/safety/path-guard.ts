@@ -7,7 +7,7 @@
  */
 import { posix } from "node:path";
 import { KeelError } from "../boundary/errors.js";
-import type { FileOps } from "../backend/types.js";
+import type { FileOps, FileStat } from "../backend/types.js";
 
 export type Access = "read" | "write";
 
@@ -267,7 +267,7 @@ export class PathGuard {
 				current = next;
 				continue;
 			}
-			let st;
+			let st: FileStat;
 			try {
 				st = await this.fs.lstat(next);
 			} catch (e) {

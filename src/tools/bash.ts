@@ -3,6 +3,7 @@
  * it arrives (tail kept, full text spilled to a file), and abort or timeout kills the process group.
  */
 import { number, object, optional, string } from "../boundary/schema.js";
+import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
@@ -73,7 +74,7 @@ export const bashTool = defineTool<BashArgs>({
 			const wait = UPDATE_EVERY_MS - (session.clock() - lastUpdate);
 			timer = setTimeout(emit, Math.max(0, wait));
 		};
-		let result;
+		let result: ExecResult;
 		try {
 			result = await session.backend.exec.run({
 				command: args.command,

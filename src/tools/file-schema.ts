@@ -102,7 +102,7 @@ export function checkQueryFields(q: FileQuery, i: number): void {
 			q.type === "write" ? "exactly one of content, contentRef, payloadRef" : "either edits or payloadRef";
 		throw new KeelError("INVALID_ARGS", `queries[${i}] (${q.type}) needs ${need}.`, { path: q.path });
 	}
-	q.edits?.forEach((e, k) => checkEditFields(e, i, k, q.path));
+	for (const [k, e] of (q.edits ?? []).entries()) checkEditFields(e, i, k, q.path);
 }
 
 function checkEditFields(e: EditItem, i: number, k: number, path: string): void {

@@ -5,6 +5,7 @@
  */
 import { createPatch } from "diff";
 import { sameIdentity } from "../backend/temp-names.js";
+import type { FileStat } from "../backend/types.js";
 import { KeelError, type SerializedError, fromSystemError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
 import { renderDiff } from "../edit/diff.js";
@@ -33,7 +34,7 @@ export interface QueryResult {
 async function runWrite(session: Session, p: Extract<Plan, { type: "write" }>): Promise<QueryResult> {
 	const { target, q } = p;
 	await session.sweepOnce(parentDir(p));
-	let stat;
+	let stat: FileStat;
 	let hash: string;
 	if (p.ref) {
 		try {
@@ -170,7 +171,7 @@ export const fileTool = defineTool<FileArgs>({
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, { session, signal }) {
-		args.queries.forEach((q, i) => checkQueryFields(q as never, i));
+		for (const [i, q] of args.queries.entries()) checkQueryFields(q, i);
 		const plans: Plan[] = [];
 		const seen = new Map<string, number>();
 		for (const [i, q] of args.queries.entries()) {

@@ -1,6 +1,7 @@
 /** `ls` (pi-compatible): one directory, sorted case-insensitively, directories marked with "/". */
 import { posix } from "node:path";
 import { number, object, optional, string } from "../boundary/schema.js";
+import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
@@ -31,7 +32,7 @@ export const lsTool = defineTool<LsArgs>({
 		const st = await statPath(session, target.canonical, shownPath);
 		requireDir(st, shownPath);
 		checkAborted(signal);
-		let entries;
+		let entries: DirEntry[];
 		try {
 			entries = await session.backend.fs.readdir(target.canonical, st);
 		} catch (e) {
