@@ -144,6 +144,19 @@ function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [nu
 	return [start, end];
 }
 
+/** True when offset `i` falls between the two halves of a surrogate pair. */
+function splitsPair(text: string, i: number): boolean {
+	if (i <= 0 || i >= text.length) return false;
+	const before = text.charCodeAt(i - 1);
+	const after = text.charCodeAt(i);
+	return before >= 0xd800 && before <= 0xdbff && after >= 0xdc00 && after <= 0xdfff;
+}
+
+/** No lone surrogates: the text can be encoded as UTF-8 without replacement characters. */
+export function isWellFormed(s: string): boolean {
+	return !/\p{Cs}/u.test(s);
+}
+
 export function applyEdits(original: string, edits: TextEdit[], path: string): AppliedEdits {
 	if (edits.length === 0) {
 		throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", { path });
@@ -166,6 +179,17 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 		matched.push(mode);
 	});
 	regions.sort((a, b) => a.start - b.start);
+	for (const r of regions) {
+		if (splitsPair(view.text, r.start) || splitsPair(view.text, r.end) || !isWellFormed(r.newText)) {
+			throw new KeelError(
+				"ENCODING_UNSAFE",
+				`edits[${r.index}] would split a character in ${path}; include whole characters in oldText and newText.`,
+				{
+					path,
+				},
+			);
+		}
+	}
 	for (let k = 1; k < regions.length; k++) {
 		const prev = regions[k - 1];
 		const cur = regions[k];

@@ -6,7 +6,7 @@ import { posix } from "node:path";
 import type { Expected, FileStat } from "../backend/types.js";
 import { sameIdentity } from "../backend/temp-names.js";
 import { KeelError, fromSystemError } from "../boundary/errors.js";
-import { type AppliedEdits, applyEdits } from "../edit/apply.js";
+import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
 import type { ContentSource } from "../safety/content-refs.js";
 import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
@@ -167,6 +167,13 @@ export async function planQuery(session: Session, q: FileQuery, i: number): Prom
 	try {
 		if (q.type === "delete") return await planDelete(session, q, i);
 		if (q.type === "write") {
+			if (q.content !== undefined && !isWellFormed(q.content)) {
+				throw new KeelError(
+					"INVALID_ARGS",
+					"content has a broken character (a lone UTF-16 surrogate); send whole characters.",
+					{ path: q.path },
+				);
+			}
 			const data =
 				q.content !== undefined
 					? Buffer.from(q.content, "utf8")

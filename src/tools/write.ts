@@ -5,6 +5,7 @@
  */
 import { object, string } from "../boundary/schema.js";
 import { KeelError } from "../boundary/errors.js";
+import { isWellFormed } from "../edit/apply.js";
 import { commit } from "../safety/commit.js";
 import { checkAborted, overwriteExpectation, requireFile, statOrNull } from "./common.js";
 import { defineTool, text } from "./types.js";
@@ -32,6 +33,13 @@ export const writeTool = defineTool<WriteArgs>({
 			throw new KeelError("IS_DIRECTORY", `${args.path} is a directory; give a file path.`, {
 				path: args.path,
 			});
+		}
+		if (!isWellFormed(args.content)) {
+			throw new KeelError(
+				"INVALID_ARGS",
+				"content has a broken character (a lone UTF-16 surrogate); send whole characters.",
+				{ path: args.path },
+			);
 		}
 		const data = Buffer.from(args.content, "utf8");
 		return session.queue.run(target.canonical, async () => {

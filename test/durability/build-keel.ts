@@ -1,0 +1,52 @@
+/**
+ * A private, single-file build of keel for child processes.
+ *
+ * Children import a bundle of the current src/ written into the test's own temp directory rather
+ * than /work/main/dist: other test files (and other people's `npm test`) rewrite dist/ in place
+ * while these children start, and a child that imports a half-written module fails for reasons
+ * that have nothing to do with keel. A single file also starts several times faster than the
+ * hundreds of ESM modules in dist/ + node_modules, which is what lets the crash test restart its
+ * child 200 times. The bundle is made with rolldown (vite's bundler); if it is unavailable the
+ * library is compiled with tsc into the temp directory instead.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+
+/** Build keel into `outDir` and return the absolute path of the module a child should import. */
+export async function buildKeel(outDir: string): Promise<string> {
+	const file = join(outDir, "keel.mjs");
+	try {
+		const { rolldown } = await import("rolldown");
+		const bundle = await rolldown({
+			input: join(REPO, "src/index.ts"),
+			platform: "node",
+			logLevel: "silent",
+		});
+		try {
+			await bundle.write({ file, format: "esm" });
+		} finally {
+			await bundle.close();
+		}
+		return file;
+	} catch {
+		// Fall back to the project's own build, into a private directory.
+		const build = join(outDir, "tsc-build");
+		try {
+			execFileSync("npx", ["tsc", "-p", "tsconfig.build.json", "--outDir", build], {
+				cwd: REPO,
+				stdio: "pipe",
+			});
+		} catch (e) {
+			// tsc emits despite type errors in files other engineers are editing; only a missing
+			// output is fatal.
+			if (!existsSync(join(build, "index.js"))) throw e;
+		}
+		if (!existsSync(join(outDir, "node_modules")))
+			symlinkSync(join(REPO, "node_modules"), join(outDir, "node_modules"));
+		return join(build, "index.js");
+	}
+}
