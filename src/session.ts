@@ -8,7 +8,7 @@ import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLocalBackend } from "./backend/local.js";
 import type { Backend } from "./backend/types.js";
-import { KeelError, type SerializedError, fromSystemError } from "./boundary/errors.js";
+import { fromSystemError, KeelError, type SerializedError } from "./boundary/errors.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
 import { ContentRefs } from "./safety/content-refs.js";

@@ -9,7 +9,7 @@ import { type BigIntStats, constants, lstatSync, renameSync, unlinkSync } from "
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { KeelError, fromSystemError } from "../boundary/errors.js";
+import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { sameIdentity, sameObject, TEMP_PREFIX, tempNameFor, tempNamePid } from "./temp-names.js";
 import type { DirEntry, EntryType, Expected, FileOps, FileStat, WriteOptions } from "./types.js";
 

@@ -2,8 +2,9 @@
  * Spill files: where the full text of a truncated result goes (REQUIREMENTS T5). Owned by a
  * session; the directory is created on first use and is readable through the session's guard.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+
 import { randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 export class SpillDir {

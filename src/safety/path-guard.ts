@@ -6,8 +6,8 @@
  * its literal target, loops detected), and then checked for containment by path components.
  */
 import { posix } from "node:path";
-import { KeelError } from "../boundary/errors.js";
 import type { FileOps, FileStat } from "../backend/types.js";
+import { KeelError } from "../boundary/errors.js";
 
 export type Access = "read" | "write";
 

@@ -2,8 +2,8 @@
  * What this session has read (REQUIREMENTS M2): identity and SHA-256 per canonical path.
  */
 import { createHash } from "node:crypto";
-import type { FileStat } from "../backend/types.js";
 import { sameIdentity } from "../backend/temp-names.js";
+import type { FileStat } from "../backend/types.js";
 
 export interface ReadRecord {
 	stat: FileStat;

@@ -2,10 +2,11 @@
  * `bash` (pi-compatible): run a command in the workspace. Output streams to onUpdate, is capped as
  * it arrives (tail kept, full text spilled to a file), and abort or timeout kills the process group.
  */
-import { number, object, optional, string } from "../boundary/schema.js";
+
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
+import { number, object, optional, string } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
 import { defineTool, text } from "./types.js";

@@ -1,7 +1,8 @@
 /** Small checks shared by the tools. */
-import type { Expected, FileStat } from "../backend/types.js";
+
 import { sameIdentity, sameObject } from "../backend/temp-names.js";
-import { KeelError, fromSystemError } from "../boundary/errors.js";
+import type { Expected, FileStat } from "../backend/types.js";
+import { fromSystemError, KeelError } from "../boundary/errors.js";
 import type { Session } from "../session.js";
 
 /** A positive integer option, or its default; fractional values are floored. */

@@ -2,13 +2,14 @@
  * `edit` (pi-compatible): exact replacements matched against the original content, committed by
  * compare-and-swap. BOM and per-line endings are kept; non-UTF-8 or binary files are refused.
  */
+
+import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { array, object, string } from "../boundary/schema.js";
-import { KeelError, fromSystemError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
 import { renderDiff } from "../edit/diff.js";
 import { commit } from "../safety/commit.js";
-import { sha256 } from "../safety/read-state.js";
 import { decodeUtf8Strict, encodeUtf8, looksBinary } from "../safety/encoding.js";
+import { sha256 } from "../safety/read-state.js";
 import { checkAborted, requireFile, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";
 

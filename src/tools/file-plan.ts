@@ -3,9 +3,9 @@
  * staleness and anchors are all checked for every query before the first side effect.
  */
 import { posix } from "node:path";
-import type { Expected, FileStat } from "../backend/types.js";
 import { sameIdentity } from "../backend/temp-names.js";
-import { KeelError, fromSystemError } from "../boundary/errors.js";
+import type { Expected, FileStat } from "../backend/types.js";
+import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
 import type { ContentSource } from "../safety/content-refs.js";
 import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";

@@ -1,6 +1,7 @@
 /** The unified `file` tool's schema (REQUIREMENTS T2) and the per-type field rules. */
-import { array, boolean, integer, object, oneOf, optional, string } from "../boundary/schema.js";
+
 import { KeelError } from "../boundary/errors.js";
+import { array, boolean, integer, object, oneOf, optional, string } from "../boundary/schema.js";
 
 export const MAX_QUERIES = 50;
 

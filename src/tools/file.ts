@@ -6,15 +6,15 @@
 import { createPatch } from "diff";
 import { sameIdentity } from "../backend/temp-names.js";
 import type { FileStat } from "../backend/types.js";
-import { KeelError, type SerializedError, fromSystemError } from "../boundary/errors.js";
+import { fromSystemError, KeelError, type SerializedError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
 import { renderDiff } from "../edit/diff.js";
 import { commit } from "../safety/commit.js";
 import { encodeUtf8 } from "../safety/encoding.js";
 import type { Session } from "../session.js";
-import { type FileArgs, checkQueryFields, fileSchema } from "./file-schema.js";
-import { type Plan, parentDir, planQuery, snapshotText } from "./file-plan.js";
 import { checkAborted } from "./common.js";
+import { type Plan, parentDir, planQuery, snapshotText } from "./file-plan.js";
+import { checkQueryFields, type FileArgs, fileSchema } from "./file-schema.js";
 import { defineTool, text } from "./types.js";
 
 export interface QueryResult {

@@ -1,6 +1,7 @@
 /** `find` (pi-compatible): files and directories by glob, through the backend's search engine. */
-import { number, object, optional, string } from "../boundary/schema.js";
+
 import { KeelError } from "../boundary/errors.js";
+import { number, object, optional, string } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireDir, requireUnchanged, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";

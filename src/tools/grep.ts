@@ -1,12 +1,12 @@
 /** `grep` (pi-compatible): content search through the backend's search engine. */
 import { posix } from "node:path";
-import { boolean, number, object, optional, string } from "../boundary/schema.js";
 import type { GrepMatch } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
+import { boolean, number, object, optional, string } from "../boundary/schema.js";
 import {
 	DEFAULT_MAX_BYTES,
-	GREP_MAX_LINE_CHARS,
 	formatSize,
+	GREP_MAX_LINE_CHARS,
 	truncateHead,
 	truncateLine,
 } from "../boundary/truncate.js";

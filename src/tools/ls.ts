@@ -1,8 +1,8 @@
 /** `ls` (pi-compatible): one directory, sorted case-insensitively, directories marked with "/". */
 import { posix } from "node:path";
-import { number, object, optional, string } from "../boundary/schema.js";
 import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
+import { number, object, optional, string } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";

@@ -1,6 +1,7 @@
 /** `read` (pi-compatible): text with line paging and pi's limits, images as attachments. */
+
+import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { number, object, optional, string } from "../boundary/schema.js";
-import { KeelError, fromSystemError } from "../boundary/errors.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
 import { checkAborted, positiveInt, requireFile, statPath } from "./common.js";

@@ -3,8 +3,9 @@
  * (a file that appears meanwhile is never clobbered); an existing file is replaced only if this
  * session read it and it is unchanged since (compare-and-swap against that read).
  */
-import { object, string } from "../boundary/schema.js";
+
 import { KeelError } from "../boundary/errors.js";
+import { object, string } from "../boundary/schema.js";
 import { isWellFormed } from "../edit/apply.js";
 import { commit } from "../safety/commit.js";
 import { checkAborted, overwriteExpectation, requireFile, statOrNull } from "./common.js";

@@ -5,8 +5,8 @@ import {
 	lstat,
 	mkdir,
 	mkdtemp,
-	readFile,
 	readdir,
+	readFile,
 	readlink,
 	rm,
 	stat,
@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local.js";
-import { Session, type CallResult } from "../../src/session.js";
+import { type CallResult, Session } from "../../src/session.js";
 
 let dir: string;
 const sessions: Session[] = [];

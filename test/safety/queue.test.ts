@@ -1,10 +1,10 @@
 /** Writes are serialized per canonical path by the session's queue (M1) and atomic (M5). */
-import { mkdtemp, readFile, rm, stat, symlink, writeFile, chmod, readdir } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
 import { MutationQueue } from "../../src/safety/mutation-queue.js";
+import { Session } from "../../src/session.js";
 
 let dir: string;
 beforeEach(async () => {
