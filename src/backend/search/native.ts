@@ -6,15 +6,8 @@
 import { StringDecoder } from "node:string_decoder";
 import { KeelError } from "../../boundary/errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
-import {
-	abortedError,
-	comparePaths,
-	escapeGlob,
-	findGlobTarget,
-	stripEol,
-	throwIfAborted,
-	withContext,
-} from "./js.js";
+import { escapeGlob, findGlobTarget } from "./patterns.js";
+import { abortedError, comparePaths, stripEol, throwIfAborted, withContext } from "./semantics.js";
 
 // ---------------------------------------------------------------------------------------------
 // Transport

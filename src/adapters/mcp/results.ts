@@ -1,0 +1,66 @@
+/**
+ * keel ↔ MCP shapes: a ToolDefinition as an MCP Tool, a CallResult as a CallToolResult.
+ *
+ * Where keel's extra facts go: a success carries `details` and `elapsedMs` in `_meta` only, never in
+ * `structuredContent`, because some clients (Claude Code, anthropics/claude-code#55677 and #79944)
+ * hand the model JSON.stringify(structuredContent) instead of the text when both are present, which
+ * would hide the file the model asked for. A failure carries the error object in `structuredContent`
+ * too: it holds the same code and message as the text, so a client that prefers it loses nothing.
+ */
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallResult } from "../../session.js";
+import type { Content, ToolDefinition } from "../../tools/types.js";
+
+/** `_meta` keys (MCP reserves only prefixes under modelcontextprotocol/mcp). */
+export const META_DETAILS = "keel/details";
+export const META_ELAPSED_MS = "keel/elapsedMs";
+
+export function toMcpTool(def: ToolDefinition): Tool {
+	const a = def.annotations;
+	return {
+		name: def.name,
+		title: def.label,
+		description: def.description,
+		inputSchema: def.parameters as Tool["inputSchema"],
+		annotations: {
+			title: def.label,
+			readOnlyHint: a.readOnly,
+			destructiveHint: a.destructive,
+			idempotentHint: a.idempotent,
+		},
+	};
+}
+
+function toBlock(c: Content): CallToolResult["content"][number] {
+	return c.type === "text"
+		? { type: "text", text: c.text }
+		: { type: "image", data: c.data, mimeType: c.mimeType };
+}
+
+export function toCallToolResult(r: CallResult): CallToolResult {
+	const meta: Record<string, unknown> = { [META_ELAPSED_MS]: r.elapsedMs };
+	if (!r.ok) {
+		return {
+			isError: true,
+			content: [{ type: "text", text: `[${r.error.code}] ${r.error.message}` }],
+			structuredContent: jsonSafe({ error: r.error, elapsedMs: r.elapsedMs }) as Record<string, unknown>,
+			_meta: meta,
+		};
+	}
+	if (r.details !== undefined) meta[META_DETAILS] = jsonSafe(r.details);
+	return { content: r.content.map(toBlock), _meta: meta };
+}
+
+/** A JSON-only copy: bigints become numbers (or strings past 2^53), functions and undefined drop out. */
+export function jsonSafe(value: unknown): unknown {
+	try {
+		return JSON.parse(
+			JSON.stringify(value, (_k, v) =>
+				typeof v === "bigint" ? (Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()) : v,
+			) ?? "null",
+		);
+	} catch (e) {
+		// A cycle: say so instead of failing the whole call.
+		return { unserializable: e instanceof Error ? e.message : String(e) };
+	}
+}

@@ -1,0 +1,129 @@
+/**
+ * Where an MCP connection's tool calls run. One connection is one keel session.
+ *
+ * A Session's roots are fixed when it is created, and the client's roots are only known after the
+ * handshake, so `LazySession` creates the session on the first tool call: it asks the client for its
+ * roots then (if the client declared the roots capability) and opens the session on them. Listing the
+ * tools needs no session. Later `roots/list_changed` notifications do not move an open session: its
+ * read state and mutation queue are tied to its roots; the client reconnects to change them.
+ */
+import type { Root } from "@modelcontextprotocol/sdk/types.js";
+import { fromSystemError, KeelError } from "../../boundary/errors.js";
+import { type CallOptions, type CallResult, Session, type SessionOptions } from "../../session.js";
+import { toolsForProfile } from "../../tools/registry.js";
+import type { ToolDefinition } from "../../tools/types.js";
+import { clientRootsApply, optionsWithRoots } from "./roots.js";
+
+/** What the server knows about the client, for one call. */
+export interface ClientPeer {
+	supportsRoots: boolean;
+	listRoots(): Promise<Root[]>;
+}
+
+export interface SessionProvider {
+	readonly tools: ToolDefinition[];
+	call(name: string, args: unknown, opts: CallOptions, peer: ClientPeer): Promise<CallResult>;
+	/** The client said its roots changed. */
+	rootsChanged?(): void;
+}
+
+/** A session the caller created and will close. */
+export function fixedSession(session: Session): SessionProvider {
+	return { tools: session.tools, call: (name, args, opts) => session.call(name, args, opts) };
+}
+
+/** How long in-flight calls get to finish after close() before the session closes anyway. */
+const DRAIN_MS = 5000;
+
+export class LazySession implements SessionProvider {
+	readonly tools: ToolDefinition[];
+	private opening?: Promise<Session>;
+	private readonly inflight = new Set<Promise<unknown>>();
+	private closing?: Promise<void>;
+
+	constructor(
+		private readonly base: SessionOptions,
+		private readonly log: (line: string) => void = () => {},
+	) {
+		// The same palette Session.create builds, without opening a session.
+		const disabled = new Set(base.disabledTools ?? []);
+		this.tools = toolsForProfile(base.profile ?? "pi").filter((t) => !disabled.has(t.name));
+	}
+
+	async call(name: string, args: unknown, opts: CallOptions, peer: ClientPeer): Promise<CallResult> {
+		const started = performance.now();
+		let session: Session;
+		try {
+			session = await this.session(peer);
+		} catch (e) {
+			const err = e instanceof KeelError ? e : fromSystemError(e);
+			return {
+				ok: false,
+				error: err.toJSON(),
+				elapsedMs: Math.round((performance.now() - started) * 10) / 10,
+			};
+		}
+		const p = session.call(name, args, opts);
+		this.inflight.add(p);
+		try {
+			return await p;
+		} finally {
+			this.inflight.delete(p);
+		}
+	}
+
+	rootsChanged(): void {
+		if (this.opening)
+			this.log("keel: the client's roots changed; this connection keeps its roots (reconnect to apply).");
+	}
+
+	/** Waits (bounded) for running calls, then closes the session. */
+	close(): Promise<void> {
+		this.closing ??= this.drainAndClose();
+		return this.closing;
+	}
+
+	private async drainAndClose(): Promise<void> {
+		let timer: NodeJS.Timeout | undefined;
+		const drained = Promise.allSettled([...this.inflight]);
+		const timeout = new Promise<void>((r) => {
+			timer = setTimeout(r, DRAIN_MS);
+		});
+		await Promise.race([drained, timeout]);
+		clearTimeout(timer);
+		const session = await this.opening?.catch(() => undefined);
+		await session?.close();
+	}
+
+	private session(peer: ClientPeer): Promise<Session> {
+		if (this.closing) {
+			return Promise.reject(new KeelError("BACKEND_UNAVAILABLE", "This MCP connection is closing."));
+		}
+		if (!this.opening) {
+			// A failed open (e.g. a root that vanished) is not cached: the next call tries again.
+			this.opening = this.open(peer).catch((e) => {
+				this.opening = undefined;
+				throw e;
+			});
+		}
+		return this.opening;
+	}
+
+	private async open(peer: ClientPeer): Promise<Session> {
+		let opts = this.base;
+		if (peer.supportsRoots && clientRootsApply(this.base)) {
+			try {
+				const withRoots = await optionsWithRoots(this.base, await peer.listRoots());
+				if (withRoots) {
+					opts = withRoots;
+					this.log(
+						`keel: using the client's roots: ${[withRoots.root, ...(withRoots.allow ?? [])].join(", ")}`,
+					);
+				} else this.log("keel: the client offered no usable file:// roots; using the server's roots.");
+			} catch (e) {
+				this.log(`keel: could not list the client's roots (${(e as Error).message}); using the server's.`);
+			}
+		}
+		return Session.create(opts);
+	}
+}

@@ -1,0 +1,77 @@
+/**
+ * keel as a pi extension (REQUIREMENTS A1): `pi -e <this file>`, `pi install npm:keel`, or the
+ * extensions list in pi's settings.
+ *
+ * Every keel tool is registered, overriding pi's built-ins of the same names; the profile
+ * (`pi`: read write edit bash grep find ls; `unified`: read file bash grep find ls) and the
+ * disabled names decide which stay active. That policy is applied on every session_start (startup,
+ * reload, new, resume, fork) and again before each agent run, so no reset brings a disabled tool
+ * back. One keel Session per pi session, opened on the first tool call and closed on shutdown.
+ *
+ * pi is imported for types only: at run time this module needs nothing from pi.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { FLAG_HELP, FLAGS, type KeelPiConfig, loadConfig } from "./config.js";
+import { allKeelTools, applyPolicy, suppressedNames } from "./policy.js";
+import { SessionSlot } from "./sessions.js";
+import { FailureLog, toPiTool } from "./tools.js";
+
+export default function keel(pi: ExtensionAPI): void {
+	for (const [key, name] of Object.entries(FLAGS)) {
+		pi.registerFlag(name, { description: FLAG_HELP[key as keyof typeof FLAGS], type: "string" });
+	}
+
+	// All state lives in this closure: one set per extension instance, i.e. per pi session.
+	const slot = new SessionSlot();
+	const failures = new FailureLog();
+	let config: { cwd: string; value: KeelPiConfig } | undefined;
+
+	const configFor = (ctx: ExtensionContext): KeelPiConfig => {
+		if (config?.cwd !== ctx.cwd) {
+			const value = loadConfig(ctx.cwd, (name) => pi.getFlag(name));
+			config = { cwd: ctx.cwd, value };
+			for (const w of value.warnings) {
+				if (ctx.hasUI) ctx.ui.notify(`keel: ${w}`, "warning");
+				else console.error(`keel: ${w}`);
+			}
+		}
+		return config.value;
+	};
+
+	const enforce = (ctx: ExtensionContext) => {
+		const c = configFor(ctx);
+		const next = applyPolicy(pi.getActiveTools(), suppressedNames(c.profile, c.disabled));
+		if (next) pi.setActiveTools(next);
+	};
+
+	const host = {
+		failures,
+		session(ctx: ExtensionContext) {
+			const c = configFor(ctx);
+			return slot.get({
+				root: c.root,
+				profile: c.profile,
+				allow: c.allow,
+				allowRead: c.allowRead,
+				disabledTools: c.disabled,
+			});
+		},
+	};
+	for (const def of allKeelTools()) pi.registerTool(toPiTool(def, host));
+
+	pi.on("session_start", (_event, ctx) => {
+		config = undefined; // flags and settings are read afresh for every session
+		enforce(ctx);
+	});
+	pi.on("before_agent_start", (_event, ctx) => {
+		enforce(ctx);
+	});
+	pi.on("tool_result", (event) => {
+		const f = failures.take(event.toolCallId);
+		if (!f || !event.isError) return;
+		return { details: { error: f.error, elapsedMs: f.elapsedMs } };
+	});
+	pi.on("session_shutdown", async () => {
+		await slot.close();
+	});
+}

@@ -1,0 +1,167 @@
+/** Ignore rules in gitignore syntax, applied the way rg and fd (the `ignore` crate) apply them. */
+import { readFile, stat } from "node:fs/promises";
+import { compileGlob } from "./patterns.js";
+
+type Verdict = "ignore" | "whitelist" | undefined;
+
+interface IgnoreRule {
+	match: (path: string) => boolean;
+	whitelist: boolean;
+	dirOnly: boolean;
+}
+
+/** Parse one gitignore line; `strict` throws INVALID_PATTERN instead of skipping a bad glob. */
+function parseIgnoreLine(raw: string, strict: boolean): IgnoreRule | undefined {
+	if (raw.startsWith("#")) return undefined;
+	let line = raw.endsWith("\\ ") ? raw : raw.trimEnd();
+	if (line === "") return undefined;
+	let whitelist = false;
+	let anchored = false;
+	if (line.startsWith("\\!") || line.startsWith("\\#")) {
+		line = line.slice(1);
+	} else {
+		if (line.startsWith("!")) {
+			whitelist = true;
+			line = line.slice(1);
+		}
+		if (line.startsWith("/")) {
+			anchored = true;
+			line = line.slice(1);
+		}
+	}
+	let dirOnly = false;
+	if (line.endsWith("/")) {
+		dirOnly = true;
+		line = line.slice(0, -1);
+		if (line.endsWith("\\")) line = line.slice(0, -1);
+	}
+	if (line === "") return undefined;
+	let glob = line;
+	// No slash: match at any depth. A trailing "/**" matches the contents, not the directory.
+	if (!anchored && !line.includes("/") && !glob.startsWith("**/") && glob !== "**") glob = `**/${glob}`;
+	if (glob.endsWith("/**")) glob += "/*";
+	try {
+		return { match: compileGlob(glob), whitelist, dirOnly };
+	} catch (e) {
+		if (strict) throw e;
+		return undefined;
+	}
+}
+
+function parseIgnoreFile(text: string): IgnoreRule[] {
+	const rules: IgnoreRule[] = [];
+	for (const line of text.split(/\r?\n/)) {
+		const rule = parseIgnoreLine(line, false);
+		if (rule) rules.push(rule);
+	}
+	return rules;
+}
+
+/** Last matching rule wins. */
+function matchRules(rules: readonly IgnoreRule[], rel: string, isDir: boolean): Verdict {
+	for (let i = rules.length - 1; i >= 0; i--) {
+		const r = rules[i];
+		if ((!r.dirOnly || isDir) && r.match(rel)) return r.whitelist ? "whitelist" : "ignore";
+	}
+	return undefined;
+}
+
+export type Override = (rel: string, isDir: boolean) => Verdict;
+
+/**
+ * The grep `glob` filter, as `rg --glob`: gitignore syntax relative to the search directory; a
+ * match overrides every ignore rule; with a positive glob, non-matching files are skipped while
+ * non-matching directories fall through to the ignore rules; "!" excludes.
+ */
+export function compileOverride(glob: string): Override {
+	const rule = parseIgnoreLine(glob, true);
+	if (!rule) return () => undefined;
+	const positive = !rule.whitelist;
+	return (rel, isDir) => {
+		if ((!rule.dirOnly || isDir) && rule.match(rel)) return positive ? "whitelist" : "ignore";
+		return positive && !isDir ? "ignore" : undefined;
+	};
+}
+
+/** Ignore files of one directory, linked to those of its parent. */
+export interface Level {
+	dir: string;
+	parent: Level | undefined;
+	hasGit: boolean;
+	/** This directory or an ancestor is a repository root. */
+	anyGit: boolean;
+	custom: IgnoreRule[];
+	dot: IgnoreRule[];
+	git: IgnoreRule[];
+	exclude: IgnoreRule[];
+}
+
+async function readRules(file: string): Promise<IgnoreRule[]> {
+	try {
+		return parseIgnoreFile(await readFile(file, "utf8"));
+	} catch {
+		return [];
+	}
+}
+
+export function joinPath(dir: string, name: string): string {
+	return dir === "/" ? `/${name}` : `${dir}/${name}`;
+}
+
+/** `names` (the directory listing, when known) spares reads of files that are not there. */
+export async function loadLevel(
+	dir: string,
+	parent: Level | undefined,
+	customName: string | undefined,
+	names?: ReadonlySet<string>,
+): Promise<Level> {
+	const rules = (name: string | undefined) =>
+		name !== undefined && (!names || names.has(name)) ? readRules(joinPath(dir, name)) : [];
+	const hasGit = names
+		? names.has(".git")
+		: await stat(joinPath(dir, ".git")).then(
+				() => true,
+				() => false,
+			);
+	const [custom, dot, git, exclude] = await Promise.all([
+		rules(customName),
+		rules(".ignore"),
+		rules(".gitignore"),
+		hasGit ? readRules(joinPath(dir, ".git/info/exclude")) : [],
+	]);
+	return { dir, parent, hasGit, anyGit: hasGit || (parent?.anyGit ?? false), custom, dot, git, exclude };
+}
+
+/** Levels for `/` down to `root`, loaded in parallel, linked in order. */
+export async function loadAncestors(root: string, customName: string | undefined): Promise<Level> {
+	const dirs = ["/"];
+	for (const part of root.split("/").filter(Boolean)) dirs.push(joinPath(dirs[dirs.length - 1], part));
+	const loaded = await Promise.all(dirs.map((d) => loadLevel(d, undefined, customName)));
+	let level: Level | undefined;
+	for (const l of loaded) {
+		l.parent = level;
+		l.anyGit = l.hasGit || (level?.anyGit ?? false);
+		level = l;
+	}
+	return level!;
+}
+
+export function isIgnored(level: Level, abs: string, isDir: boolean): boolean {
+	let custom: Verdict;
+	let dot: Verdict;
+	let git: Verdict;
+	let exclude: Verdict;
+	let sawGit = false;
+	for (let l: Level | undefined = level; l; l = l.parent) {
+		const rel = l.dir === "/" ? abs.slice(1) : abs.slice(l.dir.length + 1);
+		if (custom === undefined && l.custom.length > 0) custom = matchRules(l.custom, rel, isDir);
+		if (dot === undefined && l.dot.length > 0) dot = matchRules(l.dot, rel, isDir);
+		// .gitignore rules count only up to (and including) the nearest repository root.
+		if (level.anyGit && !sawGit) {
+			if (git === undefined && l.git.length > 0) git = matchRules(l.git, rel, isDir);
+			if (exclude === undefined && l.exclude.length > 0) exclude = matchRules(l.exclude, rel, isDir);
+		}
+		sawGit ||= l.hasGit;
+	}
+	return (custom ?? dot ?? git ?? exclude) === "ignore";
+}

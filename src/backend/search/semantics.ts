@@ -1,0 +1,67 @@
+/** Ordering, lines, context and abort handling shared by every search engine. */
+import { KeelError } from "../../boundary/errors.js";
+import type { GrepMatch } from "../types.js";
+
+/**
+ * Order of relative POSIX paths: UTF-8 byte order of their components, with "/" below every
+ * other character, so "a/", "a/b" come before "a.txt" — the order of a depth-first walk with
+ * sorted names, which is what `rg --sort path` produces.
+ */
+export function comparePaths(a: string, b: string): number {
+	const n = Math.min(a.length, b.length);
+	for (let i = 0; i < n; i++) {
+		const x = a.charCodeAt(i);
+		const y = b.charCodeAt(i);
+		if (x === y) continue;
+		if (x === 0x2f) return -1;
+		if (y === 0x2f) return 1;
+		// A surrogate encodes a code point above U+FFFF, which sorts after every BMP character in
+		// UTF-8 even though its UTF-16 unit may be smaller (e.g. than U+E000).
+		const sx = x >= 0xd800 && x <= 0xdfff;
+		const sy = y >= 0xd800 && y <= 0xdfff;
+		if (sx !== sy) return sx ? 1 : -1;
+		return x - y;
+	}
+	return a.length - b.length;
+}
+
+/** Drop one trailing "\n", then one trailing "\r". */
+export function stripEol(text: string): string {
+	const t = text.endsWith("\n") ? text.slice(0, -1) : text;
+	return t.endsWith("\r") ? t.slice(0, -1) : t;
+}
+
+/**
+ * Build the matches of one file. `before`/`after` are the lines in [line-C, line-1] and
+ * [line+1, line+C] that exist, computed per file so overlapping windows share lines.
+ */
+export function withContext(
+	path: string,
+	matchLines: readonly number[],
+	lineAt: (n: number) => string | undefined,
+	context: number,
+): GrepMatch[] {
+	const around = (from: number, to: number) => {
+		const out = [];
+		for (let n = Math.max(1, from); n <= to; n++) {
+			const text = lineAt(n);
+			if (text !== undefined) out.push({ line: n, text });
+		}
+		return out;
+	};
+	return matchLines.map((line) => ({
+		path,
+		line,
+		text: lineAt(line) ?? "",
+		before: around(line - context, line - 1),
+		after: around(line + 1, line + context),
+	}));
+}
+
+export function abortedError(): KeelError {
+	return new KeelError("ABORTED", "Search aborted.");
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+	if (signal?.aborted) throw abortedError();
+}

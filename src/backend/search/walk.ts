@@ -1,0 +1,68 @@
+/** Depth-first sorted directory walk that respects the ignore rules and stops when the consumer does. */
+import type { Dirent } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { isIgnored, joinPath, type Level, loadAncestors, loadLevel, type Override } from "./ignore-rules.js";
+import { comparePaths, throwIfAborted } from "./semantics.js";
+
+export type EntryKind = "file" | "dir" | "symlink" | "other";
+
+export interface WalkEntry {
+	abs: string;
+	rel: string;
+	name: string;
+	kind: EntryKind;
+}
+
+export interface WalkOptions {
+	customIgnore: string;
+	override?: Override;
+	signal?: AbortSignal;
+}
+
+function kindOf(d: Dirent): EntryKind {
+	if (d.isSymbolicLink()) return "symlink";
+	if (d.isDirectory()) return "dir";
+	if (d.isFile()) return "file";
+	return "other";
+}
+
+async function listDir(dir: string): Promise<Dirent[]> {
+	try {
+		const entries = await readdir(dir, { withFileTypes: true });
+		return entries.sort((a, b) => comparePaths(a.name, b.name));
+	} catch {
+		return []; // unreadable directories are skipped, as rg/fd do
+	}
+}
+
+/** Depth-first, sorted, lazily: the consumer stops the walk by leaving its loop. */
+export async function* walk(root: string, opts: WalkOptions): AsyncGenerator<WalkEntry> {
+	const top = await loadAncestors(root, opts.customIgnore);
+	yield* walkDir(root, "", await listDir(root), top, opts);
+}
+
+async function* walkDir(
+	dir: string,
+	rel: string,
+	entries: Dirent[],
+	level: Level,
+	opts: WalkOptions,
+): AsyncGenerator<WalkEntry> {
+	for (const d of entries) {
+		throwIfAborted(opts.signal);
+		if (d.name === ".git") continue;
+		const kind = kindOf(d);
+		const isDir = kind === "dir";
+		const entry = { abs: joinPath(dir, d.name), rel: rel ? `${rel}/${d.name}` : d.name, name: d.name, kind };
+		const verdict = opts.override?.(entry.rel, isDir);
+		if (verdict === "ignore") continue;
+		if (verdict === undefined && isIgnored(level, entry.abs, isDir)) continue;
+		yield entry;
+		if (isDir) {
+			const children = await listDir(entry.abs);
+			const names = new Set(children.map((c) => c.name));
+			const childLevel = await loadLevel(entry.abs, level, opts.customIgnore, names);
+			yield* walkDir(entry.abs, entry.rel, children, childLevel, opts);
+		}
+	}
+}

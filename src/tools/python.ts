@@ -1,0 +1,225 @@
+/**
+ * `python` (REQUIREMENTS T3, R6): run code or a script in the session's persistent interpreter, and
+ * `python_jobs`: list, check, wait for and cancel the session's background Python jobs.
+ *
+ * Preflight before any code is accepted (seed P0.2): the backend, the working directory (through
+ * the path guard: it must exist and be a directory), the interpreter, the argument shape and the
+ * script (authorized, a readable file) are all checked before the coordinator sees the code or
+ * starts a process. An invalid cwd fails before the code is looked at.
+ */
+import { KeelError } from "../boundary/errors.js";
+import { number, object, oneOf, optional, string } from "../boundary/schema.js";
+import type { PythonCoordinator } from "../python/coordinator.js";
+import { DEFAULT_BACKGROUND_AFTER_MS } from "../python/coordinator.js";
+import { outcomeToResult, renderJobList, renderRunning } from "../python/format.js";
+import type { PythonJobInfo, PythonJobRequest } from "../python/types.js";
+import type { Session } from "../session.js";
+import { defineTool, type ToolResult, text } from "./types.js";
+
+/** What the session must provide: its own coordinator, created lazily, closed with the session. */
+export interface PythonHost {
+	readonly python: PythonCoordinator;
+}
+
+const MAX_CODE_CHARS = 4_000_000;
+const MAX_SCRIPT_BYTES = 8 * 1024 * 1024;
+
+function coordinatorOf(session: Session): PythonCoordinator {
+	if (session.backend.kind !== "local") {
+		throw new KeelError(
+			"BACKEND_UNAVAILABLE",
+			`python is not supported on the ${session.backend.kind} backend yet; use bash to run python3 there.`,
+		);
+	}
+	const coordinator = (session as Session & Partial<PythonHost>).python;
+	if (!coordinator) {
+		throw new KeelError("BACKEND_UNAVAILABLE", "python is not enabled for this session.");
+	}
+	return coordinator;
+}
+
+function timeoutMs(timeout: number | undefined): number | undefined {
+	if (timeout === undefined) return undefined;
+	if (!(Number.isFinite(timeout) && timeout > 0)) {
+		throw new KeelError("INVALID_ARGS", `timeout must be a positive number of seconds (got ${timeout}).`);
+	}
+	return timeout * 1000;
+}
+
+/** The working directory: authorized for reading, existing, a directory. */
+async function preflightCwd(session: Session, cwd: string | undefined): Promise<string> {
+	const dir = await session.resolvePath(cwd ?? ".", "read");
+	const shown = cwd ?? dir.canonical;
+	if (!dir.exists) {
+		throw new KeelError("NOT_FOUND", `cwd ${shown} does not exist; give an existing directory.`, {
+			path: shown,
+		});
+	}
+	const st = await session.backend.fs.stat(dir.canonical);
+	if (st.type !== "dir") {
+		throw new KeelError("NOT_DIRECTORY", `cwd ${shown} is not a directory; give a directory.`, {
+			path: shown,
+		});
+	}
+	return dir.canonical;
+}
+
+/** The script: authorized for reading, a regular file, read once (the worker runs these bytes). */
+async function preflightScript(
+	session: Session,
+	scriptPath: string,
+): Promise<{ path: string; source: Buffer }> {
+	const file = await session.resolvePath(scriptPath, "read");
+	if (!file.exists) {
+		throw new KeelError("NOT_FOUND", `scriptPath ${scriptPath} does not exist; check it with ls or find.`, {
+			path: scriptPath,
+		});
+	}
+	const st = await session.backend.fs.stat(file.canonical);
+	if (st.type === "dir") {
+		throw new KeelError("IS_DIRECTORY", `scriptPath ${scriptPath} is a directory; give a .py file.`, {
+			path: scriptPath,
+		});
+	}
+	if (st.type !== "file") {
+		throw new KeelError("NOT_A_FILE", `scriptPath ${scriptPath} is not a regular file.`, {
+			path: scriptPath,
+		});
+	}
+	if (st.size > MAX_SCRIPT_BYTES) {
+		throw new KeelError(
+			"INVALID_ARGS",
+			`scriptPath ${scriptPath} is ${st.size} bytes; scripts over ${MAX_SCRIPT_BYTES} bytes are refused.`,
+			{ path: scriptPath },
+		);
+	}
+	const source = await session.backend.fs.readFile(file.canonical, st);
+	return { path: file.canonical, source };
+}
+
+export interface PythonArgs {
+	code?: string;
+	scriptPath?: string;
+	cwd?: string;
+	timeout?: number;
+}
+
+const pythonSchema = object({
+	code: optional(
+		string({
+			description:
+				"Python code to run in the session's persistent interpreter (variables and imports persist between calls). The value of a trailing expression is shown.",
+		}),
+	),
+	scriptPath: optional(
+		string({
+			description:
+				"A .py file to run like `python script.py` (fresh __main__; the persistent namespace is untouched).",
+		}),
+	),
+	cwd: optional(string({ description: "Working directory (default: the workspace root)." })),
+	timeout: optional(
+		number({
+			description:
+				"Timeout in seconds (optional). On timeout the interpreter is restarted and its state lost.",
+		}),
+	),
+});
+
+export const pythonTool = defineTool<PythonArgs>({
+	name: "python",
+	label: "python",
+	description:
+		"Run Python 3 code (or a script) in this session's persistent interpreter. Give exactly one of code or scriptPath. Returns stdout, stderr, the repr of a trailing expression, or the exception with its traceback. Output is truncated to the last 2000 lines or 50KB per stream, the full text saved to a file. Jobs running longer than 15 s continue in the background and return a job id for python_jobs.",
+	parameters: pythonSchema,
+	annotations: { readOnly: false, destructive: true, idempotent: false },
+	async execute(args, { session, signal }): Promise<ToolResult> {
+		const coordinator = coordinatorOf(session);
+		const cwd = await preflightCwd(session, args.cwd);
+		await coordinator.preflight();
+		if ((args.code === undefined) === (args.scriptPath === undefined)) {
+			throw new KeelError("INVALID_ARGS", "Give exactly one of code and scriptPath.");
+		}
+		const ms = timeoutMs(args.timeout);
+		let request: PythonJobRequest;
+		if (args.scriptPath !== undefined) {
+			const script = await preflightScript(session, args.scriptPath);
+			request = { kind: "script", path: script.path, source: script.source, cwd, timeoutMs: ms };
+		} else {
+			const code = args.code!;
+			if (code.length > MAX_CODE_CHARS) {
+				throw new KeelError(
+					"INVALID_ARGS",
+					`code is ${code.length} characters; write it to a file and use scriptPath instead.`,
+				);
+			}
+			request = { kind: "code", code, cwd, timeoutMs: ms };
+		}
+		const run = await coordinator.run(request, { signal });
+		if (run.status === "running") {
+			const r = renderRunning(run.job, coordinator.backgroundAfterMs);
+			return { content: [text(r.text)], details: r.details };
+		}
+		const r = outcomeToResult(run.outcome);
+		return { content: [text(r.text)], details: r.details };
+	},
+});
+
+export interface PythonJobsArgs {
+	action: "list" | "status" | "wait" | "cancel";
+	jobId?: string;
+	timeout?: number;
+}
+
+const jobsSchema = object({
+	action: oneOf(["list", "status", "wait", "cancel"], {
+		description: "list the session's Python jobs, or status/wait/cancel one of them",
+	}),
+	jobId: optional(string({ description: "The job id a python call returned (not for list)." })),
+	timeout: optional(
+		number({ description: `For wait: seconds to wait (default ${DEFAULT_BACKGROUND_AFTER_MS / 1000}).` }),
+	),
+});
+
+function jobResult(job: PythonJobInfo): ToolResult {
+	const r = job.outcome ? outcomeToResult(job.outcome) : renderRunning(job);
+	return { content: [text(r.text)], details: r.details };
+}
+
+export const pythonJobsTool = defineTool<PythonJobsArgs>({
+	name: "python_jobs",
+	label: "python jobs",
+	description:
+		"Manage this session's background Python jobs (python calls that ran past 15 s): list them, get a job's status, wait for its result, or cancel it (which restarts the interpreter; its state is lost).",
+	parameters: jobsSchema,
+	annotations: { readOnly: false, destructive: true, idempotent: false },
+	async execute(args, { session, signal }): Promise<ToolResult> {
+		const coordinator = coordinatorOf(session);
+		if (args.action === "list") {
+			const r = renderJobList(coordinator.list());
+			return { content: [text(r.text)], details: r.details };
+		}
+		if (args.jobId === undefined) throw new KeelError("INVALID_ARGS", `action ${args.action} needs a jobId.`);
+		switch (args.action) {
+			case "status":
+				return jobResult(coordinator.status(args.jobId));
+			case "wait": {
+				const ms = timeoutMs(args.timeout) ?? DEFAULT_BACKGROUND_AFTER_MS;
+				return jobResult(await coordinator.wait(args.jobId, { timeoutMs: ms, signal }));
+			}
+			case "cancel": {
+				const before = coordinator.status(args.jobId);
+				const after = coordinator.cancel(args.jobId);
+				const note = before.outcome
+					? `Job ${after.jobId} had already finished (${before.outcome.exitState}).`
+					: after.outcome?.workerReset
+						? `Job ${after.jobId} was cancelled; the interpreter was restarted and its state is lost.`
+						: `Job ${after.jobId} was cancelled before it started.`;
+				return {
+					content: [text(note)],
+					details: { jobId: after.jobId, exitState: after.outcome?.exitState },
+				};
+			}
+		}
+	},
+});
