@@ -14,13 +14,16 @@ import type { Content } from "../tools/types.js";
 const USAGE = `Usage:
   keel call TOOL 'JSON_ARGS' [options]   run one tool call, print one JSON object
   keel batch [options]                   JSONL on stdin: {"tool":"read","args":{...}} per line
+  keel serve [options] [--http PORT]     MCP server: stdio, or Streamable HTTP on 127.0.0.1:PORT/mcp
 Options:
   --root DIR            workspace root (default: current directory)
   --allow PATH          extra read-write root (repeatable)
   --allow-read PATH     read-only root (repeatable)
   --profile pi|unified  tool palette (default: pi)
   --backend local       where tools run (default: local)
-  --allow-protected     permit writes to .git/config, .git/hooks/, shell rc files`;
+  --allow-protected     permit writes to .git/config, .git/hooks/, shell rc files
+  --http PORT           serve: Streamable HTTP instead of stdio (0: any free port)
+  --host HOST           serve --http: interface to bind (default: 127.0.0.1)`;
 
 export class UsageError extends Error {}
 
@@ -34,6 +37,8 @@ interface Parsed {
 	command: string;
 	positionals: string[];
 	session: SessionOptions;
+	http?: number;
+	host?: string;
 }
 
 const OPTIONS = {
@@ -43,6 +48,8 @@ const OPTIONS = {
 	profile: { type: "string" },
 	backend: { type: "string" },
 	"allow-protected": { type: "boolean" },
+	http: { type: "string" },
+	host: { type: "string" },
 	help: { type: "boolean", short: "h" },
 } as const;
 
@@ -64,8 +71,13 @@ function parse(argv: string[]): Parsed {
 	const backend = values.backend ?? "local";
 	if (backend !== "local")
 		throw new UsageError(`backend "${backend}" is not available in this version; use --backend local`);
+	const http = values.http === undefined ? undefined : Number(values.http);
+	if (http !== undefined && !(Number.isInteger(http) && http >= 0 && http <= 65535))
+		throw new UsageError(`--http needs a port number from 0 to 65535 (got "${values.http}")`);
 	return {
 		command: positionals[0],
+		http,
+		host: values.host,
 		positionals: positionals.slice(1),
 		session: {
 			root: values.root,
@@ -196,7 +208,12 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 				return await runCall(io, p);
 			case "batch":
 				return await runBatch(io, p);
-			case "serve":
+			case "serve": {
+				if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+				// Loaded on demand: the MCP SDK takes ~0.6 s to import, which `keel call` must not pay.
+				const { runServe } = await import("./mcp/serve.js");
+				return await runServe(p.session, { http: p.http, host: p.host }, { stderr: io.stderr });
+			}
 			case "agent":
 				throw new UsageError(`"keel ${p.command}" is not available in this version yet`);
 			default:
