@@ -11,6 +11,7 @@ import type { Backend } from "./backend/types.js";
 import { fromSystemError, KeelError, type SerializedError } from "./boundary/errors.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
+import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
 import { MutationQueue } from "./safety/mutation-queue.js";
 import { type Access, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
@@ -39,6 +40,8 @@ export interface SessionOptions {
 	clock?: Clock;
 	payloadLimits?: PayloadLimits;
 	probes?: SessionProbes;
+	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
+	python?: Omit<PythonCoordinatorOptions, "spill">;
 }
 
 export interface CallOptions {
@@ -63,6 +66,7 @@ export class Session {
 	private readonly toolMap: Map<string, ToolDefinition>;
 	private closed = false;
 	private readonly swept = new Set<string>();
+	private pythonCoordinator: PythonCoordinator | undefined;
 
 	private constructor(
 		readonly backend: Backend,
@@ -72,6 +76,7 @@ export class Session {
 		readonly clock: Clock,
 		readonly probes: SessionProbes,
 		tools: ToolDefinition[],
+		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill"> = {},
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
 	}
@@ -106,6 +111,16 @@ export class Session {
 			opts.probes ?? {},
 			tools,
 		);
+	}
+
+	/** This session's Python coordinator (R6): made on first access; its worker starts on the first python call. */
+	get python(): PythonCoordinator {
+		this.pythonCoordinator ??= new PythonCoordinator({
+			clock: this.clock,
+			...this.pythonOptions,
+			spill: this.spill,
+		});
+		return this.pythonCoordinator;
 	}
 
 	get tools(): ToolDefinition[] {
@@ -162,6 +177,7 @@ export class Session {
 	async close(): Promise<void> {
 		if (this.closed) return;
 		this.closed = true;
+		await this.pythonCoordinator?.close();
 		await this.payloads.close();
 		await this.backend.close();
 	}

@@ -39,7 +39,7 @@ export interface PythonCoordinatorOptions {
 	spill: SpillDir;
 	/** Interpreter path or name; default $KEEL_PYTHON, else /usr/bin/python3, else python3 on PATH. */
 	interpreter?: string;
-	/** Extra interpreter flags before the worker script (default none; see docs/PYTHON.md). */
+	/** Extra interpreter flags before the worker script (default none; see README.md here). */
 	pythonFlags?: string[];
 	/** Environment of the worker (default: this process's). */
 	env?: NodeJS.ProcessEnv;
@@ -81,7 +81,8 @@ const WORKER_SCRIPT = fileURLToPath(new URL("../../src/python/worker.py", import
 interface Job {
 	id: string;
 	seq: number;
-	request: PythonJobRequest;
+	/** Dropped once sent (or once the job ends unsent): code is never kept as retry memory. */
+	request: PythonJobRequest | undefined;
 	label: string;
 	status: PythonJobStatus;
 	lane: "foreground" | "background";
@@ -308,7 +309,19 @@ export class PythonCoordinator {
 		this.running = job;
 		job.status = "running";
 		job.startedAt = this.clock();
-		const worker = this.ensureWorker(job.request.cwd);
+		let worker: WorkerProcess;
+		try {
+			worker = this.ensureWorker(job.request!.cwd);
+		} catch (e) {
+			// spawn() throws synchronously for some failures (EMFILE, EAGAIN); most arrive as an exit.
+			this.finish(job, {
+				kind: "error",
+				exitState: "spawn-failed",
+				message: `The Python worker could not start (${(e as Error).message}).`,
+				workerReset: false,
+			});
+			return;
+		}
 		job.workerPid = worker.pid;
 		job.stateReset = this.pendingReset !== undefined;
 		job.resetReason = this.pendingReset;
@@ -319,7 +332,8 @@ export class PythonCoordinator {
 		}
 		const nonce = randomBytes(12).toString("hex");
 		const marker = `\u0000keel-end-${nonce}\u0000`;
-		const { request } = job;
+		const request = job.request!;
+		job.request = undefined;
 		const frame: Frame =
 			request.kind === "code"
 				? { id: job.seq, op: "code", code: request.code, cwd: request.cwd, marker }
@@ -385,6 +399,7 @@ export class PythonCoordinator {
 	private finish(job: Job, ending: Ending): void {
 		if (job.outcome) return;
 		for (const t of job.timers) clearTimeout(t);
+		job.request = undefined;
 		this.detachSignal(job);
 		if (this.running === job) this.running = undefined;
 		const frame = job.frame;

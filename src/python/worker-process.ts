@@ -77,11 +77,11 @@ export class WorkerProcess {
 
 	private watch(): Promise<WorkerExit> {
 		const { child } = this;
-		const stdio = child.stdio as unknown as [null, Readable, Readable, Writable, Readable];
+		const stdio = child.stdio as unknown as (Readable | Writable | null)[];
 		for (const s of stdio) s?.on("error", () => {}); // EPIPE etc.: the exit event reports the death
-		stdio[1].on("data", (c: Buffer) => this.splitters.stdout.push(c));
-		stdio[2].on("data", (c: Buffer) => this.splitters.stderr.push(c));
-		stdio[4].on("data", (c: Buffer) => this.onProtocolData(c));
+		stdio[1]?.on("data", (c: Buffer) => this.splitters.stdout.push(c));
+		stdio[2]?.on("data", (c: Buffer) => this.splitters.stderr.push(c));
+		stdio[4]?.on("data", (c: Buffer) => this.onProtocolData(c));
 		return new Promise((resolve) => {
 			let exit: WorkerExit | undefined;
 			let done = false;
@@ -123,7 +123,7 @@ export class WorkerProcess {
 	send(request: Frame, marker: Buffer): void {
 		this.splitters.stdout.expect(marker);
 		this.splitters.stderr.expect(marker);
-		(this.child.stdio[3] as Writable).write(encodeFrame(request));
+		(this.child.stdio[3] as Writable | null)?.write(encodeFrame(request));
 	}
 
 	/** Stop waiting for the current job's markers. */

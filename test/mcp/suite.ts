@@ -18,7 +18,7 @@ export interface Connected {
 export type Connect = (root: string, profile: Profile) => Promise<Connected>;
 
 const READ_ONLY = ["read", "grep", "find", "ls"];
-const DESTRUCTIVE = ["write", "edit", "file", "bash"];
+const DESTRUCTIVE = ["write", "edit", "file", "bash", "python", "python_jobs"];
 
 const FILES = {
 	"src/a.ts": "export const a = 1; // needle\n",
