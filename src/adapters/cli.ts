@@ -14,6 +14,7 @@ import type { Content } from "../tools/types.js";
 const USAGE = `Usage:
   keel call TOOL 'JSON_ARGS' [options]   run one tool call, print one JSON object
   keel batch [options]                   JSONL on stdin: {"tool":"read","args":{...}} per line
+  keel agent [pi args]                   pi with keel's tools (pi's built-ins suppressed)
   keel serve [options] [--http PORT]     MCP server: stdio, or Streamable HTTP on 127.0.0.1:PORT/mcp
 Options:
   --root DIR            workspace root (default: current directory)
@@ -202,6 +203,11 @@ async function runBatch(io: CliIO, p: Parsed): Promise<number> {
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
 	try {
+		// pi's own flags (-p, --mode, ...) pass through untouched, so `agent` skips keel's parser.
+		if (argv[0] === "agent") {
+			const { runAgent } = await import("./pi/launcher.js");
+			return await runAgent(argv.slice(1), { stderr: io.stderr });
+		}
 		const p = parse(argv);
 		switch (p.command) {
 			case "call":
@@ -214,8 +220,6 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 				const { runServe } = await import("./mcp/serve.js");
 				return await runServe(p.session, { http: p.http, host: p.host }, { stderr: io.stderr });
 			}
-			case "agent":
-				throw new UsageError(`"keel ${p.command}" is not available in this version yet`);
 			default:
 				throw new UsageError(`unknown command "${p.command}"`);
 		}

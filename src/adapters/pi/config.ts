@@ -21,7 +21,8 @@ export const FLAGS = {
 } as const;
 
 export const FLAG_HELP: Record<keyof typeof FLAGS, string> = {
-	profile: "keel tool palette: pi (pi's tool names, keel's engine) or unified (read, file, bash, grep, find, ls)",
+	profile:
+		"keel tool palette: pi (pi's tool names, keel's engine) or unified (one file tool for every change, plus python)",
 	root: "keel workspace root (default: the session's cwd)",
 	allow: "extra read-write roots for keel's tools, comma separated",
 	allowRead: "extra read-only roots for keel's tools, comma separated",
@@ -68,7 +69,8 @@ function list(v: unknown): string[] | undefined {
 	return undefined;
 }
 
-const text = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);
+const text = (v: unknown): string | undefined =>
+	typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
 
 /** Resolve the configuration (pure: the caller gathers flags, env and settings). */
 export function resolveConfig(src: ConfigSources): KeelPiConfig {

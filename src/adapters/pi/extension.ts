@@ -3,7 +3,7 @@
  * extensions list in pi's settings.
  *
  * Every keel tool is registered, overriding pi's built-ins of the same names; the profile
- * (`pi`: read write edit bash grep find ls; `unified`: read file bash grep find ls) and the
+ * (`pi`: pi's seven names; `unified`: read, file, bash, grep, find, ls and python) and the
  * disabled names decide which stay active. That policy is applied on every session_start (startup,
  * reload, new, resume, fork) and again before each agent run, so no reset brings a disabled tool
  * back. One keel Session per pi session, opened on the first tool call and closed on shutdown.

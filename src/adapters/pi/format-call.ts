@@ -4,8 +4,8 @@
  * walked only when the row is expanded. Arguments may be partial while the model streams them.
  */
 import { allLines, firstLines, headPreview, type Preview, sizeLabel } from "./preview.js";
-import { sanitize } from "./view.js";
 import type { ThemeLike } from "./theme.js";
+import { sanitize } from "./view.js";
 
 /** Lines of a collapsed text preview. */
 export const COLLAPSED_LINES = 6;
@@ -37,9 +37,10 @@ export function textBlock(
 	theme: ThemeLike,
 	style: (line: string) => string = (l) => theme.fg("toolOutput", l),
 	max = COLLAPSED_LINES,
+	preview?: Preview,
 ): string[] {
 	if (expanded) return allLines(s).map((l) => style(sanitize(l)));
-	const p: Preview = headPreview(s);
+	const p = preview ?? headPreview(s);
 	const shown = firstLines(p.text, max);
 	const out = shown.map((l) => style(sanitize(l)));
 	const rest = p.lines - shown.length;
@@ -67,9 +68,10 @@ function readCall(a: Args, theme: ThemeLike): string[] {
 function writeCall(a: Args, expanded: boolean, theme: ThemeLike): string[] {
 	const content = str(a.content);
 	if (content === undefined) return [`${title("write", theme)} ${pathText(a.path, theme)}`];
+	const p = headPreview(content);
 	return [
-		`${title("write", theme)} ${pathText(a.path, theme)}${note(sizeLabel(headPreview(content, 0)), theme)}`,
-		...textBlock(content, expanded, theme),
+		`${title("write", theme)} ${pathText(a.path, theme)}${note(sizeLabel(p), theme)}`,
+		...textBlock(content, expanded, theme, undefined, COLLAPSED_LINES, p),
 	];
 }
 
@@ -112,12 +114,17 @@ function commandCall(
 	expanded: boolean,
 	theme: ThemeLike,
 ): string[] {
-	const head = `${title(prefix, theme)} ${theme.fg("accent", inline(code, INLINE_CHARS) || "…")}${extra}`;
-	if (code === undefined) return [head];
-	const p = headPreview(code, 0);
-	if (p.lines <= 1) return [head];
+	if (code === undefined) return [`${title(prefix, theme)} ${theme.fg("accent", "…")}${extra}`];
+	const p = headPreview(code);
+	if (p.lines <= 1) {
+		const [line = ""] = firstLines(p.text, 1);
+		return [
+			`${title(prefix, theme)} ${theme.fg("accent", sanitize(line) + (p.truncated ? "…" : ""))}${extra}`,
+		];
+	}
 	// A multi-line script: show it as a block under the tool name.
-	return [title(name, theme) + extra, ...textBlock(code, expanded, theme, (l) => theme.fg("accent", l))];
+	const style = (l: string) => theme.fg("accent", l);
+	return [title(name, theme) + extra, ...textBlock(code, expanded, theme, style, COLLAPSED_LINES, p)];
 }
 
 function bashCall(a: Args, expanded: boolean, theme: ThemeLike): string[] {
@@ -162,7 +169,8 @@ function queryLines(q: Args, expanded: boolean, theme: ThemeLike): string[] {
 	if (Array.isArray(q.edits)) head += note(`${q.edits.length} edit${q.edits.length === 1 ? "" : "s"}`, theme);
 	if (!expanded) return [head];
 	const out = [head];
-	if (content !== undefined) out.push(...textBlock(content, true, theme, (l) => theme.fg("toolOutput", `    ${l}`)));
+	if (content !== undefined)
+		out.push(...textBlock(content, true, theme, (l) => theme.fg("toolOutput", `    ${l}`)));
 	out.push(...editBlocks(q.edits, true, theme, "    "));
 	return out;
 }

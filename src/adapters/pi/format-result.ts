@@ -69,13 +69,16 @@ export function diffLines(diff: string, expanded: boolean, theme: ThemeLike, ind
 	return out;
 }
 
+/** "+3 -1": counted with startsWith at each line start, no copy of the diff. */
 function diffStats(diff: string): string {
 	let added = 0;
 	let removed = 0;
-	// Count over a bounded head: stats of a giant diff are approximate, never a full copy.
-	for (const l of allLines(headPreview(diff).text)) {
-		if (l.startsWith("+")) added++;
-		else if (l.startsWith("-")) removed++;
+	for (let at = 0; at < diff.length; ) {
+		if (diff.startsWith("+", at)) added++;
+		else if (diff.startsWith("-", at)) removed++;
+		const nl = diff.indexOf("\n", at);
+		if (nl === -1) break;
+		at = nl + 1;
 	}
 	return `+${added} -${removed}`;
 }
@@ -109,7 +112,8 @@ function fileResult(result: ResultLike, o: ResultOptions, theme: ThemeLike): str
 		const mark = ok ? theme.fg("success", "✓") : theme.fg("error", "✗");
 		const summary = typeof r.summary === "string" ? r.summary : `${r.type} ${r.path}`;
 		out.push(`${mark} ${textBlock(summary, false, theme, (l) => l, 1)[0] ?? ""}`);
-		if (typeof r.contentRef === "string") out.push(theme.fg("muted", `  contentRef ${sanitize(r.contentRef)}`));
+		if (typeof r.contentRef === "string")
+			out.push(theme.fg("muted", `  contentRef ${sanitize(r.contentRef)}`));
 		if (typeof r.diff === "string" && r.diff !== "") out.push(...diffLines(r.diff, o.expanded, theme, "  "));
 	}
 	if (shown.length < results.length) out.push(theme.fg("muted", `… ${results.length - shown.length} more`));
@@ -117,14 +121,21 @@ function fileResult(result: ResultLike, o: ResultOptions, theme: ThemeLike): str
 }
 
 function errorLines(tool: string, text: string, o: ResultOptions, theme: ThemeLike): string[] {
+	const style = (l: string) => theme.fg("toolOutput", sanitize(l));
 	const p = headPreview(text);
-	const [first = ""] = firstLines(p.text, 1);
-	const out = [theme.fg("error", sanitize(first))];
-	if (p.lines <= 1) return out;
-	const rest = text.slice(first.length + 1);
-	const style = (l: string) => theme.fg("toolOutput", l);
-	if (tool === "bash" || tool === "python") out.push(...tailBlock(rest, o.expanded, theme, style));
-	else out.push(...textBlock(rest, o.expanded, theme, style, COLLAPSED_LINES - 1));
+	const head = firstLines(p.text, o.expanded ? 1 : COLLAPSED_LINES);
+	const out = [theme.fg("error", sanitize(head[0] ?? ""))];
+	const rest = p.lines - 1;
+	if (rest <= 0) return out;
+	if (o.expanded) return [...out, ...allLines(text).slice(1).map(style)];
+	if (tool === "bash" || tool === "python") {
+		// Command output: its end (and the exit status) matters more than its start.
+		const n = Math.min(COLLAPSED_LINES, rest);
+		if (rest > n) out.push(theme.fg("muted", `… ${plural(rest - n, "earlier line")}`));
+		return [...out, ...lastLines(tailPreview(text).text, n).map(style)];
+	}
+	out.push(...head.slice(1).map(style));
+	if (p.lines > head.length) out.push(theme.fg("muted", `… ${plural(p.lines - head.length, "more line")}`));
 	return out;
 }
 
@@ -132,8 +143,13 @@ function errorLines(tool: string, text: string, o: ResultOptions, theme: ThemeLi
 export function resultLines(tool: string, result: ResultLike, o: ResultOptions, theme: ThemeLike): string[] {
 	const images = imageLines(result, theme);
 	const text = textOf(result);
+	if (tool === "file" && fileResults(result.details)) {
+		// A failed batch still lists each query: which ones ran, which failed, and their diffs.
+		if (!o.isError) return fileResult(result, o, theme);
+		const [first = ""] = firstLines(headPreview(text).text, 1);
+		return [theme.fg("error", sanitize(first)), ...fileResult(result, o, theme)];
+	}
 	if (o.isError) return [...errorLines(tool, text, o, theme), ...images];
-	if (tool === "file" && fileResults(result.details)) return fileResult(result, o, theme);
 	if (o.isPartial && text === "") return images;
 	switch (tool) {
 		case "edit":

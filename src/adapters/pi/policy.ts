@@ -5,13 +5,14 @@
  * disabled names are switched off. The policy only removes names: tools the user left inactive
  * (pi's --tools) stay inactive.
  */
-import { type Profile, PROFILES, toolsForProfile } from "../../tools/registry.js";
+import { PROFILES, type Profile, toolsForProfile } from "../../tools/registry.js";
 import type { ToolDefinition } from "../../tools/types.js";
 
 /** Every keel tool, each name once (the union of the profiles' palettes). */
 export function allKeelTools(): ToolDefinition[] {
 	const byName = new Map<string, ToolDefinition>();
-	for (const p of PROFILES) for (const t of toolsForProfile(p)) if (!byName.has(t.name)) byName.set(t.name, t);
+	for (const p of PROFILES)
+		for (const t of toolsForProfile(p)) if (!byName.has(t.name)) byName.set(t.name, t);
 	return [...byName.values()];
 }
 
@@ -24,7 +25,10 @@ export function suppressedNames(profile: Profile, disabled: Iterable<string>): S
 }
 
 /** The active list with suppressed names removed, or undefined when nothing needs to change. */
-export function applyPolicy(active: readonly string[], suppressed: ReadonlySet<string>): string[] | undefined {
+export function applyPolicy(
+	active: readonly string[],
+	suppressed: ReadonlySet<string>,
+): string[] | undefined {
 	const next = active.filter((n) => !suppressed.has(n));
 	return next.length === active.length ? undefined : next;
 }

@@ -20,7 +20,9 @@ export const PROMPTS: Record<string, PromptMeta> = {
 	},
 	edit: {
 		promptSnippet: "Replace exact text in a file you have read",
-		promptGuidelines: [`Use edit for targeted changes, oldText copied exactly from a fresh read; ${READ_FIRST}`],
+		promptGuidelines: [
+			`Use edit for targeted changes, oldText copied exactly from a fresh read; ${READ_FIRST}`,
+		],
 	},
 	file: {
 		promptSnippet: "Change files: edit, write or delete, several files in one call",
@@ -32,7 +34,9 @@ export const PROMPTS: Record<string, PromptMeta> = {
 			"Do not change files through bash (redirection, sed -i, rm) when the file tool can do it.",
 		],
 	},
-	bash: { promptSnippet: "Run a shell command in the workspace (output is truncated; the full output is saved)" },
+	bash: {
+		promptSnippet: "Run a shell command in the workspace (output is truncated; the full output is saved)",
+	},
 	grep: { promptSnippet: "Search file contents by regex or literal text (respects .gitignore)" },
 	find: { promptSnippet: "Find files by glob pattern (respects .gitignore)" },
 	ls: { promptSnippet: "List a directory" },

@@ -39,7 +39,8 @@ export function timingLine(label: "Elapsed" | "Took", ms: number, theme: ThemeLi
 }
 
 function keelElapsed(details: unknown): number | undefined {
-	const v = details && typeof details === "object" ? (details as { elapsedMs?: unknown }).elapsedMs : undefined;
+	const v =
+		details && typeof details === "object" ? (details as { elapsedMs?: unknown }).elapsedMs : undefined;
 	return typeof v === "number" ? v : undefined;
 }
 

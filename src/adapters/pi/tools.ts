@@ -93,6 +93,8 @@ export function toPiTool(def: ToolDefinition, host: ToolHost): PiToolDefinition 
 			host.failures.put(toolCallId, { error: r.error, elapsedMs: r.elapsedMs });
 			throw new Error(errorText(r.error));
 		},
+		// pi's built-in edit draws its own frame; keel's rows use pi's standard one for every tool.
+		renderShell: "default",
 		renderCall: renderers.renderCall,
 		renderResult: renderers.renderResult,
 	};

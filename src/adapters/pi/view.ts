@@ -86,16 +86,24 @@ export function fitLine(s: string, width: number, wrap: boolean): string[] {
 		}
 		const cp = s.codePointAt(i)!;
 		const len = cp > 0xffff ? 2 : 1;
-		const w = charWidth(cp);
+		let ch = s.slice(i, i + len);
+		let w = charWidth(cp);
+		i += len;
 		if (pieceWidth + w > limit) {
 			if (!wrap) return [piece + ELLIPSIS + RESET];
-			out.push(piece + RESET);
-			piece = escapes;
-			pieceWidth = 0;
+			if (w > limit) {
+				// A wide character in a one-column terminal: it can never fit.
+				ch = "?";
+				w = 1;
+			}
+			if (pieceWidth + w > limit) {
+				out.push(piece + RESET);
+				piece = escapes;
+				pieceWidth = 0;
+			}
 		}
-		piece += s.slice(i, i + len);
+		piece += ch;
 		pieceWidth += w;
-		i += len;
 	}
 	out.push(piece);
 	return out;

@@ -1,0 +1,84 @@
+/** keel's configuration inside pi: flags over environment over project over global settings. */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig, resolveConfig } from "../../src/adapters/pi/config.js";
+
+const none = () => undefined;
+
+describe("pi extension config", () => {
+	it("defaults: profile pi, the session's cwd as root, nothing disabled", () => {
+		expect(resolveConfig({ cwd: "/w", flag: none, env: {} })).toEqual({
+			profile: "pi",
+			root: "/w",
+			allow: [],
+			allowRead: [],
+			disabled: [],
+			warnings: [],
+		});
+	});
+
+	it("flags win over the environment, which wins over settings", () => {
+		const flags: Record<string, string> = { "keel-profile": "unified", "keel-allow": "../a, /b" };
+		const c = resolveConfig({
+			cwd: "/w/p",
+			flag: (n) => flags[n],
+			env: { KEEL_PROFILE: "pi", KEEL_DISABLE: "grep,find", KEEL_ROOT: "sub" },
+			projectSettings: { disable: ["ls"], profile: "pi" },
+			globalSettings: { allowRead: ["/ro"] },
+		});
+		expect(c.profile).toBe("unified");
+		expect(c.root).toBe("/w/p/sub");
+		expect(c.allow).toEqual(["/w/p/a", "/b"]);
+		expect(c.allowRead).toEqual(["/ro"]);
+		expect(c.disabled).toEqual(["grep", "find"]);
+	});
+
+	it("project settings choose the profile and disabled tools but never widen the roots", () => {
+		const c = resolveConfig({
+			cwd: "/w",
+			flag: none,
+			env: {},
+			projectSettings: {
+				profile: "unified",
+				disable: ["bash"],
+				root: "/",
+				allow: ["/"],
+				allowRead: ["/etc"],
+			},
+		});
+		expect(c).toMatchObject({ profile: "unified", root: "/w", allow: [], allowRead: [], disabled: ["bash"] });
+	});
+
+	it("reports a bad profile and a flag without a value", () => {
+		const c = resolveConfig({
+			cwd: "/w",
+			flag: (n) => (n === "keel-disable" ? true : undefined),
+			env: { KEEL_PROFILE: "x" },
+		});
+		expect(c.profile).toBe("pi");
+		expect(c.warnings).toEqual([
+			'unknown keel profile "x" (use pi or unified); using "pi"',
+			"--keel-disable needs a value",
+		]);
+	});
+
+	it("reads the keel object of the project and global settings.json", async () => {
+		const dir = await mkdtemp(join(tmpdir(), "keel-pi-config-"));
+		try {
+			await mkdir(join(dir, "ws", ".pi"), { recursive: true });
+			await mkdir(join(dir, "agent"));
+			await writeFile(
+				join(dir, "ws", ".pi", "settings.json"),
+				JSON.stringify({ keel: { profile: "unified" } }),
+			);
+			await writeFile(join(dir, "agent", "settings.json"), "{ not json");
+			const c = loadConfig(join(dir, "ws"), none, { PI_CODING_AGENT_DIR: join(dir, "agent") });
+			expect(c.profile).toBe("unified");
+			expect(c.warnings[0]).toMatch(/settings\.json is not valid JSON/);
+		} finally {
+			await rm(dir, { recursive: true, force: true });
+		}
+	});
+});
