@@ -1,6 +1,15 @@
 /** keel's public API: sessions, backends, tools and their types. */
 
+export {
+	type BwrapBackend,
+	type BwrapBackendOptions,
+	createBwrapBackend,
+	createBwrapTransport,
+} from "./backend/bwrap.js";
+export { createExecBackend, type ExecBackendOptions, type ExecTransport } from "./backend/exec/index.js";
 export { createLocalBackend, type LocalBackendOptions } from "./backend/local.js";
+export { createSshBackend, type SshBackend, type SshBackendOptions } from "./backend/ssh/index.js";
+export { parseSshSpec, type SshSpec } from "./backend/ssh/spec.js";
 export type * from "./backend/types.js";
 export {
 	ERROR_CATALOGUE,

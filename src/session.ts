@@ -7,14 +7,15 @@ import { mkdir } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLocalBackend } from "./backend/local.js";
-import type { Backend } from "./backend/types.js";
+import { createLocalFs } from "./backend/local-fs.js";
+import type { Backend, FileOps } from "./backend/types.js";
 import { fromSystemError, KeelError, type SerializedError } from "./boundary/errors.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
 import { MutationQueue } from "./safety/mutation-queue.js";
-import { type Access, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
+import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
 import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type Profile, toolsForProfile } from "./tools/registry.js";
@@ -59,6 +60,11 @@ export interface SessionProbes {
 	afterAdmission?: (canonical: string) => Promise<void> | void;
 }
 
+/** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
+function filesAreLocal(backend: Backend): boolean {
+	return backend.kind === "local" || backend.kind === "bwrap";
+}
+
 export class Session {
 	readonly queue = new MutationQueue();
 	readonly readState = new ReadState();
@@ -73,6 +79,7 @@ export class Session {
 		readonly guard: PathGuard,
 		readonly spill: SpillDir,
 		readonly payloads: PayloadStore,
+		private readonly spillFiles: { guard: PathGuard; fs: FileOps } | undefined,
 		readonly clock: Clock,
 		readonly probes: SessionProbes,
 		tools: ToolDefinition[],
@@ -89,7 +96,11 @@ export class Session {
 		await mkdir(spillDir, { recursive: true, mode: 0o700 });
 		const guard = await PathGuard.create(backend.fs, {
 			roots: [root, ...(opts.allow ?? []).map((p) => resolve(root, p))],
-			readOnlyRoots: [...(opts.allowRead ?? []).map((p) => resolve(root, p)), spillDir],
+			// Spill files are on this machine: readable through the guard when the backend's files are too.
+			readOnlyRoots: [
+				...(opts.allowRead ?? []).map((p) => resolve(root, p)),
+				...(filesAreLocal(backend) ? [spillDir] : []),
+			],
 			home: opts.home ?? homedir(),
 			allowProtected: opts.allowProtected,
 		});
@@ -102,14 +113,21 @@ export class Session {
 			join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`),
 			opts.payloadLimits,
 		);
+		let spillFiles: { guard: PathGuard; fs: FileOps } | undefined;
+		if (!filesAreLocal(backend)) {
+			const fs = createLocalFs();
+			spillFiles = { fs, guard: await PathGuard.create(fs, { roots: [spillDir], home: homedir() }) };
+		}
 		return new Session(
 			backend,
 			guard,
 			new SpillDir(spillDir),
 			payloads,
+			spillFiles,
 			opts.clock ?? monotonicClock,
 			opts.probes ?? {},
 			tools,
+			opts.python ?? {},
 		);
 	}
 
@@ -133,6 +151,22 @@ export class Session {
 
 	resolvePath(input: unknown, access: Access): Promise<ResolvedPath> {
 		return this.guard.resolve(input, access);
+	}
+
+	/**
+	 * A path to read and the files it lives in: spill files are on this machine even when the
+	 * backend's files are elsewhere (ssh, exec), so those are read locally, through a guard whose
+	 * only root is the spill directory.
+	 */
+	async resolveReadable(input: unknown): Promise<{ target: ResolvedPath; fs: FileOps }> {
+		if (
+			this.spillFiles &&
+			typeof input === "string" &&
+			isWithin(this.spill.dir, this.guard.absolute(input))
+		) {
+			return { target: await this.spillFiles.guard.resolve(input, "read"), fs: this.spillFiles.fs };
+		}
+		return { target: await this.guard.resolve(input, "read"), fs: this.backend.fs };
 	}
 
 	/** Sweep dead writers' temp files from `dir` once per session. */

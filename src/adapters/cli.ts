@@ -4,12 +4,14 @@
  *   keel batch [options]                   one session over JSONL on stdin
  * Exit 0 when ok, 1 on a tool error, 2 on a usage error.
  */
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { KeelError } from "../boundary/errors.js";
 import { type CallResult, Session, type SessionOptions } from "../session.js";
 import { PROFILES, type Profile } from "../tools/registry.js";
 import type { Content } from "../tools/types.js";
+import { type BackendChoice, chooseBackend } from "./backend-spec.js";
 
 const USAGE = `Usage:
   keel call TOOL 'JSON_ARGS' [options]   run one tool call, print one JSON object
@@ -21,7 +23,11 @@ Options:
   --allow PATH          extra read-write root (repeatable)
   --allow-read PATH     read-only root (repeatable)
   --profile pi|unified  tool palette (default: pi)
-  --backend local       where tools run (default: local)
+  --backend SPEC        where tools run: local (default), bwrap (commands in a bubblewrap
+                        sandbox), ssh://user@host[:port]/path
+  --network             bwrap: keep the network (default: off)
+  --identity FILE       ssh: private key (default: ssh-agent, then ~/.ssh/id_*)
+  --insecure-host-key   ssh: skip host key checking against known_hosts
   --allow-protected     permit writes to .git/config, .git/hooks/, shell rc files
   --http PORT           serve: Streamable HTTP instead of stdio (0: any free port)
   --host HOST           serve --http: interface to bind (default: 127.0.0.1)`;
@@ -40,6 +46,7 @@ interface Parsed {
 	session: SessionOptions;
 	http?: number;
 	host?: string;
+	backend: BackendChoice;
 }
 
 const OPTIONS = {
@@ -51,6 +58,9 @@ const OPTIONS = {
 	"allow-protected": { type: "boolean" },
 	http: { type: "string" },
 	host: { type: "string" },
+	network: { type: "boolean" },
+	identity: { type: "string" },
+	"insecure-host-key": { type: "boolean" },
 	help: { type: "boolean", short: "h" },
 } as const;
 
@@ -69,9 +79,17 @@ function parse(argv: string[]): Parsed {
 	const profile = (values.profile ?? "pi") as Profile;
 	if (!PROFILES.includes(profile))
 		throw new UsageError(`unknown profile "${values.profile}" (use pi or unified)`);
-	const backend = values.backend ?? "local";
-	if (backend !== "local")
-		throw new UsageError(`backend "${backend}" is not available in this version; use --backend local`);
+	let choice: BackendChoice;
+	try {
+		choice = chooseBackend({
+			backend: values.backend,
+			network: values.network,
+			identity: values.identity,
+			insecureHostKey: values["insecure-host-key"],
+		});
+	} catch (e) {
+		throw new UsageError((e as Error).message);
+	}
 	const http = values.http === undefined ? undefined : Number(values.http);
 	if (http !== undefined && !(Number.isInteger(http) && http >= 0 && http <= 65535))
 		throw new UsageError(`--http needs a port number from 0 to 65535 (got "${values.http}")`);
@@ -80,8 +98,9 @@ function parse(argv: string[]): Parsed {
 		http,
 		host: values.host,
 		positionals: positionals.slice(1),
+		backend: choice,
 		session: {
-			root: values.root,
+			root: choice.root ?? values.root,
 			allow: values.allow,
 			allowRead: values["allow-read"],
 			profile,
@@ -117,7 +136,30 @@ function usageFailure(
 	return 2;
 }
 
-async function openSession(io: CliIO, opts: SessionOptions): Promise<Session | number> {
+/** Session options with the chosen backend opened; a backend that cannot start is a tool error (exit 1). */
+async function withBackend(io: CliIO, p: Parsed): Promise<SessionOptions | number> {
+	if (!p.backend.open) return p.session;
+	const root = resolve(p.session.root ?? process.cwd());
+	try {
+		const backend = await p.backend.open(root, p.session.allow ?? [], p.session.allowRead ?? []);
+		// `~` means the remote home on a remote backend.
+		const home =
+			"remoteHome" in backend ? await (backend as { remoteHome(): Promise<string> }).remoteHome() : undefined;
+		return { ...p.session, root, backend, ...(home ? { home } : {}) };
+	} catch (e) {
+		const err =
+			e instanceof KeelError
+				? e
+				: new KeelError("BACKEND_UNAVAILABLE", e instanceof Error ? e.message : String(e));
+		io.stderr(`keel: ${err.message}`);
+		io.stdout(JSON.stringify({ ok: false, error: err.toJSON() }));
+		return 1;
+	}
+}
+
+async function openSession(io: CliIO, p: Parsed): Promise<Session | number> {
+	const opts = await withBackend(io, p);
+	if (typeof opts === "number") return opts;
 	try {
 		return await Session.create(opts);
 	} catch (e) {
@@ -137,7 +179,7 @@ async function runCall(io: CliIO, p: Parsed): Promise<number> {
 	} catch (e) {
 		return usageFailure(io, `JSON_ARGS is not valid JSON: ${(e as Error).message}`);
 	}
-	const session = await openSession(io, p.session);
+	const session = await openSession(io, p);
 	if (typeof session === "number") return session;
 	const controller = new AbortController();
 	const onSigint = () => controller.abort();
@@ -161,7 +203,7 @@ async function runCall(io: CliIO, p: Parsed): Promise<number> {
 
 async function runBatch(io: CliIO, p: Parsed): Promise<number> {
 	if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
-	const session = await openSession(io, p.session);
+	const session = await openSession(io, p);
 	if (typeof session === "number") return session;
 	let failures = 0;
 	try {
@@ -218,7 +260,9 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 				if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
 				// Loaded on demand: the MCP SDK takes ~0.6 s to import, which `keel call` must not pay.
 				const { runServe } = await import("./mcp/serve.js");
-				return await runServe(p.session, { http: p.http, host: p.host }, { stderr: io.stderr });
+				const opts = await withBackend(io, p);
+				if (typeof opts === "number") return opts;
+				return await runServe(opts, { http: p.http, host: p.host }, { stderr: io.stderr });
 			}
 			default:
 				throw new UsageError(`unknown command "${p.command}"`);

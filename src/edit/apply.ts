@@ -1,16 +1,28 @@
 /**
- * Multi-edit against the original content. Each edit locates its region by mode (exact anchor,
- * normalized anchor, or a line range); regions must be unique unless replaceAll, must not overlap,
- * and the result must differ. Matching runs on an LF view; replacements are spliced into the
- * original so every untouched byte (and line ending) stays as it was.
+ * Multi-edit against the original content. Each edit locates its region by mode: a text anchor
+ * through the matching ladder (ladder.ts), a line range, or hashline refs (hashline.ts). Regions
+ * must be unique unless replaceAll, must not overlap, and the result must differ. Matching runs on
+ * an LF view; replacements are spliced into the original so every untouched byte (and line
+ * ending) stays as it was.
  */
 import { KeelError } from "../boundary/errors.js";
 import { dominantEnding } from "../safety/encoding.js";
-import { nearestLines } from "./hints.js";
-import { LfView, lineOf } from "./lf-view.js";
-import { normalizeText } from "./normalize.js";
+import { locateAnchor } from "./anchor.js";
+import { locateHashRange } from "./hashline.js";
+import type { Rung } from "./ladder.js";
+import { LfView } from "./lf-view.js";
+import { LineIndex } from "./lines.js";
 
-export type MatchMode = "exact" | "normalized" | "lineRange";
+export { driftNote } from "./anchor.js";
+
+/**
+ * How an edit is located. Unset: the whole ladder. "exact": the exact rung only. "normalized":
+ * the ladder from its second rung. "lineRange": startLine..endLine. "hashline": start..end refs.
+ */
+export type MatchMode = "exact" | "normalized" | "lineRange" | "hashline";
+
+/** How an edit matched: the ladder rung, or the addressing mode. */
+export type Matched = Rung | "lineRange" | "hashline";
 
 export interface TextEdit {
 	oldText?: string;
@@ -19,6 +31,9 @@ export interface TextEdit {
 	replaceAll?: boolean;
 	startLine?: number;
 	endLine?: number;
+	/** hashline refs, "12#a3f". */
+	start?: string;
+	end?: string;
 }
 
 export interface AppliedEdits {
@@ -28,7 +43,7 @@ export interface AppliedEdits {
 	beforeLf: string;
 	afterLf: string;
 	/** How each edit matched, in input order. */
-	matched: MatchMode[];
+	matched: Matched[];
 }
 
 interface Region {
@@ -36,24 +51,6 @@ interface Region {
 	start: number;
 	end: number;
 	newText: string;
-}
-
-const MAX_AMBIGUITY_SHOWN = 5;
-
-function label(i: number, n: number): string {
-	return n === 1 ? "oldText" : `edits[${i}].oldText`;
-}
-
-function allIndexes(hay: string, needle: string, max: number): number[] {
-	const found: number[] = [];
-	for (
-		let i = hay.indexOf(needle);
-		i !== -1 && found.length < max;
-		i = hay.indexOf(needle, i + needle.length)
-	) {
-		found.push(i);
-	}
-	return found;
 }
 
 function lineStart(text: string, line: number): number {
@@ -64,49 +61,6 @@ function lineStart(text: string, line: number): number {
 		at = nl + 1;
 	}
 	return at;
-}
-
-function locateAnchor(
-	view: LfView,
-	edit: TextEdit,
-	i: number,
-	n: number,
-	path: string,
-): Array<[number, number]> {
-	const mode = edit.matchMode ?? "exact";
-	const oldText = (edit.oldText ?? "").replace(/\r\n/g, "\n");
-	if (oldText.length === 0) {
-		throw new KeelError("INVALID_ARGS", `${label(i, n)} must not be empty in ${path}.`, { path });
-	}
-	const max = edit.replaceAll ? Number.MAX_SAFE_INTEGER : MAX_AMBIGUITY_SHOWN + 1;
-	let hits: Array<[number, number]>;
-	if (mode === "normalized") {
-		const hay = normalizeText(view.text);
-		const needle = normalizeText(oldText).text;
-		if (needle.length === 0)
-			throw new KeelError("INVALID_ARGS", `${label(i, n)} is only whitespace in ${path}.`, { path });
-		hits = allIndexes(hay.text, needle, max).map((s) => [hay.starts[s], hay.ends[s + needle.length - 1]]);
-	} else {
-		hits = allIndexes(view.text, oldText, max).map((s) => [s, s + oldText.length]);
-	}
-	if (hits.length === 0) {
-		const hint = nearestLines(view.text, oldText);
-		const how =
-			mode === "normalized"
-				? "even after normalizing quotes, dashes and whitespace"
-				: "it must match the file exactly, including whitespace";
-		throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, { path });
-	}
-	if (hits.length > 1 && !edit.replaceAll) {
-		const shown = hits.slice(0, MAX_AMBIGUITY_SHOWN).map(([s]) => lineOf(view.text, s));
-		const more = hits.length > MAX_AMBIGUITY_SHOWN ? "+" : "";
-		throw new KeelError(
-			"AMBIGUOUS_MATCH",
-			`${label(i, n)} matches ${shown.length}${more} places in ${path} (lines ${shown.join(", ")}); add surrounding lines to make it unique, or set replaceAll.`,
-			{ path },
-		);
-	}
-	return hits;
 }
 
 function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [number, number] {
@@ -162,21 +116,30 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 		throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", { path });
 	}
 	const view = new LfView(original);
+	let index: LineIndex | undefined;
+	const lines = () => {
+		index ??= new LineIndex(view.text);
+		return index;
+	};
 	const regions: Region[] = [];
-	const matched: MatchMode[] = [];
+	const matched: Matched[] = [];
 	edits.forEach((edit, i) => {
-		const mode = edit.matchMode ?? "exact";
+		const mode = edit.matchMode;
 		const newText = edit.newText.replace(/\r\n/g, "\n");
-		if (mode === "lineRange") {
-			const [start, end] = locateLines(view, edit, i, path);
+		if (mode === "lineRange" || mode === "hashline") {
+			const [start, end] =
+				mode === "lineRange"
+					? locateLines(view, edit, i, path)
+					: locateHashRange(lines(), edit, `edits[${i}]`, path);
 			// Whole lines are replaced: keep the line break that ended the range.
 			const keepBreak = newText.length > 0 && !newText.endsWith("\n") && view.text[end - 1] === "\n";
 			regions.push({ index: i, start, end, newText: keepBreak ? `${newText}\n` : newText });
+			matched.push(mode);
 		} else {
-			for (const [start, end] of locateAnchor(view, edit, i, edits.length, path))
-				regions.push({ index: i, start, end, newText });
+			const { rung, hits } = locateAnchor(view, lines, edit, i, edits.length, path);
+			for (const h of hits) regions.push({ index: i, start: h.start, end: h.end, newText: h.text });
+			matched.push(rung);
 		}
-		matched.push(mode);
 	});
 	regions.sort((a, b) => a.start - b.start);
 	for (const r of regions) {

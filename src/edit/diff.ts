@@ -2,7 +2,8 @@
  * The diff shown for an edit: changed lines with line numbers and a few lines of context
  * (the shape pi's edit result uses), plus the first changed line in the new text.
  */
-import { diffLines } from "diff";
+import { createPatch, diffLines } from "diff";
+import { diffWindow, lineCount, shiftHunks } from "./diff-window.js";
 
 export interface DiffSummary {
 	diff: string;
@@ -12,13 +13,15 @@ export interface DiffSummary {
 const CONTEXT = 4;
 
 export function renderDiff(before: string, after: string): DiffSummary {
-	const parts = diffLines(before, after);
-	const width = String(Math.max(before.split("\n").length, after.split("\n").length)).length;
+	// One more context line than shown, so the "..." before and after the change still appears.
+	const w = diffWindow(before, after, CONTEXT + 1);
+	const parts = diffLines(w.before, w.after);
+	const width = String(Math.max(lineCount(before), lineCount(after))).length;
 	const num = (n: number) => String(n).padStart(width, " ");
 	const gap = ` ${" ".repeat(width)} ...`;
 	const out: string[] = [];
-	let oldLine = 1;
-	let newLine = 1;
+	let oldLine = 1 + w.lineOffset;
+	let newLine = 1 + w.lineOffset;
 	let firstChangedLine: number | undefined;
 	parts.forEach((part, i) => {
 		const lines = part.value.split("\n");
@@ -53,4 +56,10 @@ export function renderDiff(before: string, after: string): DiffSummary {
 		newLine += n;
 	});
 	return { diff: out.join("\n"), firstChangedLine };
+}
+
+/** A unified patch (3 lines of context) of an edit, computed on the changed window only. */
+export function unifiedPatch(path: string, before: string, after: string): string {
+	const w = diffWindow(before, after, 3);
+	return shiftHunks(createPatch(path, w.before, w.after, "", "", { context: 3 }), w.lineOffset);
 }

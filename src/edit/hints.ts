@@ -29,3 +29,14 @@ function firstNonBlankLine(s: string): string | undefined {
 	}
 	return undefined;
 }
+
+/** A comment or bare `...` standing for omitted code: `...`, `…`, `// ...`, `# ... rest`, `/* ... *\/`. */
+const ELISION = /^\s*(?:(?:\/\/|#|--|;|\/\*|\*|<!--)\s*)?(?:\.\.\.|…)(?:\s|\S*$)/;
+
+/** A note when the anchor elides code: anchors must be copied whole, so it can never match. */
+export function elisionHint(anchor: string): string {
+	const lines = anchor.slice(0, 100_000).split("\n");
+	const at = lines.findIndex((l) => ELISION.test(l) && l.trim().length < 80);
+	if (at === -1) return "";
+	return ` Line ${at + 1} of the anchor (${JSON.stringify(lines[at].trim())}) looks like it stands for omitted code; copy every line of the region instead.`;
+}

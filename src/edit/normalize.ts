@@ -1,10 +1,63 @@
 /**
- * The `normalized` match mode: Unicode quotes, dashes and spaces folded, runs of blanks collapsed,
- * trailing whitespace ignored. Every normalized character remembers where it came from, so a match
- * found in the normalized text maps back to an exact range of the original.
+ * Line normalization for the matching ladder: Unicode quotes, dashes and spaces folded to ASCII,
+ * inner runs of blanks collapsed to one space, trailing blanks dropped. Indentation is either kept
+ * verbatim (rung "normalized") or dropped (rungs "indentation" and "blankLines"). A normalized
+ * line can carry a map back to offsets in the original line, so a match maps to exact bytes.
  */
 
-export interface NormalizedText {
+/** Blanks folded to one space: space, tab, NBSP and the Unicode spaces models substitute. */
+export function isBlank(c: number): boolean {
+	return (
+		c === 0x20 ||
+		c === 0x09 ||
+		c === 0xa0 ||
+		(c >= 0x2000 && c <= 0x200a) ||
+		c === 0x202f ||
+		c === 0x205f ||
+		c === 0x3000
+	);
+}
+
+/** The ASCII stand-in for a Unicode quote or dash; the code itself otherwise. */
+export function fold(c: number): number {
+	if (c < 0x2010) return c;
+	switch (c) {
+		case 0x2018:
+		case 0x2019:
+		case 0x201a:
+		case 0x201b:
+		case 0x2032:
+		case 0x2035:
+			return 0x27;
+		case 0x201c:
+		case 0x201d:
+		case 0x201e:
+		case 0x201f:
+		case 0x2033:
+		case 0x2036:
+			return 0x22;
+		case 0x2212:
+		case 0xfe58:
+		case 0xfe63:
+		case 0xff0d:
+			return 0x2d;
+	}
+	return c >= 0x2010 && c <= 0x2015 ? 0x2d : c;
+}
+
+/** A character normalization never produces or changes: safe to search for in the raw text. */
+function isStable(c: number): boolean {
+	return !isBlank(c) && fold(c) === c && c !== 0x27 && c !== 0x22 && c !== 0x2d && c !== 0x0a;
+}
+
+/** Length of the leading run of spaces and tabs (a line's indentation). */
+export function indentLength(line: string): number {
+	let i = 0;
+	while (i < line.length && (line.charCodeAt(i) === 0x20 || line.charCodeAt(i) === 0x09)) i++;
+	return i;
+}
+
+export interface NormalizedLine {
 	text: string;
 	/** Original offset where normalized char i starts. */
 	starts: number[];
@@ -12,42 +65,75 @@ export interface NormalizedText {
 	ends: number[];
 }
 
-const QUOTE_SINGLE = /[\u2018\u2019\u201A\u201B\u2032\u2035]/;
-const QUOTE_DOUBLE = /[\u201C\u201D\u201E\u201F\u2033\u2036]/;
-const DASH = /[\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uFE58\uFE63\uFF0D]/;
-const SPACE = /[ \t\u00A0\u2000-\u200A\u202F\u205F\u3000]/;
-
-function fold(ch: string): string {
-	if (QUOTE_SINGLE.test(ch)) return "'";
-	if (QUOTE_DOUBLE.test(ch)) return '"';
-	if (DASH.test(ch)) return "-";
-	return ch;
-}
-
-/** Normalize LF text. */
-export function normalizeText(src: string): NormalizedText {
-	const out: string[] = [];
+/**
+ * Normalize one line (no "\n"). With `keepIndent` the leading spaces and tabs stay verbatim (a
+ * line of blanks only is still empty), otherwise every leading blank is dropped.
+ */
+export function normalizeLine(line: string, keepIndent: boolean): NormalizedLine {
+	const out: number[] = [];
 	const starts: number[] = [];
 	const ends: number[] = [];
 	let i = 0;
-	while (i < src.length) {
-		const ch = src[i];
-		if (SPACE.test(ch)) {
+	const indent = indentLength(line);
+	if (keepIndent && indent < line.length) {
+		for (; i < indent; i++) {
+			out.push(line.charCodeAt(i));
+			starts.push(i);
+			ends.push(i + 1);
+		}
+	}
+	if (!keepIndent) while (i < line.length && isBlank(line.charCodeAt(i))) i++;
+	while (i < line.length) {
+		const c = line.charCodeAt(i);
+		if (isBlank(c)) {
 			let j = i;
-			while (j < src.length && SPACE.test(src[j])) j++;
-			// Trailing whitespace (before a newline or the end) disappears; inner runs become one space.
-			if (j < src.length && src[j] !== "\n") {
-				out.push(" ");
+			while (j < line.length && isBlank(line.charCodeAt(j))) j++;
+			if (j < line.length) {
+				out.push(0x20);
 				starts.push(i);
 				ends.push(j);
 			}
 			i = j;
 			continue;
 		}
-		out.push(fold(ch));
+		out.push(fold(c));
 		starts.push(i);
 		ends.push(i + 1);
 		i++;
 	}
-	return { text: out.join(""), starts, ends };
+	return { text: fromCodes(out), starts, ends };
+}
+
+/** The normalized text of a line, without the offset maps (the hot path of the line rungs). */
+export function lineKey(line: string, keepIndent: boolean): string {
+	const indent = indentLength(line);
+	if (indent === line.length) return "";
+	for (let i = indent; i < line.length; i++) {
+		const c = line.charCodeAt(i);
+		const next = i + 1 < line.length ? line.charCodeAt(i + 1) : 0x20;
+		if (c === 0x09 || c >= 0x80 || (c === 0x20 && next === 0x20)) return normalizeLine(line, keepIndent).text;
+	}
+	// ASCII without tabs, double or trailing spaces past the indentation: nothing to fold.
+	return keepIndent ? line : line.slice(indent);
+}
+
+function fromCodes(codes: number[]): string {
+	let s = "";
+	for (let i = 0; i < codes.length; i += 8192) s += String.fromCharCode(...codes.slice(i, i + 8192));
+	return s;
+}
+
+/**
+ * The longest run of stable characters in `key`: every line whose normalization contains `key`
+ * contains this run verbatim, so indexOf finds the candidate lines without normalizing the file.
+ */
+export function stableRun(key: string): string {
+	let best = "";
+	let from = 0;
+	for (let i = 0; i <= key.length; i++) {
+		if (i < key.length && isStable(key.charCodeAt(i))) continue;
+		if (i - from > best.length) best = key.slice(from, i);
+		from = i + 1;
+	}
+	return best;
 }

@@ -114,6 +114,7 @@ interface Ending {
 }
 
 export class PythonCoordinator {
+	private calls: Promise<void> = Promise.resolve();
 	readonly stats: PythonCoordinatorStats = { spawns: 0, jobsSent: 0 };
 	private readonly clock: Clock;
 	/** A job running longer than this moves to the background lane. */
@@ -151,6 +152,20 @@ export class PythonCoordinator {
 	}
 
 	/** Find the interpreter without starting anything (P0.2); cached once found. */
+	/**
+	 * Run `call` after every earlier call made through here has returned (or moved to the
+	 * background). Calls reach the worker in the order they were made, whatever their own
+	 * preflight (cwd, script) costs.
+	 */
+	inOrder<T>(call: () => Promise<T>): Promise<T> {
+		const result = this.calls.then(call);
+		this.calls = result.then(
+			() => undefined,
+			() => undefined,
+		);
+		return result;
+	}
+
 	async preflight(): Promise<string> {
 		this.assertOpen();
 		this.interpreterPath ??= await findInterpreter(this.opts.env ?? process.env, this.opts.interpreter);

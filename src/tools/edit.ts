@@ -1,11 +1,13 @@
 /**
- * `edit` (pi-compatible): exact replacements matched against the original content, committed by
- * compare-and-swap. BOM and per-line endings are kept; non-UTF-8 or binary files are refused.
+ * `edit` (pi-compatible): replacements matched against the original content through the matching
+ * ladder (exact first, then tolerant of quote, blank, indentation and blank-line drift; see
+ * edit/ladder.ts), committed by compare-and-swap. BOM and per-line endings are kept; non-UTF-8 or
+ * binary files are refused. The schema stays pi's; details.matched says which rung each edit took.
  */
 
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { array, object, string } from "../boundary/schema.js";
-import { applyEdits } from "../edit/apply.js";
+import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderDiff } from "../edit/diff.js";
 import { commit } from "../safety/commit.js";
 import { decodeUtf8Strict, encodeUtf8, looksBinary } from "../safety/encoding.js";
@@ -99,8 +101,12 @@ export const editTool = defineTool<EditArgs>({
 			});
 			const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
 			return {
-				content: [text(`Successfully replaced ${args.edits.length} block(s) in ${args.path}.`)],
-				details: { diff, firstChangedLine },
+				content: [
+					text(
+						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}`,
+					),
+				],
+				details: { diff, firstChangedLine, matched: applied.matched },
 			};
 		});
 	},

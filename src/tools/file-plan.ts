@@ -189,7 +189,8 @@ export async function planQuery(session: Session, q: FileQuery, i: number): Prom
 		return await planEdit(session, q, i, edits);
 	} catch (e) {
 		const err = e instanceof KeelError ? e : fromSystemError(e, q.path);
-		if (!isPathOnly(err)) throw err;
+		// A stale hashline ref is in the payload itself: keeping it for a retry would not help.
+		if (!isPathOnly(err) || err.details?.hashline) throw err;
 		if (!ref && payload) ref = await session.payloads.put(payload.kind, payload.bytes);
 		if (!ref) throw err;
 		return Promise.reject(

@@ -9,14 +9,14 @@ const editItem = object({
 	oldText: optional(
 		string({
 			description:
-				"Text to replace (exact or normalized). Optional for lineRange: when given it must equal those lines.",
+				"Text to replace, copied from the file. Optional for lineRange: when given it must equal those lines.",
 		}),
 	),
 	newText: string({ description: "Replacement text." }),
 	matchMode: optional(
-		oneOf(["exact", "normalized", "lineRange"], {
+		oneOf(["exact", "normalized", "lineRange", "hashline"], {
 			description:
-				"exact (default): oldText must match byte for byte. normalized: quotes, dashes, runs of blanks and trailing whitespace are folded. lineRange: replace lines startLine..endLine of a freshly read file.",
+				"Unset (default): oldText is matched exactly, else with quote/dash/blank, indentation and blank-line differences tolerated (new lines re-indented to the file's style); a match must be unique. exact: byte for byte only. normalized: the tolerant steps only. lineRange: replace lines startLine..endLine of a freshly read file. hashline: replace lines start..end named by refs from a read with hashline: true.",
 		}),
 	),
 	replaceAll: optional(
@@ -24,6 +24,12 @@ const editItem = object({
 	),
 	startLine: optional(integer({ minimum: 1, description: "First line (1-based) for lineRange." })),
 	endLine: optional(integer({ minimum: 1, description: "Last line (inclusive) for lineRange." })),
+	start: optional(
+		string({
+			description: 'hashline: ref of the first line to replace, e.g. "12#a3f", as a hashline read shows it.',
+		}),
+	),
+	end: optional(string({ description: "hashline: ref of the last line to replace (default: start)." })),
 });
 
 const query = object({
@@ -61,10 +67,12 @@ export const fileSchema = object({
 export interface EditItem {
 	oldText?: string;
 	newText: string;
-	matchMode?: "exact" | "normalized" | "lineRange";
+	matchMode?: "exact" | "normalized" | "lineRange" | "hashline";
 	replaceAll?: boolean;
 	startLine?: number;
 	endLine?: number;
+	start?: string;
+	end?: string;
 }
 
 export interface FileQuery {
@@ -109,6 +117,19 @@ export function checkQueryFields(q: FileQuery, i: number): void {
 function checkEditFields(e: EditItem, i: number, k: number, path: string): void {
 	const where = `queries[${i}].edits[${k}]`;
 	const mode = e.matchMode ?? "exact";
+	if (mode === "hashline") {
+		const stray = (["oldText", "startLine", "endLine", "replaceAll"] as const).filter(
+			(f) => e[f] !== undefined,
+		);
+		if (stray.length)
+			throw new KeelError("INVALID_ARGS", `${where}: hashline does not take ${stray.join(", ")}.`, { path });
+		if (e.start === undefined)
+			throw new KeelError("INVALID_ARGS", `${where}: hashline needs start (and optionally end).`, { path });
+		return;
+	}
+	if (e.start !== undefined || e.end !== undefined) {
+		throw new KeelError("INVALID_ARGS", `${where}: start/end need matchMode "hashline".`, { path });
+	}
 	if (mode === "lineRange") {
 		if (e.startLine === undefined || e.endLine === undefined) {
 			throw new KeelError("INVALID_ARGS", `${where}: lineRange needs startLine and endLine.`, { path });

@@ -3,12 +3,11 @@
  * the first side effect; then they run in order, each in the mutation queue of its canonical path,
  * each committed by compare-and-swap, each reporting its own result.
  */
-import { createPatch } from "diff";
 import { sameIdentity } from "../backend/temp-names.js";
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError, type SerializedError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
-import { renderDiff } from "../edit/diff.js";
+import { renderDiff, unifiedPatch } from "../edit/diff.js";
 import { commit } from "../safety/commit.js";
 import { encodeUtf8 } from "../safety/encoding.js";
 import type { Session } from "../session.js";
@@ -122,7 +121,7 @@ async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Pr
 	});
 	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
 	const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
-	const patch = createPatch(q.path, applied.beforeLf, applied.afterLf, "", "", { context: 3 });
+	const patch = unifiedPatch(q.path, applied.beforeLf, applied.afterLf);
 	const contentRef = session.contentRefs.issue({
 		canonical: target.canonical,
 		stat,
@@ -167,7 +166,7 @@ export const fileTool = defineTool<FileArgs>({
 	name: "file",
 	label: "file",
 	description:
-		"Create, edit or delete files. queries: [{type, path, ...}] — edit: {edits:[{oldText,newText}]} matched against the current file (matchMode exact by default, normalized, or lineRange with startLine/endLine after a read); write: {content} creates a new file or replaces a file you have read (or {contentRef} to copy content written earlier); delete: removes a file or symlink. All queries are checked before any runs; each reports its own result. A failure that is only about the path returns a payloadRef: retry with it and a corrected path instead of resending the content.",
+		'Create, edit or delete files. queries: [{type, path, ...}] — edit: {edits:[{oldText,newText}]} matched against the current file (exactly, else tolerating quote, blank, indentation and blank-line drift, always uniquely; or matchMode lineRange with startLine/endLine after a read, or hashline with start/end refs like "12#a3f" from read with hashline: true); write: {content} creates a new file or replaces a file you have read (or {contentRef} to copy content written earlier); delete: removes a file or symlink. All queries are checked before any runs; each reports its own result. A failure that is only about the path returns a payloadRef: retry with it and a corrected path instead of resending the content.',
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, { session, signal }) {

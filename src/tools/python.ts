@@ -133,8 +133,19 @@ export const pythonTool = defineTool<PythonArgs>({
 		"Run Python 3 code (or a script) in this session's persistent interpreter. Give exactly one of code or scriptPath. Returns stdout, stderr, the repr of a trailing expression, or the exception with its traceback. Output is truncated to the last 2000 lines or 50KB per stream, the full text saved to a file. Jobs running longer than 15 s continue in the background and return a job id for python_jobs.",
 	parameters: pythonSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal }): Promise<ToolResult> {
+	execute(args, { session, signal }): Promise<ToolResult> {
 		const coordinator = coordinatorOf(session);
+		return coordinator.inOrder(() => runPython(session, coordinator, args, signal));
+	},
+});
+
+async function runPython(
+	session: Session,
+	coordinator: PythonCoordinator,
+	args: PythonArgs,
+	signal: AbortSignal | undefined,
+): Promise<ToolResult> {
+	{
 		const cwd = await preflightCwd(session, args.cwd);
 		await coordinator.preflight();
 		if ((args.code === undefined) === (args.scriptPath === undefined)) {
@@ -162,8 +173,8 @@ export const pythonTool = defineTool<PythonArgs>({
 		}
 		const r = outcomeToResult(run.outcome);
 		return { content: [text(r.text)], details: r.details };
-	},
-});
+	}
+}
 
 export interface PythonJobsArgs {
 	action: "list" | "status" | "wait" | "cancel";

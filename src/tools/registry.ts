@@ -6,7 +6,7 @@ import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
 import { pythonJobsTool, pythonTool } from "./python.js";
-import { readTool } from "./read.js";
+import { readTool, unifiedReadTool } from "./read.js";
 import type { ToolDefinition } from "./types.js";
 import { writeTool } from "./write.js";
 

@@ -287,10 +287,24 @@ describe("usage errors exit 2", () => {
 		);
 	});
 
-	it("--backend bwrap (not available in this version)", async () => {
-		expectUsageError(
-			await keel(["call", "read", '{"path":"a.txt"}', "--root", root, "--backend", "bwrap"]),
+	it("--backend bwrap runs commands in the sandbox; --network needs bwrap", async () => {
+		const r = await keel([
+			"call",
+			"bash",
+			'{"command":"ls /root; echo done"}',
+			"--root",
+			root,
+			"--backend",
 			"bwrap",
+		]);
+		expect(r.code).toBe(0);
+		expect(JSON.parse(r.stdout)).toMatchObject({
+			ok: true,
+			content: expect.stringContaining("cannot access '/root'"),
+		});
+		expectUsageError(
+			await keel(["call", "read", '{"path":"a.txt"}', "--root", root, "--network"]),
+			"network",
 		);
 	});
 
@@ -487,7 +501,7 @@ describe("keel batch", () => {
 		const allowed = await keel(["batch", "--root", root, "--allow-read", ro], { input });
 		expect(jsonLines(allowed)[0]).toMatchObject({ ok: true, content: "read only" });
 		expectUsageError(await keel(["batch", "--root", root, "--profile", "bogus"], { input }));
-		expectUsageError(await keel(["batch", "--root", root, "--backend", "bwrap"], { input }));
+		expectUsageError(await keel(["batch", "--root", root, "--backend", "nope"], { input }));
 	});
 
 	it("a bash line keeps the exec bit of a file written by a previous line", async () => {

@@ -167,7 +167,8 @@ describe("contentRef copies of a 50 MB payload", () => {
 		expect(growth).toBeLessThan(MAX_GROWTH);
 		// Nor are the bytes held off the heap, in Buffers (external memory).
 		expect(report.after.external - report.before.external).toBeLessThan(MAX_GROWTH);
-		// And the session did not keep the 50 MB it was sent once the write returned.
-		expect(report.before.heapUsed + report.before.external).toBeLessThan(PAYLOAD_BYTES / 2);
+		// And the session did not keep the 50 MB it was sent once the write returned (the rest of the
+		// baseline is the loaded code: the whole library, ssh2 included).
+		expect(report.before.heapUsed + report.before.external).toBeLessThan(PAYLOAD_BYTES * 0.8);
 	}, 180_000);
 });

@@ -93,4 +93,77 @@ describe("applyEdits", () => {
 			{ numRuns: 300 },
 		);
 	});
+
+	it("reports the rung each edit matched on, in input order", () => {
+		const r = applyEdits(
+			"a = 1\nb = “x”\nif c:\n\td()\n",
+			[
+				{ oldText: "a = 1", newText: "a = 2" },
+				{ oldText: 'b = "x"', newText: 'b = "y"' },
+				{ oldText: "if c:\n    d()", newText: "if c:\n    e()" },
+			],
+			"f",
+		);
+		expect(r.matched).toEqual(["exact", "normalized", "indentation"]);
+		expect(r.text).toBe('a = 2\nb = "y"\nif c:\n\te()\n');
+	});
+
+	it("the first rung with a match decides: one match lands, several are AMBIGUOUS_MATCH", () => {
+		// exact finds one: the normalized twin elsewhere does not make it ambiguous
+		const file = "s = 'a'\ns = ‘a’\n";
+		expect(applyEdits(file, [{ oldText: "s = 'a'", newText: "s = 1" }], "f").text).toBe("s = 1\ns = ‘a’\n");
+		// no exact match, two normalized ones: refused, even though a later rung is never tried
+		expect(codeOf(() => applyEdits("s = ’a’\ns = ‘a’\n", [{ oldText: "s = 'a'", newText: "x" }], "f"))).toBe(
+			"AMBIGUOUS_MATCH",
+		);
+	});
+
+	it('matchMode "exact" is the exact rung only; "normalized" starts at the second rung', () => {
+		const drifted = { oldText: "if c:\n    d()", newText: "if c:\n    e()" };
+		const file = "if c:\n\td()\n";
+		expect(codeOf(() => applyEdits(file, [{ ...drifted, matchMode: "exact" }], "f"))).toBe("NO_MATCH");
+		expect(applyEdits(file, [{ ...drifted, matchMode: "normalized" }], "f").matched).toEqual(["indentation"]);
+		// exact would find one, normalized finds two
+		const twice = "x = 'a'\nx = ‘a’\n";
+		expect(
+			codeOf(() => applyEdits(twice, [{ oldText: "x = 'a'", newText: "y", matchMode: "normalized" }], "f")),
+		).toBe("AMBIGUOUS_MATCH");
+	});
+
+	it("replaceAll takes every match of the first rung that has one", () => {
+		const r = applyEdits(
+			"\tf(1)\n  g()\n\tf(1)\n",
+			[{ oldText: "    f(1)", newText: "    f(2)", replaceAll: true }],
+			"f",
+		);
+		expect(r.text).toBe("\tf(2)\n  g()\n\tf(2)\n");
+		expect(r.matched).toEqual(["indentation"]);
+	});
+
+	it("a tolerant match keeps the file's bytes on the lines the model repeated unchanged", () => {
+		const file = "x = “q”   \r\n\ty = 1\r\n\tz = 2\r\n";
+		const r = applyEdits(
+			file,
+			[{ oldText: 'x = "q"\n    y = 1\n    z = 2', newText: 'x = "q"\n    y = 10\n    z = 2' }],
+			"f",
+		);
+		expect(r.text).toBe("x = “q”   \r\n\ty = 10\r\n\tz = 2\r\n");
+	});
+
+	it("a tolerant match may not split a character either", () => {
+		expect(codeOf(() => applyEdits("a “😀” b\n", [{ oldText: 'a "😀" b', newText: "\uD83D" }], "f"))).toBe(
+			"ENCODING_UNSAFE",
+		);
+		expect(applyEdits("a “😀” b\n", [{ oldText: 'a "😀" b', newText: "ok 😀" }], "f").text).toBe("ok 😀\n");
+	});
+
+	it("NO_MATCH names an elided anchor line", () => {
+		try {
+			applyEdits("a()\nb()\nc()\n", [{ oldText: "a()\n// ...\nc()", newText: "x" }], "f");
+			expect.unreachable();
+		} catch (e) {
+			expect((e as KeelError).code).toBe("NO_MATCH");
+			expect((e as KeelError).message).toContain('"// ..."');
+		}
+	});
 });

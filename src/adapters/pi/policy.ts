@@ -8,7 +8,12 @@
 import { PROFILES, type Profile, toolsForProfile } from "../../tools/registry.js";
 import type { ToolDefinition } from "../../tools/types.js";
 
-/** Every keel tool, each name once (the union of the profiles' palettes). */
+/**
+ * Every keel tool, each name once (the union of the profiles' palettes). Where both profiles have
+ * a name (read), the pi profile's definition wins: pi registers tools once, at load, before the
+ * profile of a session is known, and its read must keep pi's schema (so the unified read's
+ * `hashline` option is not offered inside pi).
+ */
 export function allKeelTools(): ToolDefinition[] {
 	const byName = new Map<string, ToolDefinition>();
 	for (const p of PROFILES)

@@ -1,0 +1,101 @@
+/**
+ * bwrap's per-command overhead against local (REQUIREMENTS B3, issue 4): the same `bash` tool
+ * call through Session.call on a local and a bwrap session, interleaved. bwrap's file tools are
+ * local's, so commands are the only thing that differs. A third contender, the exec backend over
+ * a bwrap transport, shows what a command costs when everything goes through exec (a sandbox per
+ * call, plus the wrapper that tracks the process group).
+ *
+ * As an area of bench/run.mjs (add "./cases-bwrap.mjs" to AREAS), or on its own:
+ *   node --expose-gc bench/cases-bwrap.mjs [--iterations=N]
+ * Needs `npm run build` first (it imports ../dist). Skips itself when bwrap cannot run here.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createBwrapBackend, createBwrapTransport } from "../dist/backend/bwrap.js";
+import { createExecBackend } from "../dist/backend/exec/index.js";
+import { Session } from "../dist/index.js";
+import { assert, compare, comparisonTable, textOf } from "./lib.mjs";
+
+export const area = "bwrap";
+export const title = "bwrap: per-command overhead against local (bash tool through Session.call)";
+export const candidate = "bwrap";
+export const baseline = "local";
+
+async function bash(session, command, expected) {
+	const r = await session.call("bash", { command });
+	if (!r.ok) throw new Error(`bash failed: ${r.error.code} ${r.error.message}`);
+	if (expected !== undefined && textOf(r) !== expected) throw new Error(`unexpected output: ${textOf(r)}`);
+	return r;
+}
+
+/**
+ * @param {{dir: string, iterations?: number}} env
+ * @returns {Promise<{cases: object[], teardown: () => Promise<void>}>}
+ */
+export async function setup({ dir, iterations = 200 }) {
+	const root = join(dir, "ws");
+	mkdirSync(root, { recursive: true });
+	const bwrapBackend = createBwrapBackend({ roots: [root] });
+	try {
+		await bwrapBackend.ready();
+	} catch (e) {
+		process.stderr.write(`[bwrap] skipped: ${e.message}\n`);
+		return { cases: [], teardown: async () => {} };
+	}
+	const spillDir = join(dir, "spill");
+	const local = await Session.create({ root, spillDir });
+	const bwrap = await Session.create({ root, spillDir, backend: bwrapBackend });
+	const exec = await Session.create({
+		root,
+		spillDir,
+		backend: createExecBackend({ transport: createBwrapTransport({ roots: [dir] }) }),
+	});
+	const sessions = { bwrap, local, "exec (bwrap transport)": exec };
+	const contenders = (command, expected) =>
+		Object.entries(sessions).map(([label, s]) => ({ label, run: () => bash(s, command, expected) }));
+	const cases = [
+		{ name: "bash `true`", iterations, warmup: 10, contenders: contenders("true", "(no output)") },
+		{ name: "bash `echo hi`", iterations, warmup: 10, contenders: contenders("echo hi", "hi") },
+	];
+	for (const c of cases) {
+		c.check = async () => {
+			for (const x of c.contenders) assert((await x.run()).ok, `${c.name} on ${x.label}`);
+		};
+	}
+	return {
+		cases,
+		async teardown() {
+			for (const s of Object.values(sessions)) await s.close();
+		},
+	};
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+	const arg = process.argv.find((a) => a.startsWith("--iterations="));
+	const dir = mkdtempSync(join(tmpdir(), "keel-bench-bwrap-"));
+	try {
+		const { cases, teardown } = await setup({ dir, iterations: arg ? Number(arg.split("=")[1]) : 200 });
+		const results = [];
+		try {
+			for (const c of cases) {
+				await c.check();
+				results.push(await compare(c));
+			}
+		} finally {
+			await teardown();
+		}
+		if (results.length) {
+			const extra = results.map((r) => {
+				const e = r.stats["exec (bwrap transport)"];
+				return `- ${r.name}: exec (bwrap transport) median ${e.median.toFixed(2)} ms, p95 ${e.p95.toFixed(2)} ms`;
+			});
+			process.stdout.write(
+				`### ${title}\n\n${comparisonTable(results, { candidate, baseline })}\n\n${extra.join("\n")}\n`,
+			);
+		}
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}

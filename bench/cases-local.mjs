@@ -1,0 +1,215 @@
+/**
+ * Local file and search tools, keel against pi 0.73.1's built-ins, on the same files.
+ *
+ * keel is called through `Session.call` (the whole tool boundary: argument repair, schema check,
+ * path guard, tool, error mapping); pi through its tool definition's `execute`, which is what pi's
+ * agent loop calls after its own argument validation.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+	createEditToolDefinition,
+	createGrepToolDefinition,
+	createReadToolDefinition,
+} from "@mariozechner/pi-coding-agent";
+import { Session } from "../dist/index.js";
+import { assert, textOf } from "./lib.mjs";
+
+export const area = "local";
+export const title = "Local files and search: keel vs pi 0.73.1";
+export const candidate = "keel";
+export const baseline = "pi";
+
+const LOREM = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut";
+
+/** ~2 KB of code-like text with one `value = 41` line. */
+function smallText() {
+	const lines = [];
+	for (let i = 0; i < 40; i++) {
+		lines.push(
+			i === 20 ? "export const value = 41; // the line the edit changes" : `// ${i} ${LOREM.slice(0, 40)}`,
+		);
+	}
+	return `${lines.join("\n")}\n`;
+}
+
+/** ~10 MB: 100,000 lines of ~100 bytes, one `value = 41` line in the middle. */
+function bigText() {
+	const lines = new Array(100_000);
+	for (let i = 0; i < lines.length; i++) {
+		lines[i] =
+			i === 50_000
+				? "export const value = 41; // the line the edit changes"
+				: `${String(i).padStart(6, "0")}: ${LOREM}`;
+	}
+	return `${lines.join("\n")}\n`;
+}
+
+export const GREP_DIRS = 200;
+export const GREP_FILES_PER_DIR = 100;
+/** One file in this many holds the rare needle: 20,000 / 400 = 50 matches, under the limit of 100. */
+const NEEDLE_EVERY = 400;
+
+function treeFile(d, f) {
+	const id = d * GREP_FILES_PER_DIR + f;
+	const needle = id % NEEDLE_EVERY === 0 ? `\n// NEEDLE_RARE ${id}` : "";
+	return `// d${d}/f${f}\nexport function f${id}(x) {\n\treturn x + ${id}; // common_marker\n}${needle}\n${"// filler line\n".repeat(6)}`;
+}
+
+/** Both tools must do the same edit: one shared toggle flips `41` ↔ `42`, whoever calls next. */
+function toggler(path) {
+	const a = "export const value = 41;";
+	const b = "export const value = 42;";
+	let cur = a;
+	return () => {
+		const next = cur === a ? b : a;
+		const args = { path, edits: [{ oldText: cur, newText: next }] };
+		cur = next;
+		return args;
+	};
+}
+
+/**
+ * @param {{dir: string}} env  a fresh temp directory owned by this area
+ * @returns {Promise<{cases: object[], teardown: () => Promise<void>}>}
+ */
+export async function setup({ dir }) {
+	const files = {
+		readSmall: "read-small.txt",
+		readBig: "read-10mb.txt",
+		editSmall: "edit-small.txt",
+		editBig: "edit-10mb.txt",
+	};
+	const small = smallText();
+	const big = bigText();
+	writeFileSync(join(dir, files.readSmall), small);
+	writeFileSync(join(dir, files.editSmall), small);
+	writeFileSync(join(dir, files.readBig), big);
+	writeFileSync(join(dir, files.editBig), big);
+	for (let d = 0; d < GREP_DIRS; d++) {
+		const sub = join(dir, "tree", `d${String(d).padStart(3, "0")}`);
+		mkdirSync(sub, { recursive: true });
+		for (let f = 0; f < GREP_FILES_PER_DIR; f++)
+			writeFileSync(join(sub, `f${String(f).padStart(3, "0")}.js`), treeFile(d, f));
+	}
+
+	const session = await Session.create({ root: dir });
+	const keel = async (tool, args) => {
+		const r = await session.call(tool, args);
+		if (!r.ok) throw new Error(`keel ${tool} failed: ${r.error.code}: ${r.error.message}`);
+		return r;
+	};
+	const piRead = createReadToolDefinition(dir);
+	const piEdit = createEditToolDefinition(dir);
+	const piGrep = createGrepToolDefinition(dir);
+	const pi = (def, args) => def.execute("bench", args, undefined, undefined, undefined);
+
+	const readCase = (name, path, iterations, warmup, gcEach = false) => ({
+		name,
+		iterations,
+		warmup,
+		gcEach,
+		async check() {
+			const [k, p] = [await keel("read", { path }), await pi(piRead, { path })];
+			// Same shown lines; pi keeps the file's final newline and counts the empty "line" after it
+			// in its continuation notice (100001 of a 100000-line file), keel does not.
+			const body = (t) => t.split("\n\n[")[0].replace(/\n$/, "");
+			assert(body(textOf(k)) === body(textOf(p)), `${name}: keel and pi showed different lines`);
+		},
+		contenders: [
+			{ label: "keel", run: () => keel("read", { path }) },
+			{ label: "pi", run: () => pi(piRead, { path }) },
+		],
+	});
+
+	const editCase = (name, path, original, iterations, warmup, gcEach = false) => {
+		const next = toggler(path);
+		const abs = join(dir, path);
+		return {
+			name,
+			iterations,
+			warmup,
+			gcEach,
+			async check() {
+				const k = await keel("edit", next());
+				assert(
+					readFileSync(abs, "utf8") === original.replace("value = 41", "value = 42"),
+					`${name}: keel's edit`,
+				);
+				const p = await pi(piEdit, next());
+				assert(readFileSync(abs, "utf8") === original, `${name}: pi's edit did not restore the file`);
+				assert(textOf(k) === textOf(p), `${name}: different result text`);
+			},
+			contenders: [
+				{ label: "keel", run: () => keel("edit", next()) },
+				{ label: "pi", run: () => pi(piEdit, next()) },
+			],
+			after() {
+				assert(readFileSync(abs, "utf8").length === original.length, `${name}: file size drifted`);
+			},
+		};
+	};
+
+	const grepCase = (name, pattern, iterations, warmup, verify) => ({
+		name,
+		iterations,
+		warmup,
+		async check() {
+			const k = textOf(await keel("grep", { pattern, path: "tree" }));
+			const p = textOf(await pi(piGrep, { pattern, path: "tree" }));
+			verify(k, p);
+		},
+		contenders: [
+			{ label: "keel", run: () => keel("grep", { pattern, path: "tree" }) },
+			{ label: "pi", run: () => pi(piGrep, { pattern, path: "tree" }) },
+		],
+	});
+	const matchRows = (out) => out.split("\n").filter((l) => /^[^\s].*:\d+: /.test(l));
+
+	const nFiles = GREP_DIRS * GREP_FILES_PER_DIR;
+	const cases = [
+		readCase(`read, small file (${(small.length / 1024).toFixed(1)} KB)`, files.readSmall, 200, 20),
+		readCase(
+			`read, 10 MB file (${(big.length / 1e6).toFixed(1)} MB, default limits)`,
+			files.readBig,
+			20,
+			3,
+			true,
+		),
+		editCase("edit, one change in the small file", files.editSmall, small, 200, 20),
+		editCase("edit, one change in the 10 MB file", files.editBig, big, 20, 3, true),
+		grepCase(
+			`grep, ${nFiles.toLocaleString("en-US")} files, ${nFiles / NEEDLE_EVERY} matches (full scan)`,
+			"NEEDLE_RARE",
+			20,
+			3,
+			(k, p) => {
+				const [a, b] = [matchRows(k).sort(), matchRows(p).sort()];
+				assert(a.length === nFiles / NEEDLE_EVERY, `rare grep: keel found ${a.length} matches`);
+				assert(JSON.stringify(a) === JSON.stringify(b), "rare grep: keel and pi found different lines");
+			},
+		),
+		grepCase(
+			`grep, ${nFiles.toLocaleString("en-US")} files, every file matches (stops at limit 100)`,
+			"common_marker",
+			20,
+			3,
+			(k, p) => {
+				assert(
+					matchRows(k).length === 100 && matchRows(p).length === 100,
+					"limit grep: expected 100 rows each",
+				);
+				assert(
+					k.includes("100 matches limit reached") && p.includes("100 matches limit reached"),
+					"limit notice",
+				);
+			},
+		),
+	];
+	return {
+		cases,
+		async teardown() {
+			await session.close();
+		},
+	};
+}

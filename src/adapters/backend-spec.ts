@@ -1,0 +1,76 @@
+/**
+ * `--backend SPEC` for the CLI: `local` (default), `bwrap` (commands in a bubblewrap sandbox; with
+ * `--network` to keep the network), or `ssh://user@host[:port]/path` (`--identity FILE`,
+ * `--insecure-host-key`). Heavy backends are imported only when asked for.
+ */
+import { resolve } from "node:path";
+import { parseSshSpec } from "../backend/ssh/spec.js";
+import type { Backend } from "../backend/types.js";
+
+export interface BackendFlags {
+	backend?: string;
+	network?: boolean;
+	identity?: string;
+	insecureHostKey?: boolean;
+}
+
+export interface BackendChoice {
+	/** undefined: the session's default (local). */
+	open?: (root: string, allow: string[], allowRead: string[]) => Promise<Backend>;
+	/** A root the spec itself names (ssh://host/path), overriding --root. */
+	root?: string;
+}
+
+export class BackendSpecError extends Error {}
+
+export function chooseBackend(flags: BackendFlags): BackendChoice {
+	const spec = flags.backend ?? "local";
+	if (flags.network && spec !== "bwrap")
+		throw new BackendSpecError("--network only applies to --backend bwrap");
+	if ((flags.identity || flags.insecureHostKey) && !spec.startsWith("ssh://")) {
+		throw new BackendSpecError("--identity and --insecure-host-key only apply to --backend ssh://...");
+	}
+	if (spec === "local") return {};
+	if (spec === "bwrap") {
+		return {
+			open: async (root, allow, allowRead) => {
+				const { createBwrapBackend } = await import("../backend/bwrap.js");
+				const backend = createBwrapBackend({
+					roots: [root, ...allow.map((p) => resolve(root, p))],
+					readOnly: allowRead.map((p) => resolve(root, p)),
+					network: flags.network ?? false,
+				});
+				await backend.ready();
+				return backend;
+			},
+		};
+	}
+	if (spec.startsWith("ssh://")) return chooseSsh(spec, flags);
+	throw new BackendSpecError(`unknown backend "${spec}" (use local, bwrap or ssh://user@host[:port]/path)`);
+}
+
+function chooseSsh(spec: string, flags: BackendFlags): BackendChoice {
+	let target: ReturnType<typeof parseSshSpec>;
+	try {
+		target = parseSshSpec(spec);
+	} catch (e) {
+		throw new BackendSpecError((e as Error).message);
+	}
+	if (!target.root)
+		throw new BackendSpecError("ssh:// needs the remote directory to work in: ssh://user@host[:port]/path");
+	return {
+		root: target.root,
+		open: async () => {
+			const { createSshBackend } = await import("../backend/ssh/index.js");
+			const backend = createSshBackend({
+				host: target.host,
+				port: target.port,
+				username: target.username,
+				identityFile: flags.identity,
+				insecureHostKey: flags.insecureHostKey,
+			});
+			await backend.connect(); // fail fast: host key, authentication, unreachable
+			return backend;
+		},
+	};
+}

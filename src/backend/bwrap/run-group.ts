@@ -1,0 +1,102 @@
+/**
+ * Run an argv on this machine in its own process group (REQUIREMENTS B6, P4): output is handed on
+ * as it arrives, abort or timeout SIGKILLs the whole group. local-exec.ts does the same for
+ * `bash -c`; this one takes any argv (bwrap's) plus optional stdin, and tells stdout from stderr.
+ */
+import { spawn } from "node:child_process";
+import type { ExecResult } from "../types.js";
+
+/** After the leader exits, how long to wait for pipes held open by background children. */
+const PIPE_DRAIN_MS = 250;
+
+export type OutputStream = "stdout" | "stderr";
+
+export interface GroupRunRequest {
+	argv: readonly string[];
+	cwd?: string;
+	env?: NodeJS.ProcessEnv;
+	timeoutMs?: number;
+	signal?: AbortSignal;
+	/** Bytes for the process's stdin (closed after them); none: stdin is /dev/null. */
+	stdin?: Uint8Array | NodeJS.ReadableStream;
+	onData: (chunk: Buffer, stream: OutputStream) => void;
+}
+
+function killGroup(pid: number | undefined): void {
+	if (!pid) return;
+	try {
+		process.kill(-pid, "SIGKILL");
+	} catch {
+		// The group is already gone.
+	}
+}
+
+/** Rejects only when the program cannot be started (ENOENT, EACCES); everything else resolves. */
+export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
+	return new Promise((resolve, reject) => {
+		if (req.signal?.aborted) {
+			resolve({ exitCode: null, signal: null, timedOut: false, aborted: true });
+			return;
+		}
+		const child = spawn(req.argv[0], req.argv.slice(1), {
+			cwd: req.cwd,
+			detached: true,
+			env: req.env ?? process.env,
+			stdio: [req.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+		});
+		let timedOut = false;
+		let aborted = false;
+		let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+		let settled = false;
+		let drainTimer: NodeJS.Timeout | undefined;
+
+		const onAbort = () => {
+			aborted = true;
+			killGroup(child.pid);
+		};
+		const timer =
+			req.timeoutMs !== undefined && req.timeoutMs > 0
+				? setTimeout(() => {
+						timedOut = true;
+						killGroup(child.pid);
+					}, req.timeoutMs)
+				: undefined;
+		req.signal?.addEventListener("abort", onAbort, { once: true });
+
+		const cleanup = () => {
+			if (timer) clearTimeout(timer);
+			if (drainTimer) clearTimeout(drainTimer);
+			req.signal?.removeEventListener("abort", onAbort);
+		};
+		const finish = () => {
+			if (settled || !exit) return;
+			settled = true;
+			cleanup();
+			if (aborted || timedOut) killGroup(child.pid);
+			child.stdout?.destroy();
+			child.stderr?.destroy();
+			resolve({ exitCode: exit.code, signal: exit.signal, timedOut, aborted });
+		};
+
+		if (child.stdin && req.stdin !== undefined) {
+			// The program may exit without reading everything (EPIPE): its exit status tells.
+			child.stdin.on("error", () => {});
+			if (req.stdin instanceof Uint8Array) child.stdin.end(req.stdin);
+			else req.stdin.pipe(child.stdin);
+		}
+		child.stdout?.on("data", (c: Buffer) => req.onData(c, "stdout"));
+		child.stderr?.on("data", (c: Buffer) => req.onData(c, "stderr"));
+		child.on("error", (err) => {
+			if (settled) return;
+			settled = true;
+			cleanup();
+			reject(err);
+		});
+		child.on("exit", (code, signal) => {
+			exit = { code, signal };
+			// Background children may hold the pipes; do not wait for them forever.
+			drainTimer = setTimeout(finish, aborted || timedOut ? 0 : PIPE_DRAIN_MS);
+		});
+		child.on("close", finish);
+	});
+}

@@ -1,0 +1,87 @@
+/**
+ * Failures of the helper scripts, as the errors the rest of keel expects: errno-style errors
+ * (`code: "ENOENT"`, ...) for what the path guard and fromSystemError interpret, KeelErrors for
+ * keel's own conditions. Scripts exit with the codes below for what they detect themselves; for
+ * failures of coreutils the message (LC_ALL=C) names the errno.
+ */
+import { KeelError } from "../../boundary/errors.js";
+import type { ScriptResult } from "./transport.js";
+
+/** Exit statuses the scripts use for conditions they detect themselves. */
+export const EXIT = {
+	ENOENT: 100,
+	ENOTDIR: 101,
+	ELOOP: 102,
+	EISDIR: 103,
+	EINVAL: 104,
+	EXISTS: 105,
+	CHANGED: 106,
+	SWAPPED: 107,
+	SOURCE_CHANGED: 108,
+	PARTIAL: 109,
+} as const;
+
+const ERRNO_BY_EXIT: Record<number, string> = {
+	[EXIT.ENOENT]: "ENOENT",
+	[EXIT.ENOTDIR]: "ENOTDIR",
+	[EXIT.ELOOP]: "ELOOP",
+	[EXIT.EISDIR]: "EISDIR",
+	[EXIT.EINVAL]: "EINVAL",
+};
+
+/** strerror(3) texts (C locale) → errno names. */
+const ERRNO_BY_MESSAGE: [string, string][] = [
+	["No such file", "ENOENT"], // dash says "No such file", coreutils "No such file or directory"
+	["Not a directory", "ENOTDIR"],
+	["Too many levels of symbolic links", "ELOOP"],
+	["Is a directory", "EISDIR"],
+	["Permission denied", "EACCES"],
+	["Operation not permitted", "EPERM"],
+	["File exists", "EEXIST"],
+	["File name too long", "ENAMETOOLONG"],
+	["No space left on device", "ENOSPC"],
+	["Read-only file system", "EROFS"],
+	["Invalid argument", "EINVAL"],
+	["Directory not empty", "ENOTEMPTY"],
+];
+
+/** An Error shaped like Node's system errors, so `fromSystemError` and the guard understand it. */
+export function errnoError(code: string, path: string, detail?: string): NodeJS.ErrnoException {
+	const err: NodeJS.ErrnoException = new Error(`${code}: ${detail?.trim() || code}, ${path}`);
+	err.code = code;
+	err.path = path;
+	return err;
+}
+
+export function changedError(path: string): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`${path} changed on disk after it was read; read it again and redo the change.`,
+		{ path },
+	);
+}
+
+export function swappedError(path: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
+		path,
+	});
+}
+
+/** The error for a script that did not exit 0. */
+export function scriptError(r: ScriptResult, path: string): Error {
+	if (r.exitCode === EXIT.CHANGED) return changedError(path);
+	if (r.exitCode === EXIT.SWAPPED) return swappedError(path);
+	const byExit = r.exitCode === null ? undefined : ERRNO_BY_EXIT[r.exitCode];
+	if (byExit) return errnoError(byExit, path, r.stderr);
+	for (const [text, code] of ERRNO_BY_MESSAGE) {
+		if (r.stderr.includes(text)) return errnoError(code, path, r.stderr);
+	}
+	const status = r.exitCode === null ? "was killed" : `exited with ${r.exitCode}`;
+	return new KeelError(
+		"IO_ERROR",
+		`A file operation on ${path} failed on the exec backend (${status}): ${r.stderr.trim() || "no error output"}`,
+		{
+			path,
+		},
+	);
+}

@@ -1,0 +1,169 @@
+/**
+ * FileOps over an exec transport: one script per operation (scripts.ts), file bytes raw over
+ * stdin/stdout. Writes keep local-fs's guarantees, done on the target: exclusive same-directory
+ * temp file, content verified by hash (a transport that died mid-stream never commits a short
+ * file), fsync, then link (no-clobber) or hash + identity + rename (compare-and-swap), fsync of the
+ * directory. The check-to-rename window is wider than local's (a process start for `mv`), still
+ * failing closed for every change that lands before the check.
+ */
+import { createHash } from "node:crypto";
+import { posix } from "node:path";
+import { KeelError } from "../../boundary/errors.js";
+import { tempNameFor } from "../temp-names.js";
+import type { DirEntry, EntryType, FileOps, FileStat, WriteOptions } from "../types.js";
+import { EXIT, scriptError } from "./errors.js";
+import {
+	HASH_FILE,
+	lstatScript,
+	MKDIRP,
+	READ_FILE,
+	READDIR,
+	READLINK,
+	REALPATH,
+	SWEEP,
+	statScript,
+	unlinkScript,
+	writeScript,
+} from "./scripts.js";
+import { identity, parseStat, type Target } from "./target.js";
+import { runScript, type ScriptResult } from "./transport.js";
+
+/** Temp files older than this (minutes without a write) are a dead writer's. */
+const SWEEP_AGE_MINUTES = 15;
+/** The pid in a remote temp name: 0, which a local sweep never takes for a dead process. */
+const REMOTE_PID = 0;
+
+const TYPE_LETTERS: Record<string, EntryType> = { f: "file", d: "dir", l: "symlink" };
+
+function stripNul(b: Buffer): string {
+	const s = b.toString("utf8");
+	return s.endsWith("\0") ? s.slice(0, -1) : s;
+}
+
+/** `dir` and its ancestors, deepest first, without "/". */
+function ancestors(dir: string): string[] {
+	const out: string[] = [];
+	for (let d = dir; d !== "/" && d !== "."; d = posix.dirname(d)) out.push(d);
+	return out;
+}
+
+function sha256(data: Uint8Array): string {
+	return createHash("sha256").update(data).digest("hex");
+}
+
+export function createExecFs(target: Target): FileOps {
+	const { transport } = target;
+	/** Run a script; a non-zero exit becomes the matching error for `path`. */
+	async function run(
+		script: string,
+		args: string[],
+		path: string,
+		stdin?: Uint8Array,
+	): Promise<ScriptResult> {
+		const r = await runScript(transport, script, args, { stdin });
+		if (r.exitCode !== 0) throw scriptError(r, path);
+		return r;
+	}
+
+	async function commit(
+		target_: string,
+		opts: WriteOptions,
+		fill: { data: Uint8Array } | { source: string; sourceStat: FileStat; sha256: string },
+	): Promise<FileStat> {
+		const { fmt, precise } = await target.info();
+		const dir = posix.dirname(target_);
+		const temp = posix.join(dir, tempNameFor(posix.basename(target_), REMOTE_PID));
+		const expect = opts.expect === "absent" ? "absent" : opts.expect ? "cas" : "none";
+		const cas = typeof opts.expect === "object" ? opts.expect : undefined;
+		const copy = "source" in fill ? fill : undefined;
+		const args = [
+			target_,
+			temp,
+			(opts.mode ?? 0o644).toString(8),
+			expect,
+			cas?.sha256 ?? "",
+			cas ? identity(cas.stat, precise) : "",
+			copy ? copy.sha256 : sha256((fill as { data: Uint8Array }).data),
+			copy?.source ?? "",
+			copy ? identity(copy.sourceStat, precise) : "",
+			...(opts.mkdirs ? ancestors(dir) : []),
+		];
+		const r = await runScript(transport, writeScript(fmt), args, {
+			stdin: copy ? undefined : (fill as { data: Uint8Array }).data,
+		});
+		if (r.exitCode === 0) return parseStat(r.stdout.toString("utf8"));
+		switch (r.exitCode) {
+			case EXIT.EXISTS:
+				throw new KeelError(
+					"WRITE_COLLISION",
+					`${target_} already exists; choose another path, or read it first to overwrite it.`,
+					{ path: target_ },
+				);
+			case EXIT.SOURCE_CHANGED:
+				throw new KeelError(
+					"CHANGED_ON_DISK",
+					`The source of this content (${copy?.source}) changed since it was written; send the content again.`,
+					{ path: copy?.source },
+				);
+			case EXIT.PARTIAL:
+				throw new KeelError(
+					"IO_ERROR",
+					`The content for ${target_} did not arrive whole over the exec transport; nothing was written. Try again.`,
+					{ path: target_ },
+				);
+			default:
+				throw scriptError(r, target_);
+		}
+	}
+
+	return {
+		async realpath(p) {
+			return stripNul((await run(REALPATH, [p], p)).stdout);
+		},
+		async lstat(p) {
+			const { fmt } = await target.info();
+			return parseStat((await run(lstatScript(fmt), [p], p)).stdout.toString("utf8"));
+		},
+		async stat(p) {
+			const { fmt } = await target.info();
+			return parseStat((await run(statScript(fmt), [p], p)).stdout.toString("utf8"));
+		},
+		async readlink(p) {
+			return stripNul((await run(READLINK, [p], p)).stdout);
+		},
+		async readFile(p, expect) {
+			const args = expect ? [p, String(expect.dev), String(expect.ino)] : [p];
+			return (await run(READ_FILE, args, p)).stdout;
+		},
+		async readdir(p, expect): Promise<DirEntry[]> {
+			const r = await run(READDIR, [p, expect ? `${expect.dev} ${expect.ino}` : ""], p);
+			const text = r.stdout.toString("utf8");
+			if (text === "") return [];
+			return text
+				.slice(0, text.endsWith("\0") ? -1 : undefined)
+				.split("\0")
+				.map((rec) => ({ name: rec.slice(1), type: TYPE_LETTERS[rec[0]] ?? "other" }));
+		},
+		async mkdirp(p) {
+			await run(MKDIRP, [p], p);
+		},
+		writeFile(p, data, opts = {}) {
+			return commit(p, opts, { data });
+		},
+		copyFile(source, p, opts) {
+			return commit(p, opts, { source, sourceStat: opts.sourceStat, sha256: opts.sha256 });
+		},
+		async hashFile(p) {
+			return (await run(HASH_FILE, [p], p)).stdout.toString("utf8");
+		},
+		async unlink(p, expect) {
+			const { fmt, precise } = await target.info();
+			await run(unlinkScript(fmt), [p, posix.dirname(p), expect ? identity(expect, precise) : ""], p);
+		},
+		async sweepTemps(dir) {
+			const r = await runScript(transport, SWEEP, [dir, String(SWEEP_AGE_MINUTES)]);
+			if (r.exitCode !== 0) return 0;
+			return r.stdout.toString("utf8").split("\0").length - 1;
+		},
+	};
+}

@@ -1,0 +1,111 @@
+/**
+ * What the exec backend knows about its target: the tools are probed once per backend object (one
+ * transport call) and cached; a failed probe is retried on the next call (the target may have been
+ * unreachable for a moment).
+ */
+import { KeelError } from "../../boundary/errors.js";
+import type { EntryType, FileStat } from "../types.js";
+import { PROBE, statFormat } from "./scripts.js";
+import { type ExecTransport, runScript } from "./transport.js";
+
+export interface TargetInfo {
+	/** stat(1) has nanosecond timestamps. */
+	precise: boolean;
+	/** The stat(1) format of a FileStat on this target. */
+	fmt: string;
+	/** bash when the target has it, else sh. */
+	shell: "bash" | "sh";
+}
+
+export interface Target {
+	readonly transport: ExecTransport;
+	info(): Promise<TargetInfo>;
+}
+
+export function createTarget(transport: ExecTransport, shell?: "bash" | "sh"): Target {
+	let probed: Promise<TargetInfo> | undefined;
+	const probe = async (): Promise<TargetInfo> => {
+		const r = await runScript(transport, PROBE, []);
+		const out = r.stdout.toString("utf8").split(" ");
+		if (r.exitCode !== 0 || out[0] !== "ok") {
+			throw new KeelError(
+				"BACKEND_UNAVAILABLE",
+				"The exec backend needs GNU coreutils and findutils on the target (stat -c with %.9Y, realpath -e -z, " +
+					"ln -T, mv -T, dd conv=excl, find -printf, sha256sum); busybox lacks some of them: install " +
+					`coreutils and findutils there.${r.stderr.trim() ? ` (${r.stderr.trim()})` : ""}`,
+			);
+		}
+		const precise = out[1] === "precise";
+		return { precise, fmt: statFormat(precise), shell: shell ?? (out[2] === "bash" ? "bash" : "sh") };
+	};
+	return {
+		transport,
+		info() {
+			probed ??= probe().catch((e) => {
+				probed = undefined;
+				throw e;
+			});
+			return probed;
+		},
+	};
+}
+
+const NS = 1_000_000_000n;
+const S_IFMT = 0o170000;
+const TYPE_BITS: Record<EntryType, number | undefined> = {
+	file: 0o100000,
+	dir: 0o040000,
+	symlink: 0o120000,
+	other: undefined,
+};
+
+function typeOf(raw: number): EntryType {
+	switch (raw & S_IFMT) {
+		case 0o100000:
+			return "file";
+		case 0o040000:
+			return "dir";
+		case 0o120000:
+			return "symlink";
+		default:
+			return "other";
+	}
+}
+
+function parseTime(s: string): bigint {
+	const [sec, frac = ""] = s.split(".");
+	return BigInt(sec) * NS + BigInt(frac.padEnd(9, "0").slice(0, 9));
+}
+
+function formatTime(ns: bigint, precise: boolean): string {
+	const sec = ns / NS;
+	return precise ? `${sec}.${String(ns % NS).padStart(9, "0")}` : String(sec);
+}
+
+/** A FileStat from one line of `stat -c FMT` output. */
+export function parseStat(line: string): FileStat {
+	const f = line.trim().split(" ");
+	if (f.length !== 6)
+		throw new KeelError("IO_ERROR", `Unexpected stat output from the exec backend: ${line}`);
+	const raw = Number.parseInt(f[0], 16);
+	return {
+		type: typeOf(raw),
+		size: Number(f[1]),
+		mode: raw & 0o7777,
+		dev: BigInt(f[2]),
+		ino: BigInt(f[3]),
+		mtimeNs: parseTime(f[4]),
+		ctimeNs: parseTime(f[5]),
+	};
+}
+
+/**
+ * What the scripts' `ident` prints for an entry with this stat; an entry whose type has no bits
+ * here ("other") never matches, so a check against it fails closed.
+ */
+export function identity(st: FileStat, precise: boolean): string {
+	const bits = TYPE_BITS[st.type];
+	if (bits === undefined) return "?";
+	const t = (ns: bigint) => formatTime(ns, precise);
+	return `${bits} ${st.size} ${st.dev} ${st.ino} ${t(st.mtimeNs)} ${t(st.ctimeNs)}`;
+}

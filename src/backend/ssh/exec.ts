@@ -1,0 +1,162 @@
+/**
+ * ExecOps on the remote host (REQUIREMENTS B6, P4). A command runs in a pooled persistent shell
+ * (no login files, no per-call channel), under `setsid` so it leads its own process group; its
+ * output streams back as it arrives; abort and timeout send `kill -KILL -<pgid>` through the helper
+ * shell. Concurrent commands each get their own shell (up to maxJobShells, then they queue), so a
+ * long command never holds up another; file operations do not use these shells at all.
+ */
+import type { ArgvRunner } from "../search/native.js";
+import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
+import type { Live, SshConnection } from "./connection.js";
+import { sysError } from "./errors.js";
+
+/** After the command exits, how long to wait for output still held open by background children. */
+const DRAIN_MS = 250;
+
+export interface JobRequest {
+	mode: "c" | "a";
+	cwd: string;
+	words: string[];
+	signal?: AbortSignal;
+	timeoutMs?: number;
+	onStdout: (c: Buffer) => void;
+	onStderr?: (c: Buffer) => void;
+}
+
+export interface JobOutcome {
+	status: number | null;
+	aborted: boolean;
+	timedOut: boolean;
+}
+
+function killVia(live: Live, pgid: number | "-", relays: number[]): void {
+	live.helper.request("k_kill", String(pgid), ...relays.map(String)).catch(() => {});
+}
+
+export function runRemoteJob(conn: SshConnection, req: JobRequest): Promise<JobOutcome> {
+	if (req.signal?.aborted) return Promise.resolve({ status: null, aborted: true, timedOut: false });
+	return conn.use(async (live) => {
+		const shell = await live.acquireShell();
+		return new Promise<JobOutcome>((resolve, reject) => {
+			let pgid: number | undefined;
+			let relays: number[] = [];
+			let status: number | null = null;
+			let aborted = false;
+			let timedOut = false;
+			let settled = false;
+			let drain: NodeJS.Timeout | undefined;
+			const killGroup = () => {
+				if (pgid !== undefined) killVia(live, pgid, relays);
+			};
+			const onAbort = () => {
+				aborted = true;
+				killGroup();
+			};
+			const timer =
+				req.timeoutMs !== undefined && req.timeoutMs > 0
+					? setTimeout(() => {
+							timedOut = true;
+							killGroup();
+						}, req.timeoutMs)
+					: undefined;
+			req.signal?.addEventListener("abort", onAbort, { once: true });
+			const key = {};
+			const settle = (fn: () => void) => {
+				if (settled) return;
+				settled = true;
+				conn.trackJob(key, undefined);
+				if (timer) clearTimeout(timer);
+				if (drain) clearTimeout(drain);
+				req.signal?.removeEventListener("abort", onAbort);
+				// A child forked while the group was being killed would survive one kill.
+				if (aborted || timedOut) killGroup();
+				fn();
+			};
+			const finish = () => settle(() => resolve({ status, aborted, timedOut }));
+			try {
+				shell.start({
+					mode: req.mode,
+					cwd: req.cwd,
+					words: req.words,
+					onStdout: (c) => {
+						if (!settled) req.onStdout(c);
+					},
+					onStderr: req.onStderr
+						? (c) => {
+								if (!settled) req.onStderr?.(c);
+							}
+						: undefined,
+					onStarted: (p, start, r) => {
+						pgid = p;
+						relays = r;
+						conn.trackJob(key, { live, pgid: p, start });
+						if (aborted || timedOut) killGroup();
+					},
+					onExit: (s) => {
+						status = s;
+						// Background children may hold the output open: stop waiting for them after a
+						// while and cut them off (their relay dies; the shell then frees itself).
+						drain = setTimeout(
+							() => {
+								killVia(live, "-", relays);
+								finish();
+							},
+							aborted || timedOut ? 0 : DRAIN_MS,
+						);
+					},
+					onDone: ({ noCwd }) => {
+						if (noCwd) settle(() => reject(sysError("ENOENT", "no such working directory", req.cwd)));
+						else finish();
+					},
+					onLost: (e) => {
+						// Only the shell died (the connection is fine): do not leave the job running. After
+						// a drop, the connection has already taken the job over, to reap it on reconnect.
+						if (!live.lost) killGroup();
+						settle(() => reject(live.lost ?? e));
+					},
+				});
+			} catch (e) {
+				settle(() => reject(e));
+			}
+		});
+	});
+}
+
+export function createSshExec(conn: SshConnection): ExecOps {
+	return {
+		async run(req: ExecRequest): Promise<ExecResult> {
+			// req.env adds to the remote environment (the local one means nothing there).
+			const env = Object.entries(req.env ?? {}).map(([k, v]) => `${k}=${v}`);
+			const r = await runRemoteJob(conn, {
+				mode: "c",
+				cwd: req.cwd,
+				words: [req.command, ...env],
+				signal: req.signal,
+				timeoutMs: req.timeoutMs,
+				onStdout: req.onData,
+			});
+			const killed = r.aborted || r.timedOut;
+			return {
+				exitCode: killed ? null : r.status,
+				signal: killed ? "SIGKILL" : null,
+				timedOut: r.timedOut,
+				aborted: r.aborted,
+			};
+		},
+	};
+}
+
+/** The search engines' transport: argv run remotely, stdout and stderr kept apart. */
+export function sshArgvRunner(conn: SshConnection): ArgvRunner {
+	return async (argv, opts) => {
+		const r = await runRemoteJob(conn, {
+			mode: "a",
+			cwd: opts.cwd ?? "/",
+			words: [...argv],
+			signal: opts.signal,
+			onStdout: opts.onStdout,
+			onStderr: opts.onStderr ?? (() => {}),
+		});
+		return { exitCode: r.aborted ? null : r.status };
+	};
+}

@@ -1,0 +1,309 @@
+/**
+ * FileOps on the remote host. Bytes and names travel over SFTP; the facts SFTP v3 lacks (inode,
+ * nanosecond times, hashes) and the check-then-commit steps run in the helper shell, so the
+ * compare-and-swap is one remote script with no network round trip between check and rename.
+ *
+ * A write: temp file beside the target created exclusively over SFTP with the target's mode,
+ * written, fsynced (fsync@openssh.com); then either hardlink@openssh.com (link(2): fails if the
+ * target appeared, so a create never clobbers) or, in the helper, hash + identity check and
+ * rename(2) via `mv -T`; then the directory is synced. A failed commit removes its temp file; a
+ * dropped connection can leave one, which sweepTemps removes once it is older than
+ * `staleTempMinutes` (a writer's pid means nothing on another host).
+ */
+import { posix } from "node:path";
+import type { SFTPWrapper } from "ssh2";
+import { KeelError } from "../../boundary/errors.js";
+import { sameIdentity, sameObject, tempNameFor } from "../temp-names.js";
+import type { DirEntry, Expected, FileOps, FileStat, WriteOptions } from "../types.js";
+import type { Live, SshConnection } from "./connection.js";
+import { shellError, sysError } from "./errors.js";
+import { formatIdentity, parseIdentity, typeOfSftpMode } from "./identity.js";
+import {
+	readAll,
+	sftpClose,
+	sftpFchmod,
+	sftpFsync,
+	sftpHardlink,
+	sftpLstat,
+	sftpOpen,
+	sftpReaddir,
+	sftpReadlink,
+	sftpRealpath,
+	sftpRmdir,
+	sftpStat,
+	sftpUnlink,
+	writeAll,
+} from "./sftp-io.js";
+import type { HelperReply } from "./shell.js";
+
+export interface SshFsOptions {
+	/** sweepTemps removes keel temp files older than this (default 60 minutes). */
+	staleTempMinutes?: number;
+	/** Called after the temp file is durable, before the commit (tests interleave here). */
+	beforeCommit?: (target: string) => Promise<void> | void;
+}
+
+function changed(target: string): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`${target} changed on disk after it was read; read it again and redo the change.`,
+		{ path: target },
+	);
+}
+
+function swapped(path: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
+		path,
+	});
+}
+
+function sourceChanged(source: string, during: boolean): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`The source of this content (${source}) changed ${during ? "during the copy" : "since it was written"}; send the content again.`,
+		{ path: source },
+	);
+}
+
+/** Run a helper function; a non-zero status becomes an errno-style error about `path`. */
+async function helper(live: Live, path: string, fn: string, ...args: string[]): Promise<string> {
+	const r = await live.helper.request(fn, ...args);
+	if (r.status !== 0) throw shellError(r.out, path);
+	return r.out;
+}
+
+function statFrom(out: string, path: string): FileStat {
+	const st = parseIdentity(out.split("\n").find((l) => l.trim() !== "") ?? "");
+	if (!st) throw sysError("EIO", `unexpected stat output: ${out.trim().slice(0, 200)}`, path);
+	return st;
+}
+
+/** The stat after a `st ` line of a helper's output. */
+function statAfter(out: string, path: string): FileStat {
+	const line = out.split("\n").find((l) => l.startsWith("st "));
+	if (!line) throw sysError("EIO", `unexpected output: ${out.trim().slice(0, 200)}`, path);
+	return statFrom(line.slice(3), path);
+}
+
+async function lstatOf(live: Live, p: string): Promise<FileStat> {
+	return statFrom(await helper(live, p, "k_lstat", p), p);
+}
+
+/** Undo a failed commit's mkdir -p: remove `dir` and its parents up to `top`, while they are empty. */
+async function removeEmptyDirs(sftp: SFTPWrapper, dir: string, top: string): Promise<void> {
+	for (let d = dir; d.length >= top.length; d = posix.dirname(d)) {
+		try {
+			await sftpRmdir(sftp, d);
+		} catch {
+			return;
+		}
+		if (d === top) return;
+	}
+}
+
+type Fill = (live: Live, temp: string, handle: Buffer) => Promise<void>;
+
+export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileOps {
+	const staleMinutes = opts.staleTempMinutes ?? 60;
+	const identity = (live: Live, st: FileStat) => formatIdentity(st, live.caps.nsTimes);
+
+	/** Temp file beside `target`, filled and made durable, committed according to `opts.expect`. */
+	async function commitVia(
+		live: Live,
+		target: string,
+		wopts: WriteOptions,
+		fill: Fill,
+		afterClose?: (temp: string) => Promise<void>,
+	): Promise<FileStat> {
+		const { sftp } = live;
+		const dir = posix.dirname(target);
+		// Only the type and mode of what is there now are needed: SFTP's lstat says that without
+		// starting a process; mkdir -p (and noting what it made) takes the helper.
+		let made: string | undefined;
+		let before: { type: string; mode: number } | null;
+		if (wopts.mkdirs) {
+			const prep = await helper(live, target, "k_prep", dir, "1", target);
+			made = /^made (.*)$/ms.exec(prep)?.[1];
+			before = prep.startsWith("st ") ? statAfter(prep, target) : null;
+		} else {
+			before = await sftpLstat(sftp, target).then(
+				(a) => ({ type: typeOfSftpMode(a.mode), mode: a.mode & 0o7777 }),
+				async (e) => {
+					if ((e as { code?: string }).code === "ENOENT") return null;
+					// SFTP v3 gives no errno for most failures: the helper fails with the exact one.
+					const prep = await helper(live, target, "k_prep", dir, "0", target);
+					return prep.startsWith("st ") ? statAfter(prep, target) : null;
+				},
+			);
+		}
+		if (before?.type === "dir") throw sysError("EISDIR", "is a directory", target);
+		const mode = before?.type === "file" ? before.mode : (wopts.mode ?? 0o644);
+		const temp = posix.join(dir, tempNameFor(posix.basename(target)));
+		let committed = false;
+		let created = false;
+		try {
+			const h = await sftpOpen(sftp, temp, "wx", mode).catch(async (e) => {
+				// SFTP folds ENOTDIR and ELOOP into "no such file" and most else into "failure":
+				// when the directory is the problem, say exactly what is wrong with it.
+				const r = await live.helper.request("k_stat", dir);
+				if (r.status !== 0) throw shellError(r.out, target);
+				if (parseIdentity(r.out)?.type !== "dir") throw sysError("ENOTDIR", "not a directory", target);
+				throw e;
+			});
+			created = true;
+			try {
+				await fill(live, temp, h);
+				await sftpFchmod(sftp, h, mode, temp); // the remote umask may have narrowed the mode
+				await sftpFsync(sftp, h, temp);
+			} finally {
+				await sftpClose(sftp, h, temp);
+			}
+			await afterClose?.(temp);
+			await opts.beforeCommit?.(target);
+			let after: HelperReply;
+			if (wopts.expect === "absent") {
+				try {
+					await sftpHardlink(sftp, temp, target);
+				} catch (e) {
+					// SFTP v3 reports EEXIST as a generic failure: look whether something is there now.
+					const there = await live.helper.request("k_lstat", target);
+					if (there.status !== 0) throw e;
+					throw new KeelError(
+						"WRITE_COLLISION",
+						`${target} already exists; choose another path, or read it first to overwrite it.`,
+						{ path: target },
+					);
+				}
+				committed = true;
+				after = await live.helper.request("k_fin", temp, target, dir);
+			} else {
+				const expect = wopts.expect as Expected | undefined;
+				let hash = "";
+				let id = "";
+				if (expect) {
+					const want = identity(live, expect.stat);
+					if (want === undefined) throw changed(target);
+					hash = expect.sha256;
+					id = want;
+				}
+				after = await live.helper.request("k_swap", temp, target, dir, hash, id);
+				if (after.out.trim() === "changed") throw changed(target);
+				if (!/^moved$/m.test(after.out)) throw shellError(after.out, target);
+				committed = true;
+			}
+			// Committed: only the new stat is missing if the rest of the script failed.
+			return after.status === 0 ? statAfter(after.out, target) : await lstatOf(live, target);
+		} finally {
+			if (!committed) {
+				if (created) await sftpUnlink(sftp, temp).catch(() => {});
+				if (made) await removeEmptyDirs(sftp, dir, made);
+			}
+		}
+	}
+
+	return {
+		realpath: (p) =>
+			conn.use(async (live) => {
+				// SFTP's realpath (no process started) is BSD's: a missing last component is not an
+				// error, so existence is checked with a stat. Its failures carry no errno: ask the
+				// shell's realpath -e for the exact one.
+				let resolved: string | undefined;
+				try {
+					resolved = await sftpRealpath(live.sftp, p);
+					await sftpStat(live.sftp, resolved);
+				} catch (e) {
+					if ((e as { code?: string }).code === "ENOENT" && resolved !== undefined) throw e;
+					resolved = (await helper(live, p, "k_real", p)).replace(/\n$/, "");
+				}
+				return resolved;
+			}),
+		lstat: (p) => conn.use((live) => lstatOf(live, p)),
+		stat: (p) => conn.use(async (live) => statFrom(await helper(live, p, "k_stat", p), p)),
+		readlink: (p) => conn.use((live) => sftpReadlink(live.sftp, p)),
+
+		readFile: (p, expect) =>
+			conn.use(async (live) => {
+				const h = await sftpOpen(live.sftp, p, "r");
+				// SFTP opens follow links: check, once the file is open (alongside the read), that the
+				// path is a regular file and, with `expect`, the very object the guard checked.
+				const check = lstatOf(live, p);
+				check.catch(() => {});
+				let data: Buffer;
+				try {
+					data = await readAll(live.sftp, h, p);
+				} finally {
+					await sftpClose(live.sftp, h, p).catch(() => {});
+				}
+				const now = await check;
+				if (now.type === "symlink") throw sysError("ELOOP", "too many levels of symbolic links", p);
+				if (expect && !sameObject(now, expect)) throw swapped(p);
+				return data;
+			}),
+
+		readdir: (p, expect) =>
+			conn.use(async (live): Promise<DirEntry[]> => {
+				const same = async () =>
+					!expect || sameObject(statFrom(await helper(live, p, "k_stat", p), p), expect);
+				const before = same();
+				before.catch(() => {});
+				const list = await sftpReaddir(live.sftp, p);
+				if (!(await before) || !(await same())) throw swapped(p);
+				return list
+					.filter((e) => e.filename !== "." && e.filename !== "..")
+					.map((e) => ({ name: e.filename, type: typeOfSftpMode(e.attrs.mode) }));
+			}),
+
+		mkdirp: (p) =>
+			conn.use(async (live) => {
+				await helper(live, p, "k_mkdirp", p);
+			}),
+
+		writeFile: (target, data, wopts = {}) =>
+			conn.use((live) => commitVia(live, target, wopts, (l, temp, h) => writeAll(l.sftp, h, data, temp))),
+
+		copyFile: (source, target, copts) =>
+			conn.use(async (live) => {
+				const now = await live.helper.request("k_lstat", source);
+				const st = now.status === 0 ? parseIdentity(now.out) : undefined;
+				if (!st || !sameIdentity(st, copts.sourceStat)) throw sourceChanged(source, false);
+				return commitVia(
+					live,
+					target,
+					copts,
+					async () => {},
+					async (temp) => {
+						const out = await helper(live, source, "k_copy", source, temp);
+						if (out.split(" ")[0].trim() !== copts.sha256) throw sourceChanged(source, true);
+					},
+				);
+			}),
+
+		hashFile: (p) =>
+			conn.use(async (live) => {
+				const out = await helper(live, p, "k_hash", p);
+				const hex = out.split(" ")[0].trim();
+				if (!/^[0-9a-f]{64}$/.test(hex))
+					throw sysError("EIO", `unexpected sha256sum output: ${out.trim()}`, p);
+				return hex;
+			}),
+
+		unlink: (p, expect) =>
+			conn.use(async (live) => {
+				let id = "";
+				if (expect) {
+					const want = identity(live, expect);
+					if (want === undefined) throw changed(p);
+					id = want;
+				}
+				const out = await helper(live, p, "k_rm", p, posix.dirname(p), id);
+				if (out.trim() === "changed") throw changed(p);
+			}),
+
+		sweepTemps: (dir) =>
+			conn.use(async (live) => {
+				const r = await live.helper.request("k_sweep", dir, String(staleMinutes));
+				if (r.status !== 0) return 0;
+				return r.out.split("\n").filter((l) => l.includes("/.keel-tmp-")).length;
+			}),
+	};
+}

@@ -1,0 +1,130 @@
+/**
+ * The matching ladder. Rungs, most to least strict:
+ *   exact        the anchor is a substring of the file;
+ *   normalized   per line: Unicode quotes/dashes/spaces folded, inner blank runs collapsed,
+ *                trailing blanks ignored; indentation must still be equal;
+ *   indentation  whole lines, indentation compared as relative levels (tabs and spaces, a uniform
+ *                offset, another width); new lines are re-indented into the file's style;
+ *   blankLines   as indentation, with blank lines skipped on both sides and a final newline the
+ *                file lacks forgiven.
+ * The caller goes down the ladder and stops at the first rung with a match. Each rung is linear in
+ * the file (search.ts).
+ */
+import { type LineAnchor, lineHits } from "./line-rungs.js";
+import type { LineIndex } from "./lines.js";
+import { lineKey, normalizeLine } from "./normalize.js";
+import { rebuild, type Unit } from "./preserve.js";
+import { bestProbe, kmp, searchLines } from "./search.js";
+
+export type Rung = "exact" | "normalized" | "indentation" | "blankLines";
+
+export const RUNGS: readonly Rung[] = ["exact", "normalized", "indentation", "blankLines"];
+
+/** A match: view range [start, end) and the LF text that replaces it. */
+export interface Hit {
+	start: number;
+	end: number;
+	text: string;
+}
+
+export interface LadderInput {
+	/** LF view of the file, and its line index (built on first use). */
+	text: string;
+	lines: () => LineIndex;
+	oldText: string;
+	newText: string;
+	/** Stop after this many hits. */
+	max: number;
+	/** replaceAll: overlapping hits are skipped rather than counted. */
+	disjoint: boolean;
+	/** The anchor as the line rungs split it (null: it cannot match), computed once. */
+	lineAnchor?: LineAnchor | null;
+}
+
+export function findOnRung(rung: Rung, input: LadderInput): Hit[] {
+	switch (rung) {
+		case "exact":
+			return exactHits(input);
+		case "normalized":
+			return normalizedHits(input);
+		default:
+			return lineHits(input, rung === "blankLines");
+	}
+}
+
+function exactHits({ text, oldText, newText, max }: LadderInput): Hit[] {
+	const hits: Hit[] = [];
+	for (
+		let i = text.indexOf(oldText);
+		i !== -1 && hits.length < max;
+		i = text.indexOf(oldText, i + oldText.length)
+	)
+		hits.push({ start: i, end: i + oldText.length, text: newText });
+	return hits;
+}
+
+function normalizedHits(input: LadderInput): Hit[] {
+	const lines = input.lines();
+	const anchor = input.oldText.split("\n");
+	const m = anchor.length;
+	if (m > lines.count) return [];
+	const keys = anchor.map((l) => lineKey(l, true));
+	if (keys.every((k) => k === "")) return [];
+	const next = input.newText.split("\n");
+	const hits: Hit[] = [];
+	const { at, probe } = bestProbe(keys);
+	let lastWindow = -1;
+	const push = (start: number, end: number) => {
+		const pieces = input.text.slice(start, end).split("\n");
+		const units: Unit[] = pieces.map((p, j) => ({ from: j, to: j + 1, file: [p] }));
+		hits.push({ start, end, text: rebuild(anchor, next, units, (l) => l).join("\n") });
+		return hits.length < input.max;
+	};
+	// Window w: the anchor's first line ends line w, its last line starts line w + m - 1.
+	const tryWindow = (w: number, middleChecked: boolean) => {
+		if (w <= lastWindow || w < 0 || w + m > lines.count) return true;
+		lastWindow = w;
+		if (m === 1) return singleLine(lines, w, keys[0], push);
+		if (!middleChecked)
+			for (let j = 1; j < m - 1; j++) if (lineKey(lines.line(w + j), true) !== keys[j]) return true;
+		const first = normalizeLine(lines.line(w), true);
+		if (!first.text.endsWith(keys[0])) return true;
+		const last = normalizeLine(lines.line(w + m - 1), true);
+		if (!last.text.startsWith(keys[m - 1])) return true;
+		const s = first.text.length - keys[0].length;
+		const start = keys[0] === "" ? lines.end(w) : lines.start(w) + first.starts[s];
+		// Like an exact match, the region ends with the anchor: trailing blanks after it stay.
+		const end = lines.start(w + m - 1) + (keys[m - 1] === "" ? 0 : last.ends[keys[m - 1].length - 1]);
+		if (input.disjoint && hits.length > 0 && start < hits[hits.length - 1].end) return true;
+		return push(start, end);
+	};
+	searchLines(
+		lines,
+		probe,
+		m,
+		(line) => tryWindow(line - at, false),
+		() =>
+			kmp(
+				keys.slice(1, m - 1),
+				lines.count,
+				(i) => lineKey(lines.line(i), true),
+				(s) => tryWindow(s - 1, true),
+			),
+	);
+	return hits;
+}
+
+function singleLine(
+	lines: LineIndex,
+	w: number,
+	key: string,
+	push: (start: number, end: number) => boolean,
+): boolean {
+	if (!lineKey(lines.line(w), true).includes(key)) return true;
+	const norm = normalizeLine(lines.line(w), true);
+	const base = lines.start(w);
+	for (let s = norm.text.indexOf(key); s !== -1; s = norm.text.indexOf(key, s + key.length)) {
+		if (!push(base + norm.starts[s], base + norm.ends[s + key.length - 1])) return false;
+	}
+	return true;
+}

@@ -1,0 +1,14 @@
+/** Types of corpus.mjs and score.mjs (plain JS, shared with bench/cases-drift.mjs). */
+export type Rung = "exact" | "normalized" | "indentation" | "blankLines";
+
+export interface DriftCase {
+	category: string;
+	name: string;
+	/** The file before the edit. */
+	file: string;
+	edits: Array<{ oldText: string; newText: string }>;
+	/** The exact file afterwards and the rung keel must report (one per edit), or the refusal. */
+	expect: { file: string; rung: Rung | Rung[] } | { refuse: "NO_MATCH" | "AMBIGUOUS_MATCH" };
+}
+
+export declare const CASES: DriftCase[];
