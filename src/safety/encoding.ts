@@ -14,9 +14,7 @@ const strictDecoder = () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: t
 
 /** True when the buffer has a NUL byte in its first `window` bytes (how rg and git spot binaries). */
 export function looksBinary(buf: Uint8Array, window = 8192): boolean {
-	const end = Math.min(buf.length, window);
-	for (let i = 0; i < end; i++) if (buf[i] === 0) return true;
-	return false;
+	return buf.subarray(0, Math.min(buf.length, window)).indexOf(0) !== -1;
 }
 
 /** Strict UTF-8 decode; undefined when the bytes are not valid UTF-8. */
