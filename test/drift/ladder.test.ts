@@ -74,26 +74,18 @@ function bigFile(): string {
 	return `${lines.join("\n")}\n`;
 }
 
-function timed<T>(fn: () => T): [T, number] {
-	const t = performance.now();
-	const r = fn();
-	return [r, performance.now() - t];
-}
-
 describe("cost", () => {
 	it("10 MB file, anchor at the end, down to the last rung", () => {
 		const file = bigFile();
 		expect(file.length).toBeGreaterThan(10_000_000);
 		const old = "def tail(self):\n    a = 1\n\n    return a\n";
-		const [r, ms] = timed(() =>
-			applyEdits(file, [{ oldText: old, newText: old.replace("a = 1", "a = 2") }], "f"),
-		);
+		// Each rung is one scan of the file (an n·m ladder would run into the test timeout); the
+		// time itself is measured in bench/cases-drift.mjs.
+		const r = applyEdits(file, [{ oldText: old, newText: old.replace("a = 1", "a = 2") }], "f");
 		expect(r.matched).toEqual(["blankLines"]);
 		expect(r.text).toBe(
 			file.replace("        a = 1\n\n\n        return a", "        a = 2\n\n\n        return a"),
 		);
-		// Each rung is a scan of the file; generous for slow machines (the whole ladder is ~0.1 s here).
-		expect(ms).toBeLessThan(5_000);
 	});
 
 	it("a long anchor of lines the file repeats everywhere stays linear (no n·m)", () => {
@@ -105,20 +97,16 @@ describe("cost", () => {
 			["normalized", `${"    a  =  1\n".repeat(2000)}    b = 2\n`, "    c = 3\n"],
 		];
 		for (const [rung, old, newText] of cases) {
-			const [r, ms] = timed(() => applyEdits(file, [{ oldText: old, newText }], "f"));
+			// Verifying every candidate line would be 200,000 × 2,000 comparisons: minutes, past the
+			// test timeout.
+			const r = applyEdits(file, [{ oldText: old, newText }], "f");
 			expect(r.matched).toEqual([rung]);
 			expect(r.text).toBe(`${"    a = 1\n".repeat(200_000 - 2000)}    c = 3\n`);
-			// Verifying every candidate line would be 200,000 × 2,000 comparisons (minutes).
-			expect(ms, rung).toBeLessThan(5_000);
 		}
-		const [, ms] = timed(() => {
-			try {
-				applyEdits(file, [{ oldText: `${"a = 1\n".repeat(2000)}b = 3\n`, newText: "x" }], "f");
-			} catch {
-				// NO_MATCH after a full scan of every rung
-			}
-		});
-		expect(ms).toBeLessThan(5_000);
+		// NO_MATCH after a full scan of every rung.
+		expect(() =>
+			applyEdits(file, [{ oldText: `${"a = 1\n".repeat(2000)}b = 3\n`, newText: "x" }], "f"),
+		).toThrow(expect.objectContaining({ code: "NO_MATCH" }));
 	});
 
 	it("kmp finds exactly the naive matches", () => {

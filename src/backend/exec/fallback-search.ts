@@ -7,12 +7,22 @@
  * transport: fine for a fallback, and the reason rg on the target is preferred.
  */
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
-import { compileOverride, isIgnored, joinPath, type Level, type Override } from "../search/ignore-rules.js";
+import {
+	compileOverride,
+	isIgnored,
+	joinPath,
+	type Level,
+	type Override,
+	parseIgnoreFile,
+} from "../search/ignore-rules.js";
+
+/** Rules of a fetched ignore file; an absent file has none. */
+const parseIgnoreText = (text: string | undefined) => (text === undefined ? [] : parseIgnoreFile(text));
+
 import { compileGlob, compileGrepRegExp, findGlobTarget } from "../search/patterns.js";
 import { comparePaths, stripEol, throwIfAborted, withContext } from "../search/semantics.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { EXIT, errnoError } from "./errors.js";
-import { parseIgnoreText } from "./ignore-text.js";
 import { type ExecTransport, runScript } from "./transport.js";
 
 type Kind = "file" | "dir" | "symlink" | "other";

@@ -48,7 +48,8 @@ function parseIgnoreLine(raw: string, strict: boolean): IgnoreRule | undefined {
 	}
 }
 
-function parseIgnoreFile(text: string): IgnoreRule[] {
+/** Rules of one ignore file's text (bad globs skipped, as rg does). */
+export function parseIgnoreFile(text: string): IgnoreRule[] {
 	const rules: IgnoreRule[] = [];
 	for (const line of text.split(/\r?\n/)) {
 		const rule = parseIgnoreLine(line, false);
