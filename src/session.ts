@@ -42,7 +42,7 @@ export interface SessionOptions {
 	payloadLimits?: PayloadLimits;
 	probes?: SessionProbes;
 	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
-	python?: Omit<PythonCoordinatorOptions, "spill">;
+	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
 }
 
 export interface CallOptions {
@@ -83,7 +83,7 @@ export class Session {
 		readonly clock: Clock,
 		readonly probes: SessionProbes,
 		tools: ToolDefinition[],
-		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill"> = {},
+		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend"> = {},
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
 	}
@@ -137,6 +137,7 @@ export class Session {
 			clock: this.clock,
 			...this.pythonOptions,
 			spill: this.spill,
+			backend: this.backend,
 		});
 		return this.pythonCoordinator;
 	}

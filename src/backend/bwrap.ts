@@ -4,11 +4,12 @@
  * what a command can see). Abort and timeout kill bwrap's process group; with --die-with-parent
  * and a PID namespace whose init is bwrap's child, everything inside dies with it, daemons too.
  */
-import { existsSync } from "node:fs";
 import { createSandboxRunner, type SandboxRunnerOptions } from "./bwrap/runner.js";
+import { findShell } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
+import { spawnLocal } from "./local-spawn.js";
 import { createLocalSearch, type SearchEngineChoice } from "./search/index.js";
-import type { Backend, ExecOps } from "./types.js";
+import type { Backend, ExecOps, ProcessOps } from "./types.js";
 
 export { explainBwrapFailure } from "./bwrap/probe.js";
 export type { BindSpec, SandboxOptions } from "./bwrap/sandbox.js";
@@ -24,13 +25,6 @@ export interface BwrapBackend extends Backend {
 	ready(): Promise<void>;
 }
 
-function findShell(): string {
-	for (const candidate of ["/bin/bash", "/usr/bin/bash", "/bin/sh"]) {
-		if (existsSync(candidate)) return candidate;
-	}
-	return "sh";
-}
-
 export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 	const runner = createSandboxRunner(opts);
 	const shell = findShell();
@@ -44,10 +38,18 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 				onData: (chunk) => req.onData(chunk),
 			}),
 	};
+	const processes: ProcessOps = {
+		fdPipes: true, // bwrap hands inherited descriptors to the sandboxed program
+		ready: async () => {
+			await runner.ready();
+		},
+		spawn: (req) => spawnLocal({ ...req, ...runner.wrap(req.argv, req.cwd, req.env) }),
+	};
 	return {
 		kind: "bwrap",
 		fs: createLocalFs(opts.hooks),
 		exec,
+		process: processes,
 		search: createLocalSearch({ engine: opts.searchEngine ?? "auto" }),
 		ready: async () => {
 			await runner.ready();

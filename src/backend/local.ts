@@ -1,6 +1,7 @@
 /** The `local` backend (REQUIREMENTS B2): this machine's files, processes and search tools. */
 import { createLocalExec } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
+import { spawnLocal } from "./local-spawn.js";
 import { createLocalSearch } from "./search/index.js";
 import type { Backend } from "./types.js";
 
@@ -16,6 +17,7 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 		fs: createLocalFs(opts.hooks),
 		exec: createLocalExec(),
 		search: createLocalSearch({ engine: opts.searchEngine ?? "auto" }),
+		process: { fdPipes: true, ready: async () => {}, spawn: spawnLocal },
 		close: async () => {},
 	};
 }

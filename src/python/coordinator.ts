@@ -15,13 +15,13 @@
  *   listeners only; list/status/wait/cancel address it by id.
  */
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import type { Backend } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { OutputSink } from "../boundary/output-sink.js";
 import type { SpillDir } from "../boundary/spill.js";
 import { type Clock, monotonicClock } from "../boundary/timing.js";
 import type { Frame, ProtocolError } from "./frames.js";
-import { findInterpreter } from "./interpreter.js";
+import { createLauncher, type WorkerLauncher } from "./launcher.js";
 import type {
 	PythonExitState,
 	PythonJobEvent,
@@ -37,11 +37,16 @@ import { type StreamName, type WorkerExit, WorkerProcess } from "./worker-proces
 export interface PythonCoordinatorOptions {
 	/** Where truncated stdout/stderr is spilled in full (the session's spill directory). */
 	spill: SpillDir;
-	/** Interpreter path or name; default $KEEL_PYTHON, else /usr/bin/python3, else python3 on PATH. */
+	/** Where the worker runs (default: this machine); see launcher.ts. */
+	backend?: Backend;
+	/**
+	 * Interpreter path or name; default $KEEL_PYTHON (on this machine and in bwrap), else
+	 * /usr/bin/python3, else python3 on PATH.
+	 */
 	interpreter?: string;
 	/** Extra interpreter flags before the worker script (default none; see README.md here). */
 	pythonFlags?: string[];
-	/** Environment of the worker (default: this process's). */
+	/** Environment of the worker (default: this process's; on a remote backend, variables added to the host's). */
 	env?: NodeJS.ProcessEnv;
 	/** A job running longer than this moves to the background lane (default 15 s). */
 	backgroundAfterMs?: number;
@@ -74,9 +79,6 @@ const MARKER_GRACE_MS = 1000;
 const MAX_STRAY_BYTES = 64 * 1024;
 const LABEL_CHARS = 80;
 const CLOSE_WAIT_MS = 2000;
-
-/** Resolved next to this module, so it is found from src/python and from dist/python alike. */
-const WORKER_SCRIPT = fileURLToPath(new URL("../../src/python/worker.py", import.meta.url));
 
 interface Job {
 	id: string;
@@ -134,12 +136,14 @@ export class PythonCoordinator {
 	private readonly idPrefix = randomBytes(2).toString("hex");
 	private seq = 0;
 	private interpreterPath: string | undefined;
+	private readonly launcher: WorkerLauncher;
 	private closed = false;
 	private readonly exits = new Set<Promise<WorkerExit>>();
 
 	constructor(private readonly opts: PythonCoordinatorOptions) {
 		this.clock = opts.clock ?? monotonicClock;
 		this.backgroundAfterMs = opts.backgroundAfterMs ?? DEFAULT_BACKGROUND_AFTER_MS;
+		this.launcher = createLauncher(opts.backend, opts);
 	}
 
 	/** PID of the current worker, if one is running. */
@@ -151,7 +155,6 @@ export class PythonCoordinator {
 		return this.closed;
 	}
 
-	/** Find the interpreter without starting anything (P0.2); cached once found. */
 	/**
 	 * Run `call` after every earlier call made through here has returned (or moved to the
 	 * background). Calls reach the worker in the order they were made, whatever their own
@@ -166,9 +169,10 @@ export class PythonCoordinator {
 		return result;
 	}
 
-	async preflight(): Promise<string> {
+	/** Find the interpreter without starting any code (P0.2); cached once found. */
+	async preflight(cwd = "/"): Promise<string> {
 		this.assertOpen();
-		this.interpreterPath ??= await findInterpreter(this.opts.env ?? process.env, this.opts.interpreter);
+		this.interpreterPath ??= await this.launcher.interpreter(cwd);
 		return this.interpreterPath;
 	}
 
@@ -184,7 +188,7 @@ export class PythonCoordinator {
 	 * or when a background job holds the worker.
 	 */
 	async run(request: PythonJobRequest, opts: PythonRunOptions = {}): Promise<PythonRunResult> {
-		await this.preflight();
+		await this.preflight(request.cwd);
 		this.assertOpen();
 		const holder = this.running?.lane === "background" ? this.running : undefined;
 		if (holder) throw busyError(holder);
@@ -503,23 +507,13 @@ export class PythonCoordinator {
 
 	private ensureWorker(cwd: string): WorkerProcess {
 		if (this.worker) return this.worker;
-		const memory = this.opts.memoryLimitBytes ?? 0;
-		const worker: WorkerProcess = new WorkerProcess(
-			{
-				interpreter: this.interpreterPath!,
-				args: [...(this.opts.pythonFlags ?? []), WORKER_SCRIPT, String(Math.max(0, Math.floor(memory)))],
-				cwd,
-				env: this.opts.env ?? process.env,
-				maxFrameBytes: MAX_RESPONSE_FRAME_BYTES,
-			},
-			{
-				frame: (f) => this.onFrame(worker, f),
-				protocolError: (e) => this.onProtocolError(worker, e),
-				output: (stream, chunk) => this.onOutput(stream, chunk),
-				marker: (stream) => this.onMarker(stream),
-				exit: (exit) => this.onExit(worker, exit),
-			},
-		);
+		const worker: WorkerProcess = new WorkerProcess(this.launcher.start(cwd), MAX_RESPONSE_FRAME_BYTES, {
+			frame: (f) => this.onFrame(worker, f),
+			protocolError: (e) => this.onProtocolError(worker, e),
+			output: (stream, chunk) => this.onOutput(stream, chunk),
+			marker: (stream) => this.onMarker(stream),
+			exit: (exit) => this.onExit(worker, exit),
+		});
 		const exited = worker.exited;
 		this.exits.add(exited);
 		void exited.then(() => this.exits.delete(exited));
@@ -627,10 +621,12 @@ export class PythonCoordinator {
 
 	private onExit(worker: WorkerProcess, exit: WorkerExit): void {
 		if (worker !== this.worker) return;
-		const started = !exit.error && this.workerReady;
+		const started = this.workerReady;
 		if (!started) this.workerJobs = 0; // it never ran user code: no state was lost
 		const how = exit.error
-			? `could not start (${exit.error.message})`
+			? started
+				? `was cut off (${exit.error.message})`
+				: `could not start (${exit.error.message})`
 			: exit.signal
 				? `was killed by ${exit.signal}`
 				: `exited with code ${exit.code}`;

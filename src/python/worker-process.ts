@@ -1,22 +1,16 @@
 /**
- * One worker process: spawned in its own process group (so a kill takes user code's children with
- * it), protocol frames on fds 3 (requests) and 4 (responses), stdout and stderr split at each job's
- * end marker. The process is unref'd while idle so a forgotten session never keeps Node alive;
- * the worker exits by itself when its request pipe closes.
+ * One worker process, started by the backend (ProcessOps.spawn) in its own process group (so a kill
+ * takes user code's children with it): protocol frames on fds 3 (requests) and 4 (responses),
+ * stdout and stderr split at each job's end marker. The process is unref'd while idle so a
+ * forgotten session never keeps Node alive; the worker exits by itself when its request pipe closes.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import type { Readable, Writable } from "node:stream";
+import type { ProcessExit, SpawnedProcess } from "../backend/types.js";
 import { EndMarkerSplitter } from "./end-marker.js";
 import { encodeFrame, type Frame, FrameDecoder, type ProtocolError } from "./frames.js";
 
 export type StreamName = "stdout" | "stderr";
 
-export interface WorkerExit {
-	code: number | null;
-	signal: NodeJS.Signals | null;
-	/** Set when the process could not be started at all. */
-	error?: Error;
-}
+export type WorkerExit = ProcessExit;
 
 export interface WorkerEvents {
 	frame(frame: Frame): void;
@@ -28,44 +22,31 @@ export interface WorkerEvents {
 	exit(exit: WorkerExit): void;
 }
 
-export interface SpawnSpec {
-	interpreter: string;
-	args: string[];
-	cwd: string;
-	env: NodeJS.ProcessEnv;
-	maxFrameBytes: number;
-}
-
-/** After exit, how long to wait for pipes that a surviving grandchild may hold open. */
-const PIPE_DRAIN_MS = 100;
-
-type Refable = { ref?: () => void; unref?: () => void };
-
 export class WorkerProcess {
-	readonly pid: number | undefined;
 	/** Resolves once the process has exited (or failed to start). */
 	readonly exited: Promise<WorkerExit>;
-	private readonly child: ChildProcess;
 	private readonly decoder: FrameDecoder;
 	private readonly splitters: Record<StreamName, EndMarkerSplitter>;
 	private events: WorkerEvents;
 	private broken = false;
 
-	constructor(spec: SpawnSpec, events: WorkerEvents) {
+	constructor(
+		private readonly proc: SpawnedProcess,
+		maxFrameBytes: number,
+		events: WorkerEvents,
+	) {
 		this.events = events;
-		this.decoder = new FrameDecoder(spec.maxFrameBytes);
+		this.decoder = new FrameDecoder(maxFrameBytes);
 		this.splitters = {
 			stdout: this.splitterFor("stdout"),
 			stderr: this.splitterFor("stderr"),
 		};
-		this.child = spawn(spec.interpreter, spec.args, {
-			cwd: spec.cwd,
-			env: spec.env,
-			detached: true,
-			stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
-		});
-		this.pid = this.child.pid;
 		this.exited = this.watch();
+	}
+
+	/** The worker's PID on its host, when known. */
+	get pid(): number | undefined {
+		return this.proc.pid;
 	}
 
 	private splitterFor(stream: StreamName): EndMarkerSplitter {
@@ -76,33 +57,15 @@ export class WorkerProcess {
 	}
 
 	private watch(): Promise<WorkerExit> {
-		const { child } = this;
-		const stdio = child.stdio as unknown as (Readable | Writable | null)[];
-		for (const s of stdio) s?.on("error", () => {}); // EPIPE etc.: the exit event reports the death
-		stdio[1]?.on("data", (c: Buffer) => this.splitters.stdout.push(c));
-		stdio[2]?.on("data", (c: Buffer) => this.splitters.stderr.push(c));
-		stdio[4]?.on("data", (c: Buffer) => this.onProtocolData(c));
-		return new Promise((resolve) => {
-			let exit: WorkerExit | undefined;
-			let done = false;
-			const finish = () => {
-				if (done || !exit) return;
-				done = true;
-				this.splitters.stdout.flush();
-				this.splitters.stderr.flush();
-				for (const st of stdio) st?.destroy();
-				this.events.exit(exit);
-				resolve(exit);
-			};
-			child.on("error", (error) => {
-				exit = { code: null, signal: null, error };
-				finish();
-			});
-			child.on("exit", (code, signal) => {
-				exit = { code, signal };
-				setTimeout(finish, PIPE_DRAIN_MS).unref();
-			});
-			child.on("close", finish);
+		const { proc } = this;
+		proc.stdout.on("data", (c: Buffer) => this.splitters.stdout.push(c));
+		proc.stderr.on("data", (c: Buffer) => this.splitters.stderr.push(c));
+		proc.fd4?.on("data", (c: Buffer) => this.onProtocolData(c));
+		return proc.exited.then((exit) => {
+			this.splitters.stdout.flush();
+			this.splitters.stderr.flush();
+			this.events.exit(exit);
+			return exit;
 		});
 	}
 
@@ -123,7 +86,7 @@ export class WorkerProcess {
 	send(request: Frame, marker: Buffer): void {
 		this.splitters.stdout.expect(marker);
 		this.splitters.stderr.expect(marker);
-		(this.child.stdio[3] as Writable | null)?.write(encodeFrame(request));
+		this.proc.fd3?.write(encodeFrame(request));
 	}
 
 	/** Stop waiting for the current job's markers. */
@@ -134,24 +97,13 @@ export class WorkerProcess {
 
 	/** Keep Node alive while a job runs; let it exit while the worker idles. */
 	setBusy(busy: boolean): void {
-		for (const h of [this.child, ...this.child.stdio] as (Refable | null)[]) {
-			if (busy) h?.ref?.();
-			else h?.unref?.();
-		}
+		this.proc.setRef(busy);
 	}
 
 	/** SIGKILL the whole process group; later events from this process are ignored. */
 	kill(): void {
 		this.events = IGNORE;
-		if (this.pid !== undefined) {
-			try {
-				process.kill(-this.pid, "SIGKILL");
-				return;
-			} catch {
-				// no group (already gone): fall through to the child itself
-			}
-		}
-		this.child.kill("SIGKILL");
+		this.proc.kill();
 	}
 }
 

@@ -25,12 +25,6 @@ const MAX_CODE_CHARS = 4_000_000;
 const MAX_SCRIPT_BYTES = 8 * 1024 * 1024;
 
 function coordinatorOf(session: Session): PythonCoordinator {
-	if (session.backend.kind !== "local") {
-		throw new KeelError(
-			"BACKEND_UNAVAILABLE",
-			`python is not supported on the ${session.backend.kind} backend yet; use bash to run python3 there.`,
-		);
-	}
 	const coordinator = (session as Session & Partial<PythonHost>).python;
 	if (!coordinator) {
 		throw new KeelError("BACKEND_UNAVAILABLE", "python is not enabled for this session.");
@@ -147,7 +141,7 @@ async function runPython(
 ): Promise<ToolResult> {
 	{
 		const cwd = await preflightCwd(session, args.cwd);
-		await coordinator.preflight();
+		await coordinator.preflight(cwd);
 		if ((args.code === undefined) === (args.scriptPath === undefined)) {
 			throw new KeelError("INVALID_ARGS", "Give exactly one of code and scriptPath.");
 		}

@@ -6,8 +6,8 @@
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { runInGroup } from "../../src/backend/bwrap/run-group.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
+import { runInGroup } from "../../src/backend/run-group.js";
 import type { Sshd } from "../fixtures/sshd.js";
 
 /** One word for a POSIX shell, whatever bytes it holds (sshd hands the command line to the user's shell). */

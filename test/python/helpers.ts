@@ -1,10 +1,10 @@
 /**
  * Test sessions with a Python coordinator attached.
  *
- * Until Session owns a `python` coordinator and the registry lists the python tools, tests attach
- * both here: the coordinator as an own `python` property (what PythonHost asks for) and the tools
- * into the session's palette, so calls go through Session.call like any other tool. Each test
- * session gets its own coordinator with test options (short background threshold, memory limit).
+ * The pi profile has no python tools: tests attach the coordinator as an own `python` property (what
+ * PythonHost asks for) and the tools into the session's palette, so calls go through Session.call
+ * like any other tool. Each test session gets its own coordinator on the session's backend, with
+ * test options (short background threshold, memory limit).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -48,7 +48,12 @@ export async function pySession(
 ): Promise<PySession> {
 	const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), "keel-py-")));
 	const session = await Session.create({ root: dir, ...opts.session });
-	const python = new PythonCoordinator({ spill: session.spill, interpreter: PYTHON, ...opts.python });
+	const python = new PythonCoordinator({
+		spill: session.spill,
+		backend: session.backend,
+		interpreter: session.backend.kind === "local" ? PYTHON : undefined,
+		...opts.python,
+	});
 	Object.defineProperty(session, "python", { value: python, configurable: true });
 	if (!session.tools.some((t) => t.name === "python")) {
 		// The default (pi) profile has no python tools: add them to this session's palette.

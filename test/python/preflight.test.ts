@@ -120,12 +120,14 @@ describe.skipIf(NO_PYTHON)("python preflight", () => {
 		expect(!again.ok && again.error.details?.stateReset).toBe(false);
 	});
 
-	it("on a backend other than local: BACKEND_UNAVAILABLE, not supported yet", async () => {
-		const backend = { ...createLocalBackend(), kind: "ssh" };
+	it("on a backend that cannot keep a process running: BACKEND_UNAVAILABLE, not supported", async () => {
+		const backend = { ...createLocalBackend(), kind: "custom", process: undefined };
 		const py = await make({ session: { backend } });
 		const r = await py.session.call("python", { code: "1" });
 		expect(codeOf(r)).toBe("BACKEND_UNAVAILABLE");
-		expect(!r.ok && r.error.message).toMatch(/not supported on the ssh backend yet/);
+		expect(!r.ok && r.error.message).toMatch(
+			/not supported on the custom backend \(it cannot keep a process running\)/,
+		);
 		expectUntouched(py);
 	});
 });

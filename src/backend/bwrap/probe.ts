@@ -3,7 +3,7 @@
  * every command gets. A failure becomes BACKEND_UNAVAILABLE naming the fix.
  */
 import { KeelError } from "../../boundary/errors.js";
-import { runInGroup } from "./run-group.js";
+import { runInGroup } from "../run-group.js";
 import type { Sandbox } from "./sandbox.js";
 
 const PROBE_TIMEOUT_MS = 10_000;

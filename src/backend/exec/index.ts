@@ -8,6 +8,7 @@ import type { Backend } from "../types.js";
 import { createExecFs } from "./fs.js";
 import { createExecOps } from "./run.js";
 import { createExecSearch, type ExecSearchEngine } from "./search.js";
+import { createExecProcess } from "./spawn.js";
 import { createTarget } from "./target.js";
 import type { ExecTransport } from "./transport.js";
 
@@ -30,6 +31,7 @@ export function createExecBackend(opts: ExecBackendOptions): Backend {
 		fs: createExecFs(target),
 		exec: createExecOps(target),
 		search: createExecSearch(opts.transport, opts.searchEngine ?? "auto"),
+		process: createExecProcess(opts.transport),
 		close: async () => {
 			await opts.close?.();
 		},

@@ -8,6 +8,7 @@ import { SshConnection, type SshConnectOptions } from "./connection.js";
 import { createSshExec } from "./exec.js";
 import { createSshFs, type SshFsOptions } from "./fs.js";
 import { createSshSearch, type SshSearchEngine } from "./search.js";
+import { createSshProcess } from "./spawn.js";
 
 export interface SshBackendOptions extends SshConnectOptions, SshFsOptions {
 	/** "auto" (default): rg/fd when the host has them, else the find/grep fallback. */
@@ -32,6 +33,7 @@ export function createSshBackend(opts: SshBackendOptions): SshBackend {
 		fs: createSshFs(conn, opts),
 		exec: createSshExec(conn),
 		search: createSshSearch(conn, { engine: opts.searchEngine }),
+		process: createSshProcess(conn, opts.remotePath),
 		connect: async () => {
 			await conn.get();
 		},

@@ -1,10 +1,10 @@
 /**
  * Run an argv on this machine in its own process group (REQUIREMENTS B6, P4): output is handed on
- * as it arrives, abort or timeout SIGKILLs the whole group. local-exec.ts does the same for
- * `bash -c`; this one takes any argv (bwrap's) plus optional stdin, and tells stdout from stderr.
+ * as it arrives (stdout told from stderr), abort or timeout SIGKILLs the whole group. Commands on
+ * `local` and everything `bwrap` runs go through here.
  */
 import { spawn } from "node:child_process";
-import type { ExecResult } from "../types.js";
+import type { ExecResult } from "./types.js";
 
 /** After the leader exits, how long to wait for pipes held open by background children. */
 const PIPE_DRAIN_MS = 250;

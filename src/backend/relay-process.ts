@@ -1,0 +1,55 @@
+/**
+ * A SpawnedProcess whose link is set up asynchronously (an ssh channel, an exec transport call):
+ * stdio are local streams relayed to and from the link once it is up, so callers can write at
+ * once. Remote programs run this way only see stdin, stdout and stderr.
+ */
+import { PassThrough, type Readable } from "node:stream";
+import type { ProcessExit, SpawnedProcess } from "./types.js";
+
+export interface RelayLink {
+	/** What the caller writes; pipe it to the program's stdin. Its end means: kill. */
+	stdin: Readable;
+	stdout(chunk: Buffer): void;
+	stderr(chunk: Buffer): void;
+	/** Aborted by kill(): close the link (the remote program sees EOF on stdin). */
+	signal: AbortSignal;
+}
+
+/** `start` resolves with the program's exit once its output was delivered; a rejection is a failed start or a lost link. */
+export function relayProcess(start: (link: RelayLink) => Promise<ProcessExit>): SpawnedProcess {
+	const stdin = new PassThrough();
+	const stdout = new PassThrough();
+	const stderr = new PassThrough();
+	const killer = new AbortController();
+	const exited = Promise.resolve()
+		.then(() =>
+			start({
+				stdin,
+				stdout: (c) => stdout.write(c),
+				stderr: (c) => stderr.write(c),
+				signal: killer.signal,
+			}),
+		)
+		.catch((error: Error): ProcessExit => ({ code: null, signal: null, error }))
+		.then(async (exit) => {
+			stdout.end();
+			stderr.end();
+			stdin.destroy();
+			await afterPendingData();
+			return exit;
+		});
+	return {
+		pid: undefined,
+		stdin,
+		stdout,
+		stderr,
+		exited,
+		kill: () => killer.abort(),
+		setRef: () => {}, // the link (a socket, a child process) holds the event loop, not these streams
+	};
+}
+
+/** Stream 'data' already written is emitted on process.nextTick; setImmediate runs after those. */
+export function afterPendingData(): Promise<void> {
+	return new Promise((resolve) => setImmediate(resolve));
+}
