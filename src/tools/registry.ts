@@ -18,7 +18,7 @@ export function toolsForProfile(profile: Profile): ToolDefinition[] {
 	const pi = [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
 	if (profile === "pi") return pi;
 	return [
-		readTool,
+		unifiedReadTool,
 		fileTool,
 		bashTool,
 		grepTool,
