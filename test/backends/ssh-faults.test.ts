@@ -53,6 +53,15 @@ async function failure(promise: Promise<unknown>): Promise<KeelError> {
 	throw new Error("expected a failure");
 }
 
+/** Processes on this machine (the test sshd's host) whose command line contains `tag`. */
+function pgrep(tag: string): string[] {
+	try {
+		return execFileSync("pgrep", ["-f", tag], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
+	} catch {
+		return [];
+	}
+}
+
 async function closedPort(): Promise<number> {
 	return new Promise((resolve) => {
 		const srv = createServer().listen(0, "127.0.0.1", () => {
@@ -230,6 +239,32 @@ describe.skipIf(missing)("ssh backend: dropped connections", () => {
 		await b.exec.run({ command: "echo ok", cwd: dir, onData: (c) => (again += c) });
 		expect(again).toBe("ok\n");
 		expect(await gone(b, tag)).toBe(true);
+	});
+
+	it("python: a job in flight when the connection drops ends once; the remote worker is gone; the next call reconnects", async () => {
+		const b = backend();
+		const session = await Session.create({ root: dir, backend: b, profile: "unified" });
+		await session.call("python", { code: "kept = 1" });
+		const tag = `keel-py-drop-${randomBytes(6).toString("hex")}`;
+		const ends: string[] = [];
+		session.python.onEvent((e) => {
+			if (e.type === "end") ends.push(e.outcome.exitState);
+		});
+		const running = session.call("python", {
+			code: `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '${tag}'])\ntime.sleep(300)`,
+		});
+		for (let i = 0; i < 300 && pgrep(tag).length === 0; i++) await sleep(10);
+		expect(pgrep(tag)).not.toHaveLength(0);
+		await sshd.dropConnections();
+		const r = await running;
+		expect(!r.ok && r.error.code).toBe("COMMAND_FAILED");
+		expect(!r.ok && r.error.message).toMatch(/worker was cut off/);
+		expect(ends).toEqual(["crashed"]);
+		for (let i = 0; i < 300 && pgrep(tag).length > 0; i++) await sleep(10);
+		expect(pgrep(tag)).toHaveLength(0);
+		const next = await session.call("python", { code: "'kept' in globals()" });
+		expect(next.ok && next.details).toMatchObject({ stateReset: true });
+		await session.python.close();
 	});
 
 	it("closing the backend kills the commands still running", async () => {

@@ -1,0 +1,216 @@
+/**
+ * python on every backend that can hold a process (R6 item 6): bwrap (fds 3/4 into the sandbox),
+ * the exec backend over a bwrap transport and ssh (the worker behind mux.py on the target, over the
+ * process's stdio). The same battery runs on each: state kept, sessions apart, output split,
+ * exceptions, the fault matrix's timeout/abort/exit with a reset, the background lane, and no
+ * process left behind. Every backend here runs on this machine, so the host's process table can be
+ * checked after a kill.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { CallResult } from "../../src/session.js";
+import { BACKENDS } from "../contract/backends.js";
+import { makeScratch, type Scratch } from "../contract/harness.js";
+import { endsOf, NO_PYTHON, nextEvent, type PySession, pySession, textOf } from "./helpers.js";
+
+const NAMES = ["bwrap", "exec (bwrap transport)", "ssh"];
+
+function details(r: CallResult): Record<string, unknown> {
+	return (r.ok ? r.details : r.error.details) as Record<string, unknown>;
+}
+
+/** Processes on this machine whose command line contains `tag`. */
+function processesWith(tag: string): string[] {
+	try {
+		return execFileSync("pgrep", ["-f", tag], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
+	} catch {
+		return []; // pgrep exits 1 when nothing matches
+	}
+}
+
+async function gone(tag: string): Promise<boolean> {
+	for (let i = 0; i < 100; i++) {
+		if (processesWith(tag).length === 0) return true;
+		await new Promise((r) => setTimeout(r, 30));
+	}
+	return false;
+}
+
+for (const factory of BACKENDS.filter((f) => NAMES.includes(f.name))) {
+	describe.skipIf(NO_PYTHON)(`python on ${factory.name}`, () => {
+		let why: string | undefined;
+		let scratch: Scratch | undefined;
+		const open: PySession[] = [];
+		const make = async (python: Parameters<typeof pySession>[0]["python"] = {}) => {
+			if (!scratch) throw new Error("no scratch");
+			const py = await pySession({
+				session: { backend: scratch.made.backend, spillDir: join(scratch.scratch, "spill") },
+				dir: scratch.root,
+				python,
+			});
+			open.push(py);
+			return py;
+		};
+
+		beforeAll(async () => {
+			const available = await factory.available();
+			if (available !== true) {
+				why = available || "unavailable";
+				return;
+			}
+			await factory.setup?.();
+			scratch = await makeScratch(factory);
+		}, 120_000);
+		afterEach(async () => {
+			for (const py of open.splice(0)) await py.python.close();
+		});
+		afterAll(async () => {
+			await scratch?.dispose();
+			await factory.teardown?.();
+		});
+		const test = (name: string, fn: () => Promise<void>) =>
+			it(name, async (ctx) => {
+				if (why) {
+					console.warn(`python on ${factory.name} skipped: ${why}`);
+					ctx.skip();
+				}
+				await fn();
+			}, 120_000);
+
+		test("state persists within a session, never across sessions; output and repr are split", async () => {
+			const a = await make();
+			const b = await make();
+			const first = await a.session.call("python", {
+				code: "import os, sys\nsecret = 41\nprint('out')\nprint('err', file=sys.stderr)\nos.getcwd()",
+			});
+			expect(first.ok, JSON.stringify(first)).toBe(true);
+			expect(details(first)).toMatchObject({ stateReset: false });
+			expect(textOf(first)).toContain("out");
+			expect(textOf(first)).toContain("err");
+			expect(textOf(first)).toContain(`'${scratch!.root}'`);
+			expect(textOf(await a.session.call("python", { code: "secret + 1" }))).toBe("42");
+			const other = await b.session.call("python", { code: "'secret' in globals()" });
+			expect(textOf(other)).toBe("False");
+			const pids = await Promise.all(
+				[a, b].map(async (py) => textOf(await py.session.call("python", { code: "os.getpid()" }))),
+			);
+			expect(pids[0]).not.toBe(pids[1]);
+			expect(a.python.stats.spawns).toBe(1);
+		});
+
+		test("an exception carries the user's traceback and the state survives", async () => {
+			const py = await make();
+			await py.session.call("python", { code: "kept = 'yes'" });
+			const r = await py.session.call("python", { code: "def f():\n    raise KeyError('k')\nf()" });
+			expect(!r.ok && r.error.code).toBe("COMMAND_FAILED");
+			expect(!r.ok && r.error.message).toMatch(/File "<python-2>", line 2, in f[\s\S]*KeyError: 'k'/);
+			expect(textOf(await py.session.call("python", { code: "kept" }))).toBe("'yes'");
+		});
+
+		test("timeout kills the worker's whole process group; the next call says state was lost", async () => {
+			const py = await make();
+			const tag = `keel-py-sleeper-${randomBytes(6).toString("hex")}`;
+			await py.session.call("python", { code: "before = 1" });
+			const pending = py.session.call("python", {
+				code: `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '${tag}'])\ntime.sleep(300)`,
+				timeout: 4,
+			});
+			// The sleeper must exist before the timeout, or its absence afterwards proves nothing.
+			let seen = false;
+			for (let i = 0; i < 100 && !seen; i++) {
+				seen = processesWith(tag).length > 0;
+				if (!seen) await new Promise((r) => setTimeout(r, 30));
+			}
+			expect(seen).toBe(true);
+			const r = await pending;
+			expect(!r.ok && r.error.code).toBe("TIMEOUT");
+			const jobId = details(r).jobId as string;
+			expect(endsOf(py.events, jobId)).toHaveLength(1);
+			expect(await gone(tag)).toBe(true);
+			const next = await py.session.call("python", { code: "'before' in globals()" });
+			expect(textOf(next)).toMatch(/restarted before this call[\s\S]*False$/);
+			expect(details(next)).toMatchObject({ stateReset: true });
+		});
+
+		test("os._exit(3) is a crash with one terminal event; an abort stops the job; both reset", async () => {
+			const py = await make();
+			await py.session.call("python", { code: "x = 1" });
+			const crash = await py.session.call("python", { code: "import os\nos._exit(3)" });
+			expect(!crash.ok && crash.error.code).toBe("COMMAND_FAILED");
+			expect(details(crash)).toMatchObject({ exitState: "crashed", exitCode: 3 });
+			expect(endsOf(py.events, details(crash).jobId as string)).toHaveLength(1);
+			expect(textOf(await py.session.call("python", { code: "'x' in globals()" }))).toMatch(/False$/);
+
+			const controller = new AbortController();
+			const started = nextEvent(py, (e) => e.type === "start" && e.job.label.startsWith("import time"));
+			const pending = py.session.call(
+				"python",
+				{ code: "import time\ntime.sleep(300)" },
+				{ signal: controller.signal },
+			);
+			await started;
+			controller.abort();
+			const aborted = await pending;
+			expect(!aborted.ok && aborted.error.code).toBe("ABORTED");
+			expect(textOf(await py.session.call("python", { code: "print('fresh')" }))).toMatch(/fresh$/);
+		});
+
+		test("a long job moves to the background lane; wait returns its result", async () => {
+			const py = await make({ backgroundAfterMs: 300 });
+			const r = await py.session.call("python", { code: "import time\ntime.sleep(1)\n'slept'" });
+			expect(r.ok).toBe(true);
+			const jobId = details(r).jobId as string;
+			expect(details(r)).toMatchObject({ status: "running" });
+			const waited = await py.session.call("python_jobs", { action: "wait", jobId, timeout: 30 });
+			expect(textOf(waited)).toMatch(/'slept'$/);
+		});
+
+		test("closing the session's coordinator with a job running ends it once and leaves no process", async () => {
+			const py = await make();
+			const tag = `keel-py-close-${randomBytes(6).toString("hex")}`;
+			const pending = py.session.call("python", {
+				code: `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '${tag}'])\ntime.sleep(300)`,
+			});
+			for (let i = 0; i < 100 && processesWith(tag).length === 0; i++) {
+				await new Promise((r) => setTimeout(r, 30));
+			}
+			expect(processesWith(tag)).not.toHaveLength(0);
+			await py.python.close();
+			const r = await pending;
+			expect(!r.ok && r.error.code).toBe("ABORTED");
+			expect(py.events.filter((e) => e.type === "end")).toHaveLength(1);
+			expect(await gone(tag)).toBe(true);
+		});
+
+		test("a missing interpreter is a clear BACKEND_UNAVAILABLE before any code runs", async () => {
+			const py = await make({ interpreter: "/nonexistent/python3" });
+			const r = await py.session.call("python", { code: "1" });
+			expect(!r.ok && r.error.code).toBe("BACKEND_UNAVAILABLE");
+			expect(!r.ok && r.error.message).toContain('"/nonexistent/python3" is not Python >= 3.8 there');
+			expect(py.python.stats.spawns).toBe(0);
+		});
+
+		if (factory.name !== "ssh") {
+			test("Python's own writes obey the sandbox: nothing outside the binds reaches the host", async () => {
+				const py = await make();
+				const escapes = [
+					join(tmpdir(), `keel-escape-${randomBytes(6).toString("hex")}.txt`), // the sandbox's private /tmp
+					"/usr/keel-escape.txt", // bound read-only
+				];
+				const r = await py.session.call("python", {
+					code: `import os\nfor p in ${JSON.stringify(escapes)}:\n    try:\n        open(p, 'w').write('x')\n    except OSError as e:\n        print(type(e).__name__)`,
+				});
+				expect(r.ok, JSON.stringify(r)).toBe(true);
+				expect(textOf(r)).toContain("OSError"); // EROFS on /usr
+				for (const p of escapes) expect(existsSync(p)).toBe(false);
+				const inside = await py.session.call("python", { code: "open('made.txt', 'w').write('ok')" });
+				expect(inside.ok).toBe(true);
+				expect(existsSync(join(scratch!.root, "made.txt"))).toBe(true);
+			});
+		}
+	});
+}
