@@ -547,6 +547,7 @@ export class PythonCoordinator {
 			return;
 		}
 		job.frame = frame;
+		job.workerPid ??= worker.pid; // a remote worker's pid arrives after it started
 		const markers = Array.isArray(frame.markers) ? frame.markers : [];
 		if (markers[0] !== true) job.streamDone.stdout = true;
 		if (markers[1] !== true) job.streamDone.stderr = true;

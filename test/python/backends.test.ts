@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { PythonCoordinatorOptions } from "../../src/python/coordinator.js";
 import type { CallResult } from "../../src/session.js";
 import { BACKENDS } from "../contract/backends.js";
 import { makeScratch, type Scratch } from "../contract/harness.js";
@@ -45,7 +46,7 @@ for (const factory of BACKENDS.filter((f) => NAMES.includes(f.name))) {
 		let why: string | undefined;
 		let scratch: Scratch | undefined;
 		const open: PySession[] = [];
-		const make = async (python: Parameters<typeof pySession>[0]["python"] = {}) => {
+		const make = async (python: Partial<PythonCoordinatorOptions> = {}) => {
 			if (!scratch) throw new Error("no scratch");
 			const py = await pySession({
 				session: { backend: scratch.made.backend, spillDir: join(scratch.scratch, "spill") },
