@@ -18,7 +18,15 @@ export {
 	type RetryClass,
 	type SerializedError,
 } from "./boundary/errors.js";
-export { type CallOptions, type CallResult, Session, type SessionOptions } from "./session.js";
+export { FailureMemory, type FailureRecord } from "./boundary/failure-memory.js";
+export { fingerprint, structuralPreview } from "./boundary/fingerprint.js";
+export {
+	type CallError,
+	type CallOptions,
+	type CallResult,
+	Session,
+	type SessionOptions,
+} from "./session.js";
 export { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";
 export type { Content, ToolAnnotations, ToolDefinition, ToolResult } from "./tools/types.js";
 

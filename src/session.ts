@@ -1,6 +1,7 @@
 /**
  * Session (REQUIREMENTS R1): owns the backend, the path guard, the mutation queue, the read state,
- * the spill directory and the clock. Everything stateful hangs here; nothing is module-global.
+ * the spill directory, the failure memory and the clock. Everything stateful hangs here; nothing is
+ * module-global.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
@@ -10,6 +11,7 @@ import { createLocalBackend } from "./backend/local.js";
 import { createLocalFs } from "./backend/local-fs.js";
 import type { Backend, FileOps } from "./backend/types.js";
 import { fromSystemError, KeelError, type SerializedError } from "./boundary/errors.js";
+import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
@@ -50,9 +52,12 @@ export interface CallOptions {
 	onUpdate?: (partial: ToolResult) => void;
 }
 
+/** A failed call's error: the KeelError's fields, plus the failure memory's directive when one is due (R3). */
+export type CallError = SerializedError & { directive?: string };
+
 export type CallResult =
 	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
-	| { ok: false; error: SerializedError; elapsedMs: number };
+	| { ok: false; error: CallError; elapsedMs: number };
 
 /** Points where tests interleave another writer (REQUIREMENTS M4 evidence); no-ops in production. */
 export interface SessionProbes {
@@ -69,6 +74,8 @@ export class Session {
 	readonly queue = new MutationQueue();
 	readonly readState = new ReadState();
 	readonly contentRefs = new ContentRefs();
+	/** Failed calls as fingerprints and codes, never arguments; the directive for the next turn (R3). */
+	readonly failures = new FailureMemory();
 	private readonly toolMap: Map<string, ToolDefinition>;
 	private closed = false;
 	private readonly swept = new Set<string>();
@@ -180,6 +187,7 @@ export class Session {
 	/** Validate, run and time one tool call. Never throws: failures come back as structured errors. */
 	async call(name: string, args: unknown, opts: CallOptions = {}): Promise<CallResult> {
 		const startedAt = this.clock();
+		this.failures.beginCall();
 		try {
 			if (this.closed) throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
 			const tool = this.toolMap.get(name);
@@ -197,6 +205,7 @@ export class Session {
 				signal: opts.signal,
 				onUpdate: opts.onUpdate,
 			});
+			this.failures.recordSuccess(name, args);
 			return {
 				ok: true,
 				content: result.content,
@@ -205,7 +214,10 @@ export class Session {
 			};
 		} catch (e) {
 			const err = e instanceof KeelError ? e : fromSystemError(e);
-			return { ok: false, error: err.toJSON(), elapsedMs: elapsedSince(this.clock, startedAt) };
+			const error: CallError = err.toJSON();
+			const directive = this.failures.recordFailure(name, args, error);
+			if (directive) error.directive = directive;
+			return { ok: false, error, elapsedMs: elapsedSince(this.clock, startedAt) };
 		}
 	}
 

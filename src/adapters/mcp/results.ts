@@ -37,12 +37,18 @@ function toBlock(c: Content): CallToolResult["content"][number] {
 		: { type: "image", data: c.data, mimeType: c.mimeType };
 }
 
+/** What the model reads: `[CODE] message`, then the failure memory's directive when there is one (R3). */
+function errorText(r: Extract<CallResult, { ok: false }>): string {
+	const head = `[${r.error.code}] ${r.error.message}`;
+	return r.error.directive ? `${head}\n\n${r.error.directive}` : head;
+}
+
 export function toCallToolResult(r: CallResult): CallToolResult {
 	const meta: Record<string, unknown> = { [META_ELAPSED_MS]: r.elapsedMs };
 	if (!r.ok) {
 		return {
 			isError: true,
-			content: [{ type: "text", text: `[${r.error.code}] ${r.error.message}` }],
+			content: [{ type: "text", text: errorText(r) }],
 			structuredContent: jsonSafe({ error: r.error, elapsedMs: r.elapsedMs }) as Record<string, unknown>,
 			_meta: meta,
 		};

@@ -32,7 +32,8 @@ const INSTRUCTIONS =
 	"keel's file, search and shell tools work inside the workspace roots (the client's MCP roots when it " +
 	"offers them); relative paths resolve against the first root. A failed call returns isError with a " +
 	"stable code in brackets, e.g. [NOT_FOUND]; structuredContent.error.retry says whether to retry, " +
-	"change approach, or retarget.";
+	"change approach, or retarget; structuredContent.error.directive, when present, is the same advice " +
+	"that ends the text: what to do instead of repeating the call.";
 
 export interface McpServerOptions {
 	/** Diagnostics (stderr); never stdout, which may be the stdio transport. */

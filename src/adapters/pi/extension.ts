@@ -71,6 +71,11 @@ export default function keel(pi: ExtensionAPI): void {
 		if (!f || !event.isError) return;
 		return { details: { error: f.error, elapsedMs: f.elapsedMs } };
 	});
+	// R3: a failure's directive reaches the model in the failing tool's result text (errorText); the
+	// end of the turn that produced it expires it in the session's failure memory.
+	pi.on("turn_end", async () => {
+		(await slot.opened())?.failures.endTurn();
+	});
 	pi.on("session_shutdown", async () => {
 		await slot.close();
 	});

@@ -27,6 +27,15 @@ export class SessionSlot {
 		return session;
 	}
 
+	/** The session if one is open (or opening); never opens one. */
+	async opened(): Promise<Session | undefined> {
+		try {
+			return await this.current?.session;
+		} catch {
+			return undefined;
+		}
+	}
+
 	async close(): Promise<void> {
 		const entry = this.current;
 		this.current = undefined;

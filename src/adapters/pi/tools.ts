@@ -5,14 +5,14 @@
  * FailureLog; the extension's tool_result handler then puts it into the result's details.
  */
 import type { ExtensionContext, ToolDefinition as PiToolDefinition } from "@mariozechner/pi-coding-agent";
-import { fromSystemError, type SerializedError } from "../../boundary/errors.js";
-import type { Session } from "../../session.js";
+import { fromSystemError } from "../../boundary/errors.js";
+import type { CallError, Session } from "../../session.js";
 import type { Content, ToolDefinition } from "../../tools/types.js";
 import { PROMPTS } from "./prompts.js";
 import { createRenderers } from "./render.js";
 
 export interface Failure {
-	error: SerializedError;
+	error: CallError;
 	elapsedMs: number;
 }
 
@@ -40,8 +40,9 @@ export interface ToolHost {
 	failures: FailureLog;
 }
 
-/** The text pi shows the model for a keel error. */
-export const errorText = (e: SerializedError) => `[${e.code}] ${e.message}`;
+/** The text pi shows the model for a keel error, ending with the failure memory's directive (R3). */
+export const errorText = (e: CallError) =>
+	e.directive ? `[${e.code}] ${e.message}\n\n${e.directive}` : `[${e.code}] ${e.message}`;
 
 /** keel's details plus its elapsedMs (R2), so the time survives in the saved session. */
 export function withElapsed(details: unknown, elapsedMs: number): Record<string, unknown> {
