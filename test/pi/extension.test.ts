@@ -75,8 +75,10 @@ describe("registration", () => {
 			"keel-allow-read",
 			"keel-disable",
 		]);
+		// A name in both profiles is registered once, with the pi profile's definition (pi's schema:
+		// pi registers tools at load, before the profile is known).
 		const keelTools = new Map(
-			[...toolsForProfile("pi"), ...toolsForProfile("unified")].map((t) => [t.name, t]),
+			[...toolsForProfile("unified"), ...toolsForProfile("pi")].map((t) => [t.name, t]),
 		);
 		expect([...tools.keys()].sort()).toEqual([...keelTools.keys()].sort());
 		for (const name of [...BUILTINS, "file"]) expect(tools.has(name), name).toBe(true);
