@@ -25,7 +25,9 @@ function streamText(s: OutputSnapshot): string {
 
 function streamDetails(s: OutputSnapshot): Record<string, unknown> | undefined {
 	if (!s.truncation.truncated) return undefined;
-	return { truncation: s.truncation, fullOutputPath: s.fullOutputPath };
+	// The kept text is the result's content already: details carry only the facts about it.
+	const { content: _shown, ...truncation } = s.truncation;
+	return { truncation, fullOutputPath: s.fullOutputPath };
 }
 
 export function resetNote(reason: string | undefined): string {

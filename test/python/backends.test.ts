@@ -103,6 +103,19 @@ for (const factory of BACKENDS.filter((f) => NAMES.includes(f.name))) {
 			expect(a.python.stats.spawns).toBe(1);
 		});
 
+		test("large code in and large output out pass whole through the protocol", async () => {
+			const py = await make();
+			const big = "x".repeat(3_000_000);
+			const r = await py.session.call("python", {
+				code: `s = '${big}'\nimport sys\nsys.stdout.write('y' * 5_000_000)\nprint()\nlen(s)`,
+			});
+			expect(r.ok, JSON.stringify(r).slice(0, 500)).toBe(true);
+			expect(textOf(r)).toMatch(/3000000$/);
+			const d = details(r) as { stdout?: { totalBytes?: number }; fullOutputPath?: string };
+			expect(JSON.stringify(d)).toMatch(/5000001/); // every byte of stdout was counted
+			expect(textOf(await py.session.call("python", { code: "len(s)" }))).toBe("3000000");
+		});
+
 		test("an exception carries the user's traceback and the state survives", async () => {
 			const py = await make();
 			await py.session.call("python", { code: "kept = 'yes'" });
