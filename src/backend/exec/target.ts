@@ -4,7 +4,8 @@
  * unreachable for a moment).
  */
 import { KeelError } from "../../boundary/errors.js";
-import type { EntryType, FileStat } from "../types.js";
+import { formatTime, parseStatLine, TYPE_BITS } from "../stat-line.js";
+import type { FileStat } from "../types.js";
 import { PROBE, statFormat } from "./scripts.js";
 import { type ExecTransport, runScript } from "./transport.js";
 
@@ -50,53 +51,11 @@ export function createTarget(transport: ExecTransport, shell?: "bash" | "sh"): T
 	};
 }
 
-const NS = 1_000_000_000n;
-const S_IFMT = 0o170000;
-const TYPE_BITS: Record<EntryType, number | undefined> = {
-	file: 0o100000,
-	dir: 0o040000,
-	symlink: 0o120000,
-	other: undefined,
-};
-
-function typeOf(raw: number): EntryType {
-	switch (raw & S_IFMT) {
-		case 0o100000:
-			return "file";
-		case 0o040000:
-			return "dir";
-		case 0o120000:
-			return "symlink";
-		default:
-			return "other";
-	}
-}
-
-function parseTime(s: string): bigint {
-	const [sec, frac = ""] = s.split(".");
-	return BigInt(sec) * NS + BigInt(frac.padEnd(9, "0").slice(0, 9));
-}
-
-function formatTime(ns: bigint, precise: boolean): string {
-	const sec = ns / NS;
-	return precise ? `${sec}.${String(ns % NS).padStart(9, "0")}` : String(sec);
-}
-
 /** A FileStat from one line of `stat -c FMT` output. */
 export function parseStat(line: string): FileStat {
-	const f = line.trim().split(" ");
-	if (f.length !== 6)
-		throw new KeelError("IO_ERROR", `Unexpected stat output from the exec backend: ${line}`);
-	const raw = Number.parseInt(f[0], 16);
-	return {
-		type: typeOf(raw),
-		size: Number(f[1]),
-		mode: raw & 0o7777,
-		dev: BigInt(f[2]),
-		ino: BigInt(f[3]),
-		mtimeNs: parseTime(f[4]),
-		ctimeNs: parseTime(f[5]),
-	};
+	const st = parseStatLine(line);
+	if (!st) throw new KeelError("IO_ERROR", `Unexpected stat output from the exec backend: ${line}`);
+	return st;
 }
 
 /**

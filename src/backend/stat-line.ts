@@ -1,0 +1,56 @@
+/**
+ * File identity from a remote `stat -c '%f %s %d %i %.9Y %.9Z'` line (whole seconds where stat
+ * cannot print fractions): the fields the local backend compares. Shared by the exec and ssh
+ * backends, whose shell scripts print and compare these lines.
+ */
+import type { EntryType, FileStat } from "./types.js";
+
+const NS = 1_000_000_000n;
+const S_IFMT = 0o170000;
+
+/** The S_IFMT bits of each type a line can be rebuilt for ("other" has none: it fails closed). */
+export const TYPE_BITS: Partial<Record<EntryType, number>> = {
+	file: 0o100000,
+	dir: 0o040000,
+	symlink: 0o120000,
+};
+
+export function typeOfMode(raw: number): EntryType {
+	switch (raw & S_IFMT) {
+		case 0o100000:
+			return "file";
+		case 0o040000:
+			return "dir";
+		case 0o120000:
+			return "symlink";
+		default:
+			return "other";
+	}
+}
+
+function parseTime(text: string): bigint {
+	const [sec, frac = ""] = text.split(".");
+	return BigInt(sec) * NS + BigInt(frac.padEnd(9, "0").slice(0, 9) || "0");
+}
+
+/** Nanoseconds as stat prints them: `SEC.NNNNNNNNN`, or whole seconds. */
+export function formatTime(ns: bigint, fractions: boolean): string {
+	const sec = ns / NS;
+	return fractions ? `${sec}.${String(ns % NS).padStart(9, "0")}` : String(sec);
+}
+
+/** A FileStat from one stat line; undefined when the line is not one. */
+export function parseStatLine(line: string): FileStat | undefined {
+	const f = line.trim().split(" ");
+	if (f.length !== 6 || !/^[0-9a-f]+$/.test(f[0])) return undefined;
+	const raw = Number.parseInt(f[0], 16);
+	return {
+		type: typeOfMode(raw),
+		size: Number(f[1]),
+		mode: raw & 0o7777,
+		dev: BigInt(f[2]),
+		ino: BigInt(f[3]),
+		mtimeNs: parseTime(f[4]),
+		ctimeNs: parseTime(f[5]),
+	};
+}
