@@ -5,6 +5,10 @@
  * grep then fetches file contents in walk order, in batches (base64: framing that survives any
  * byte), and stops once it has one match past the limit. It moves the searched bytes over the
  * transport: fine for a fallback, and the reason rg on the target is preferred.
+ *
+ * Any backend that can run argv on its target shares this walk through an ExecTransport: the ssh
+ * backend runs it over its job shells and only swaps the content search (`contents`) for grep(1)
+ * on the host, so the searched bytes stay there.
  */
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
 import {
@@ -46,6 +50,7 @@ interface Listing {
 const LIST = `LC_ALL=C; export LC_ALL
 root=$1 custom=$2
 shift 2
+command -v base64 >/dev/null 2>&1 || exit 127
 if [ -f "$root" ]; then printf 'T\\0f\\0'; exit 0; fi
 if [ ! -d "$root" ]; then
   if [ -e "$root" ]; then exit ${EXIT.ENOTDIR}; fi
@@ -106,8 +111,15 @@ async function list(
 	if (r.exitCode === EXIT.ENOENT || r.exitCode === EXIT.ENOTDIR) {
 		throw fromSystemError(errnoError(r.exitCode === EXIT.ENOENT ? "ENOENT" : "ENOTDIR", root), root);
 	}
+	if (r.exitCode === 127) {
+		// Without base64 the ignore files could not be read: refuse rather than search what they hide.
+		throw new KeelError(
+			"BACKEND_UNAVAILABLE",
+			"The search fallback needs base64 (GNU coreutils) on the target; install coreutils there, or rg and fd.",
+		);
+	}
 	if (r.exitCode !== 0) {
-		throw new KeelError("IO_ERROR", `Listing ${root} failed on the exec backend: ${r.stderr.trim()}`, {
+		throw new KeelError("IO_ERROR", `Listing ${root} failed on the target: ${r.stderr.trim()}`, {
 			path: root,
 		});
 	}
@@ -263,11 +275,60 @@ function grepBuffer(path: string, buf: Buffer, regex: RegExp, context: number, m
 	);
 }
 
-async function fallbackGrep(transport: ExecTransport, req: GrepRequest): Promise<GrepOutcome> {
-	const regex = compileGrepRegExp(req);
+/** A file the walk kept for grep: absolute path and size (for batching). */
+export interface SearchFile {
+	abs: string;
+	size: number;
+}
+
+/**
+ * Searches the contents of the files the walk kept (in walk order) and gives their first `max`
+ * matches, in order. Made once per request, before the walk, so a bad pattern fails early.
+ */
+export type ContentSearch = (
+	req: GrepRequest,
+) => (files: readonly SearchFile[], max: number) => Promise<GrepMatch[]>;
+
+/** The default content search: contents fetched in batches, matched with the JS engine's regex. */
+function fetchedContents(transport: ExecTransport): ContentSearch {
+	return (req) => {
+		const regex = compileGrepRegExp(req);
+		return async (files, max) => {
+			const found: GrepMatch[] = [];
+			for (let i = 0; i < files.length && found.length < max; ) {
+				// Batches bounded by file count, content bytes and argument bytes (ARG_MAX).
+				const batch: string[] = [];
+				let bytes = 0;
+				let argBytes = 0;
+				while (
+					i < files.length &&
+					(batch.length === 0 ||
+						(batch.length < FETCH_MAX_FILES && bytes < FETCH_MAX_BYTES && argBytes < FETCH_MAX_ARG_BYTES))
+				) {
+					batch.push(files[i].abs);
+					bytes += files[i].size;
+					argBytes += Buffer.byteLength(files[i].abs) + 1;
+					i++;
+				}
+				const got = await fetch(transport, batch, req.signal);
+				for (let k = 0; k < batch.length && found.length < max; k++) {
+					const b = got[k];
+					if (b) found.push(...grepBuffer(batch[k], b, regex, req.context, max - found.length));
+				}
+			}
+			return found;
+		};
+	};
+}
+
+async function fallbackGrep(
+	transport: ExecTransport,
+	contents: ContentSearch,
+	engine: string,
+	req: GrepRequest,
+): Promise<GrepOutcome> {
+	const search = contents(req);
 	const override = req.glob ? compileOverride(req.glob) : undefined;
-	const max = req.limit + 1;
-	const found: GrepMatch[] = [];
 	const listing = await list(transport, req.path, ".rgignore", req.signal);
 	// A file named explicitly is searched whatever the ignore rules and glob say.
 	const files = listing.isFile
@@ -275,33 +336,9 @@ async function fallbackGrep(transport: ExecTransport, req: GrepRequest): Promise
 		: (await walkListing(transport, req.path, ".rgignore", listing, override, req.signal)).filter(
 				(e) => e.kind === "file",
 			);
-	for (let i = 0; i < files.length && found.length < max; ) {
-		// Batches bounded by file count, content bytes and argument bytes (ARG_MAX).
-		const batch: string[] = [];
-		let bytes = 0;
-		let argBytes = 0;
-		while (
-			i < files.length &&
-			(batch.length === 0 ||
-				(batch.length < FETCH_MAX_FILES && bytes < FETCH_MAX_BYTES && argBytes < FETCH_MAX_ARG_BYTES))
-		) {
-			batch.push(files[i].abs);
-			bytes += files[i].size;
-			argBytes += Buffer.byteLength(files[i].abs) + 1;
-			i++;
-		}
-		const got = await fetch(transport, batch, req.signal);
-		for (let k = 0; k < batch.length && found.length < max; k++) {
-			const b = got[k];
-			if (b) found.push(...grepBuffer(batch[k], b, regex, req.context, max - found.length));
-		}
-	}
+	const found = await search(files, req.limit + 1);
 	throwIfAborted(req.signal);
-	return {
-		matches: found.slice(0, req.limit),
-		limitReached: found.length > req.limit,
-		engine: "exec-fallback",
-	};
+	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine };
 }
 
 function compileFindMatcher(pattern: string): (rel: string, name: string) => boolean {
@@ -311,7 +348,11 @@ function compileFindMatcher(pattern: string): (rel: string, name: string) => boo
 	return target.fullPath ? (rel) => match(rel) : (_rel, name) => match(name);
 }
 
-async function fallbackFind(transport: ExecTransport, req: FindRequest): Promise<FindOutcome> {
+async function fallbackFind(
+	transport: ExecTransport,
+	engine: string,
+	req: FindRequest,
+): Promise<FindOutcome> {
 	const matches = compileFindMatcher(req.pattern);
 	const listing = await list(transport, req.path, ".fdignore", req.signal);
 	if (listing.isFile)
@@ -324,13 +365,21 @@ async function fallbackFind(transport: ExecTransport, req: FindRequest): Promise
 		if (paths.length > req.limit) break;
 	}
 	throwIfAborted(req.signal);
-	return {
-		paths: paths.slice(0, req.limit),
-		limitReached: paths.length > req.limit,
-		engine: "exec-fallback",
-	};
+	return { paths: paths.slice(0, req.limit), limitReached: paths.length > req.limit, engine };
 }
 
-export function createFallbackSearch(transport: ExecTransport): SearchOps {
-	return { grep: (req) => fallbackGrep(transport, req), find: (req) => fallbackFind(transport, req) };
+export interface FallbackSearchOptions {
+	/** Engine names the outcomes report (default "exec-fallback" for both). */
+	engine?: { grep: string; find: string };
+	/** How grep searches file contents (default: fetched over the transport, matched in JS). */
+	contents?: ContentSearch;
+}
+
+export function createFallbackSearch(transport: ExecTransport, opts: FallbackSearchOptions = {}): SearchOps {
+	const engine = opts.engine ?? { grep: "exec-fallback", find: "exec-fallback" };
+	const contents = opts.contents ?? fetchedContents(transport);
+	return {
+		grep: (req) => fallbackGrep(transport, contents, engine.grep, req),
+		find: (req) => fallbackFind(transport, engine.find, req),
+	};
 }

@@ -1,115 +1,46 @@
 /**
  * Search on the remote host. rg and fd, when the host has them, run through the shared native
- * engines over an ArgvRunner that executes on the host. Without them, a fallback built on GNU
- * find and grep gives the same result shape and order:
- *  - same: hidden files included, `.git` excluded, symlinks not followed, results sorted in walk
- *    order (comparePaths) with the same limit rule, the grep `glob` applied as rg's --glob, files
- *    with a NUL byte skipped (grep -I);
- *  - different: .gitignore/.ignore files are not applied (everything else is searched), and the
- *    regex dialect is grep's -P (PCRE) or, without it, -E (POSIX extended) instead of rg's.
+ * engines over an ArgvRunner that executes on the host. Without them, the exec backend's fallback
+ * (exec/fallback-search.ts) runs over the job shells as its ExecTransport: the tree is listed with
+ * GNU find, the ignore files fetched, and keel walks it with the JS engine's rules (ignore-rules.ts:
+ * `.gitignore`/`.ignore`/`info/exclude` as rg and fd apply them, hidden files, `.git` excluded,
+ * symlinks not followed, walk order, limits, the find pattern and the grep glob). Only the content
+ * search differs: `grep -H -n -Z -I` on the host over the kept files, in batches, stopping at the
+ * limit (the bytes stay there), so the regex dialect is grep's -P (PCRE) or, without it, -E (POSIX
+ * extended) instead of rg's; files with a NUL byte are skipped (grep -I).
  */
 import { KeelError } from "../../boundary/errors.js";
-import { compileOverride, joinPath } from "../search/ignore-rules.js";
+import { type ContentSearch, createFallbackSearch, type SearchFile } from "../exec/fallback-search.js";
+import type { ExecTransport } from "../exec/transport.js";
 import { createNativeSearch, detectNativeTools, type NativeTools } from "../search/native.js";
-import { compileGlob, findGlobTarget } from "../search/patterns.js";
-import { comparePaths, stripEol, throwIfAborted, withContext } from "../search/semantics.js";
-import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
+import { stripEol, throwIfAborted, withContext } from "../search/semantics.js";
+import type { GrepMatch, GrepRequest, SearchOps } from "../types.js";
 import type { SshConnection } from "./connection.js";
-import { shellError } from "./errors.js";
 import { runRemoteJob, sshArgvRunner } from "./exec.js";
-import { parseIdentity } from "./identity.js";
 
 export type SshSearchEngine = "auto" | "native" | "fallback";
 
-/** Files per grep invocation: keeps each argv far below ARG_MAX. */
+/** Files per grep invocation, and their argument bytes: keeps each argv far below ARG_MAX. */
 const GREP_BATCH = 500;
+const GREP_BATCH_ARG_BYTES = 128 * 1024;
 
-async function remoteType(conn: SshConnection, path: string): Promise<"dir" | "file" | "other"> {
-	const r = await conn.use((live) => live.helper.request("k_stat", path));
-	if (r.status !== 0) {
-		const e = shellError(r.out, path);
-		if (e.code === "ENOENT" || e.code === "ENOTDIR") {
-			throw new KeelError(
-				"NOT_FOUND",
-				`No such file or directory: ${path}. Check the path with ls or find.`,
-				{ path },
-			);
-		}
-		throw new KeelError("IO_ERROR", `Cannot search ${path}: ${r.out.trim()}`, { path });
-	}
-	const t = parseIdentity(r.out)?.type;
-	return t === "dir" ? "dir" : t === "file" ? "file" : "other";
-}
-
-/** Run argv on the host and keep its whole stdout (listings), failing on a non-zero exit. */
-async function collect(conn: SshConnection, argv: string[], signal?: AbortSignal): Promise<Buffer> {
-	const out: Buffer[] = [];
-	let err = "";
-	const r = await runRemoteJob(conn, {
-		mode: "a",
-		cwd: "/",
-		words: argv,
-		signal,
-		onStdout: (c) => out.push(Buffer.from(c)),
-		onStderr: (c) => {
-			err += c.toString("utf8");
-		},
-	});
-	throwIfAborted(signal);
-	// find exits 1 when some directory was unreadable; the rest of the listing still counts.
-	if (r.status !== 0 && out.length === 0) {
-		throw new KeelError("IO_ERROR", `${argv[0]} failed on the remote host: ${err.trim()}`);
-	}
-	return Buffer.concat(out);
-}
-
-function splitNul(buf: Buffer): string[] {
-	return buf
-		.toString("utf8")
-		.split("\0")
-		.filter((s) => s !== "");
-}
-
-async function fallbackFind(conn: SshConnection, req: FindRequest): Promise<FindOutcome> {
-	throwIfAborted(req.signal);
-	const type = await remoteType(conn, req.path);
-	if (type !== "dir")
-		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
-	let matches: (rel: string, name: string) => boolean = () => true;
-	if (req.pattern !== "") {
-		const target = findGlobTarget(req.pattern);
-		const glob = compileGlob(target.glob);
-		matches = target.fullPath ? (rel) => glob(rel) : (_rel, name) => glob(name);
-	}
-	const listing = await collect(
-		conn,
-		["find", req.path, "-mindepth", "1", "-name", ".git", "-prune", "-o", "-printf", "%y %P\\0"],
-		req.signal,
-	);
-	const paths = splitNul(listing)
-		.map((e) => ({ dir: e[0] === "d", rel: e.slice(2) }))
-		.filter((e) => matches(e.rel, e.rel.slice(e.rel.lastIndexOf("/") + 1)))
-		.map((e) => (e.dir ? `${e.rel}/` : e.rel))
-		.sort(comparePaths);
-	return { paths: paths.slice(0, req.limit), limitReached: paths.length > req.limit, engine: "find" };
-}
-
-/** Files to grep under `dir`, in walk order, with the grep glob applied as rg applies --glob. */
-async function grepFiles(conn: SshConnection, req: GrepRequest): Promise<string[]> {
-	const listing = await collect(
-		conn,
-		["find", req.path, "-mindepth", "1", "-name", ".git", "-prune", "-o", "-type", "f", "-printf", "%P\\0"],
-		req.signal,
-	);
-	const override = req.glob ? compileOverride(req.glob) : undefined;
-	const keep = (rel: string) => {
-		if (!override) return true;
-		const parts = rel.split("/");
-		for (let i = 1; i < parts.length; i++)
-			if (override(parts.slice(0, i).join("/"), true) === "ignore") return false;
-		return override(rel, false) !== "ignore";
+/**
+ * The job shells as an ExecTransport: argv run on the host from `/`, stdin empty, stdout and
+ * stderr apart; an aborted job resolves with exitCode null.
+ */
+function jobTransport(conn: SshConnection): ExecTransport {
+	return async (argv, opts) => {
+		if (opts.stdin !== undefined) throw new Error("the ssh job transport does not take stdin");
+		const r = await runRemoteJob(conn, {
+			mode: "a",
+			cwd: "/",
+			words: argv,
+			signal: opts.signal,
+			onStdout: (c) => opts.onData?.(c, "stdout"),
+			onStderr: (c) => opts.onData?.(c, "stderr"),
+		});
+		return { exitCode: r.aborted || r.timedOut ? null : r.status };
 	};
-	return splitNul(listing).filter(keep).sort(comparePaths);
 }
 
 function grepArgv(req: GrepRequest, grepP: boolean, files: string[]): string[] {
@@ -130,19 +61,27 @@ function grepArgv(req: GrepRequest, grepP: boolean, files: string[]): string[] {
 	return argv;
 }
 
-async function fallbackGrep(conn: SshConnection, grepP: boolean, req: GrepRequest): Promise<GrepOutcome> {
-	throwIfAborted(req.signal);
-	const type = await remoteType(conn, req.path);
-	// A file named explicitly is searched whatever the glob says.
-	const files =
-		type === "dir" ? (await grepFiles(conn, req)).map((rel) => joinPath(req.path, rel)) : [req.path];
-	const found: GrepMatch[] = [];
-	const max = req.limit + 1;
-	for (let i = 0; i < files.length && found.length < max; i += GREP_BATCH) {
-		await grepBatch(conn, grepP, req, files.slice(i, i + GREP_BATCH), found, max);
-	}
-	throwIfAborted(req.signal);
-	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine: "grep" };
+/** The fallback's content search: grep(1) on the host over the files the walk kept, in batches. */
+function hostGrep(conn: SshConnection, grepP: boolean): ContentSearch {
+	return (req) => async (files: readonly SearchFile[], max: number) => {
+		const found: GrepMatch[] = [];
+		// Nothing to search: grep still checks the pattern, as rg does before it walks.
+		if (files.length === 0) await grepBatch(conn, grepP, req, ["/dev/null"], found, max);
+		for (let i = 0; i < files.length && found.length < max; ) {
+			const batch: string[] = [];
+			let argBytes = 0;
+			while (
+				i < files.length &&
+				(batch.length === 0 || (batch.length < GREP_BATCH && argBytes < GREP_BATCH_ARG_BYTES))
+			) {
+				batch.push(files[i].abs);
+				argBytes += Buffer.byteLength(files[i].abs) + 1;
+				i++;
+			}
+			await grepBatch(conn, grepP, req, batch, found, max);
+		}
+		return found;
+	};
 }
 
 /** Run grep on a batch of files and append its matches to `found`, stopping once there are `max`. */
@@ -218,7 +157,8 @@ export interface SshSearchOptions {
 export function createSshSearch(conn: SshConnection, opts: SshSearchOptions = {}): SearchOps {
 	const engine = opts.engine ?? "auto";
 	const run = sshArgvRunner(conn);
-	let detected: Promise<{ tools: NativeTools; grepP: boolean }> | undefined;
+	const transport = jobTransport(conn);
+	let detected: Promise<{ tools: NativeTools; fallback: SearchOps }> | undefined;
 	const detect = () => {
 		detected ??= conn
 			.use(async (live) => {
@@ -228,7 +168,11 @@ export function createSshSearch(conn: SshConnection, opts: SshSearchOptions = {}
 					return p.startsWith("/") ? p : undefined;
 				};
 				const tools = engine === "fallback" ? {} : await detectNativeTools(run, locate);
-				return { tools, grepP: live.caps.grepP };
+				const fallback = createFallbackSearch(transport, {
+					engine: { grep: "grep", find: "find" },
+					contents: hostGrep(conn, live.caps.grepP),
+				});
+				return { tools, fallback };
 			})
 			.catch((e) => {
 				detected = undefined; // a dropped connection: detect again next time
@@ -240,12 +184,12 @@ export function createSshSearch(conn: SshConnection, opts: SshSearchOptions = {}
 		async grep(req) {
 			const d = await detect();
 			if (d.tools.rg || engine === "native") return createNativeSearch(run, d.tools).grep(req);
-			return fallbackGrep(conn, d.grepP, req);
+			return d.fallback.grep(req);
 		},
 		async find(req) {
 			const d = await detect();
 			if (d.tools.fd || engine === "native") return createNativeSearch(run, d.tools).find(req);
-			return fallbackFind(conn, req);
+			return d.fallback.find(req);
 		},
 	};
 }
