@@ -25,7 +25,7 @@ k_shc=$k_sh
 case $k_sh in *bash) k_shc="$k_sh --norc --noprofile" ;; esac
 k_q() { k_m=$1; shift; "$@" </dev/null 2>&1; printf '\037%s r %d\n' "$k_m" "$?"; }
 k_caps() {
-  for k_t in stat sha256sum realpath mv cat rm mkdir mkfifo setsid find grep; do
+  for k_t in stat sha256sum realpath mv cat rm mkdir mkfifo setsid find grep base64; do
     command -v "$k_t" >/dev/null 2>&1 || printf 'missing %s\n' "$k_t"
   done
   grep -P x /dev/null >/dev/null 2>&1; [ $? -eq 1 ] && echo 'grep-P yes'
