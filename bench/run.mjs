@@ -25,6 +25,7 @@ const AREAS = [
 	"./cases-drift.mjs",
 	"./cases-mcp.mjs",
 	"./cases-python.mjs",
+	"./cases-python-backends.mjs",
 	"./cases-bwrap.mjs",
 	"./cases-ssh.mjs",
 ];
