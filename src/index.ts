@@ -20,6 +20,14 @@ export {
 } from "./boundary/errors.js";
 export { FailureMemory, type FailureRecord } from "./boundary/failure-memory.js";
 export { fingerprint, structuralPreview } from "./boundary/fingerprint.js";
+export type { ExtensionRegistrations, ToolRegistration } from "./extensions/report.js";
+export {
+	SMOKE_DEFAULTS,
+	type SmokeKind,
+	type SmokeOptions,
+	type SmokeResult,
+	smokeTestExtension,
+} from "./extensions/smoke.js";
 export {
 	type CallError,
 	type CallOptions,

@@ -2,12 +2,14 @@
  * The CLI (DESIGN "The CLI contract"; keep it stable):
  *   keel call TOOL 'JSON_ARGS' [options]   one call, one JSON object on stdout
  *   keel batch [options]                   one session over JSONL on stdin
+ *   keel smoke-extension PATH [options]    a pi extension draft in a disposable child (R7)
  * Exit 0 when ok, 1 on a tool error, 2 on a usage error.
  */
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { KeelError } from "../boundary/errors.js";
+import { type SmokeResult, smokeTestExtension } from "../extensions/smoke.js";
 import { type CallResult, Session, type SessionOptions } from "../session.js";
 import { PROFILES, type Profile } from "../tools/registry.js";
 import type { Content } from "../tools/types.js";
@@ -18,6 +20,9 @@ const USAGE = `Usage:
   keel batch [options]                   JSONL on stdin: {"tool":"read","args":{...}} per line
   keel agent [pi args]                   pi with keel's tools (pi's built-ins suppressed)
   keel serve [options] [--http PORT]     MCP server: stdio, or Streamable HTTP on 127.0.0.1:PORT/mcp
+  keel smoke-extension PATH [--root DIR] [--timeout SECONDS]
+                                         load a pi extension draft (.js/.mjs) in a disposable child
+                                         process; print what it registers as one JSON object
 Options:
   --root DIR            workspace root (default: current directory)
   --allow PATH          extra read-write root (repeatable)
@@ -30,7 +35,8 @@ Options:
   --insecure-host-key   ssh: skip host key checking against known_hosts
   --allow-protected     permit writes to .git/config, .git/hooks/, shell rc files
   --http PORT           serve: Streamable HTTP instead of stdio (0: any free port)
-  --host HOST           serve --http: interface to bind (default: 127.0.0.1)`;
+  --host HOST           serve --http: interface to bind (default: 127.0.0.1)
+  --timeout SECONDS     smoke-extension: wall-clock limit (default: 10)`;
 
 export class UsageError extends Error {}
 
@@ -47,6 +53,8 @@ interface Parsed {
 	http?: number;
 	host?: string;
 	backend: BackendChoice;
+	/** smoke-extension's wall-clock limit in ms. */
+	timeoutMs?: number;
 }
 
 const OPTIONS = {
@@ -61,6 +69,7 @@ const OPTIONS = {
 	network: { type: "boolean" },
 	identity: { type: "string" },
 	"insecure-host-key": { type: "boolean" },
+	timeout: { type: "string" },
 	help: { type: "boolean", short: "h" },
 } as const;
 
@@ -93,9 +102,17 @@ function parse(argv: string[]): Parsed {
 	const http = values.http === undefined ? undefined : Number(values.http);
 	if (http !== undefined && !(Number.isInteger(http) && http >= 0 && http <= 65535))
 		throw new UsageError(`--http needs a port number from 0 to 65535 (got "${values.http}")`);
+	const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+	if (timeout !== undefined && positionals[0] !== "smoke-extension")
+		throw new UsageError("--timeout applies to smoke-extension only");
+	if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0 && timeout <= 600))
+		throw new UsageError(
+			`--timeout needs a number of seconds above 0, at most 600 (got "${values.timeout}")`,
+		);
 	return {
 		command: positionals[0],
 		http,
+		timeoutMs: timeout === undefined ? undefined : Math.ceil(timeout * 1000),
 		host: values.host,
 		positionals: positionals.slice(1),
 		backend: choice,
@@ -243,6 +260,44 @@ async function runBatch(io: CliIO, p: Parsed): Promise<number> {
 	return failures > 0 ? 1 : 0;
 }
 
+/** A smoke test in the contract's wire shape: its facts under details (ok) or error.details. */
+export function smokeToWire(r: SmokeResult): Record<string, unknown> {
+	const { ok, kind, elapsedMs, ...facts } = r;
+	if (r.ok) {
+		const { summary, ...details } = facts as Omit<typeof r, "ok" | "kind" | "elapsedMs">;
+		return { ok: true, content: summary, details: { kind, ...details }, elapsedMs };
+	}
+	const { error, ...details } = facts as Omit<typeof r, "ok" | "kind" | "elapsedMs">;
+	return { ok, error: { ...error, details: { ...error.details, kind, ...details } }, elapsedMs };
+}
+
+async function runSmoke(io: CliIO, p: Parsed): Promise<number> {
+	const [path, ...rest] = p.positionals;
+	if (!path) throw new UsageError("smoke-extension needs the draft's path");
+	if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
+	if (p.backend.open)
+		throw new UsageError("smoke-extension runs drafts on this machine; --backend does not apply");
+	const root = resolve(p.session.root ?? process.cwd());
+	const roots = [
+		root,
+		...[...(p.session.allow ?? []), ...(p.session.allowRead ?? [])].map((r) => resolve(root, r)),
+	];
+	const controller = new AbortController();
+	const onSigint = () => controller.abort();
+	process.once("SIGINT", onSigint);
+	try {
+		const result = await smokeTestExtension(path, {
+			roots,
+			timeoutMs: p.timeoutMs,
+			signal: controller.signal,
+		});
+		io.stdout(JSON.stringify(smokeToWire(result)));
+		return result.ok ? 0 : 1;
+	} finally {
+		process.off("SIGINT", onSigint);
+	}
+}
+
 export async function main(argv: string[], io: CliIO): Promise<number> {
 	try {
 		// pi's own flags (-p, --mode, ...) pass through untouched, so `agent` skips keel's parser.
@@ -256,6 +311,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 				return await runCall(io, p);
 			case "batch":
 				return await runBatch(io, p);
+			case "smoke-extension":
+				return await runSmoke(io, p);
 			case "serve": {
 				if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
 				// Loaded on demand: the MCP SDK takes ~0.6 s to import, which `keel call` must not pay.
