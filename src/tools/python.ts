@@ -49,6 +49,9 @@ async function preflightCwd(session: Session, cwd: string | undefined): Promise<
 			path: shown,
 		});
 	}
+	// A root was checked to be a directory when the session was made; other paths are checked here
+	// (on ssh this stat is a process on the host, most of a warm call's cost).
+	if (dir.relative === "") return dir.canonical;
 	const st = await session.backend.fs.stat(dir.canonical);
 	if (st.type !== "dir") {
 		throw new KeelError("NOT_DIRECTORY", `cwd ${shown} is not a directory; give a directory.`, {
