@@ -55,17 +55,36 @@ def above_stdio_and_protocol(fd):
     return fd
 
 
+def spawn_in_session(argv, ends):
+    """Start argv as a session leader with `ends` on fds 3, 4, 1, 2 and stdin from /dev/null."""
+    # Pipes are close-on-exec; dup2 clears that on the worker's copies only.
+    try:
+        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
+        actions += [(os.POSIX_SPAWN_DUP2, fd, target) for fd, target in zip(ends, (3, 4, 1, 2))]
+        return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsid=True)
+    except (AttributeError, NotImplementedError):
+        pass  # a libc without POSIX_SPAWN_SETSID: fork and exec
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            for fd, target in zip(ends, (3, 4, 1, 2)):
+                os.dup2(fd, target)
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    return pid
+
+
 def start_worker(source, memory, flags):
     req_r, req_w = os.pipe()
     resp_r, resp_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     ends = [above_stdio_and_protocol(fd) for fd in (req_r, resp_w, out_w, err_w)]
-    # Pipes are close-on-exec; dup2 clears that on the worker's copies only.
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
-    actions += [(os.POSIX_SPAWN_DUP2, fd, target) for fd, target in zip(ends, (3, 4, 1, 2))]
     argv = [sys.executable, *flags, "-c", source, memory]
-    pid = os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+    pid = spawn_in_session(argv, ends)
     for fd in {req_r, resp_w, out_w, err_w, *ends}:
         os.close(fd)
     os.set_blocking(req_w, False)
