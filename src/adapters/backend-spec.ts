@@ -23,12 +23,27 @@ export interface BackendChoice {
 
 export class BackendSpecError extends Error {}
 
-export function chooseBackend(flags: BackendFlags): BackendChoice {
+/** How each option is spelled in error messages: the CLI's flags here, the pi extension's --keel-*. */
+export type BackendOptionNames = Record<keyof BackendFlags, string>;
+
+export const CLI_OPTION_NAMES: BackendOptionNames = {
+	backend: "--backend",
+	network: "--network",
+	identity: "--identity",
+	insecureHostKey: "--insecure-host-key",
+};
+
+export function chooseBackend(
+	flags: BackendFlags,
+	names: BackendOptionNames = CLI_OPTION_NAMES,
+): BackendChoice {
 	const spec = flags.backend ?? "local";
 	if (flags.network && spec !== "bwrap")
-		throw new BackendSpecError("--network only applies to --backend bwrap");
+		throw new BackendSpecError(`${names.network} only applies to ${names.backend} bwrap`);
 	if ((flags.identity || flags.insecureHostKey) && !spec.startsWith("ssh://")) {
-		throw new BackendSpecError("--identity and --insecure-host-key only apply to --backend ssh://...");
+		throw new BackendSpecError(
+			`${names.identity} and ${names.insecureHostKey} only apply to ${names.backend} ssh://...`,
+		);
 	}
 	if (spec === "local") return {};
 	if (spec === "bwrap") {

@@ -15,6 +15,7 @@ describe("pi extension config", () => {
 			allow: [],
 			allowRead: [],
 			disabled: [],
+			backend: { spec: "local", network: false, insecureHostKey: false },
 			warnings: [],
 		});
 	});

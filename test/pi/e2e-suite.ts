@@ -6,10 +6,12 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Profile, toolsForProfile } from "../../src/tools/registry.js";
+import { bwrapAvailable } from "../contract/backends.js";
+import { sshdMissing, startSshd } from "../fixtures/sshd.js";
 import {
 	BUILT,
 	BUILT_EXTENSION,
@@ -33,6 +35,10 @@ import {
 } from "./helpers.js";
 
 const RESET_TOOLS = join(REPO, "test", "pi", "fixtures", "reset-tools.ts");
+
+/** Why the bwrap and ssh sessions cannot run here (undefined: they can). */
+const BWRAP = await bwrapAvailable().then((ok) => (ok === true ? undefined : ok));
+const SSHD = sshdMissing();
 
 /** The sorted tool names of a keel profile, less `off`. */
 const palette = (profile: Profile, off: string[] = []) =>
@@ -248,6 +254,98 @@ export function defineE2E(name: string, install: () => PiInstall | string) {
 				["read", false],
 			]);
 		});
+
+		if (BWRAP) console.warn(`[keel pi e2e] ${name}: --keel-backend bwrap skipped: ${BWRAP}`);
+		it.skipIf(BWRAP !== undefined)(
+			"--keel-backend bwrap: bash runs in the sandbox (its /tmp is private), unlike local",
+			async () => {
+				// Outside the workspace: in the sandbox this is on its private /tmp (or not writable at
+				// all); on this machine it is a real file.
+				const s = await box(FILES);
+				const escaped = join(s.dir, "escaped.txt");
+				const command = `echo inside > ${escaped}; echo made > made.txt; cat /etc/shadow 2>/dev/null | wc -c`;
+				const turns: Turn[] = [[{ name: "bash", arguments: { command } }], "done"];
+
+				const sandboxed = await runPi(p, s, await scriptEnv(s, turns), "--keel-backend", "bwrap");
+				expect(sandboxed.code, sandboxed.stderr).toBe(0);
+				const [inside] = toolEnds(sandboxed.stdout);
+				expect(inside.toolName).toBe("bash");
+				expect(inside.isError, textOf(inside)).toBe(false);
+				expect(inside.result.details.elapsedMs).toEqual(expect.any(Number));
+				// /etc/shadow is masked in the sandbox; the workspace is writable; nothing else reaches the host.
+				expect(textOf(inside).trim().split("\n").at(-1)).toBe("0");
+				expect(await readFile(join(s.ws, "made.txt"), "utf8")).toBe("made\n");
+				expect(existsSync(escaped)).toBe(false);
+
+				// The same call without --keel-backend runs on this machine: the file appears.
+				const local = await runPi(p, s, await scriptEnv(s, turns));
+				expect(local.code, local.stderr).toBe(0);
+				expect(toolEnds(local.stdout)[0].isError).toBe(false);
+				expect(await readFile(escaped, "utf8")).toBe("inside\n");
+			},
+		);
+
+		it("a bad --keel-backend refuses keel's tools instead of running them on this machine", async () => {
+			const s = await box(FILES);
+			const turns: Turn[] = [[{ name: "bash", arguments: { command: "echo ran > ran.txt" } }], "done"];
+			const r = await runPi(p, s, await scriptEnv(s, turns), "--keel-backend", "sandbox-please");
+			expect(r.code, r.stderr).toBe(0);
+			expect(r.stderr).toMatch(/keel backend: unknown backend "sandbox-please"/);
+			const [bash] = toolEnds(r.stdout);
+			expect(bash.isError).toBe(true);
+			expect(textOf(bash)).toMatch(/^\[BACKEND_UNAVAILABLE\] keel's backend setting is invalid/);
+			expect(bash.result.details.error.code).toBe("BACKEND_UNAVAILABLE");
+			expect(existsSync(join(s.ws, "ran.txt"))).toBe(false);
+		});
+
+		if (SSHD) console.warn(`[keel pi e2e] ${name}: --keel-backend ssh:// skipped: ${SSHD}`);
+		it.skipIf(SSHD !== undefined)(
+			"--keel-backend ssh://: the tools work in the spec's directory over ssh, host key from known_hosts",
+			async () => {
+				const sshd = await startSshd();
+				try {
+					const s = await box(FILES);
+					const remote = join(s.dir, "remote");
+					await mkdir(remote);
+					await writeFile(join(remote, "notes.txt"), "over ssh\n");
+					await mkdir(join(s.home, ".ssh"));
+					await copyFile(sshd.knownHostsPath, join(s.home, ".ssh", "known_hosts"));
+					const turns: Turn[] = [
+						[{ name: "read", arguments: { path: "notes.txt" } }],
+						[{ name: "write", arguments: { path: "made.txt", content: "remote\n" } }],
+						// sshd gives its sessions SSH_CONNECTION; pi's own environment here has none.
+						[{ name: "bash", arguments: { command: 'pwd; echo "via $SSH_CONNECTION"' } }],
+						"done",
+					];
+					const spec = `ssh://${sshd.username}@127.0.0.1:${sshd.port}${remote}`;
+					const r = await runPi(
+						p,
+						s,
+						await scriptEnv(s, turns),
+						"--keel-backend",
+						spec,
+						"--keel-identity",
+						sshd.keyPath,
+					);
+					expect(r.code, r.stderr).toBe(0);
+					const ends = toolEnds(r.stdout);
+					expect(ends.map((e) => [e.toolName, e.isError])).toEqual([
+						["read", false],
+						["write", false],
+						["bash", false],
+					]);
+					expect(textOf(ends[0])).toBe("over ssh");
+					expect(textOf(ends[2]).trim().split("\n")).toEqual([
+						remote,
+						expect.stringMatching(/^via 127\.0\.0\.1 \d+ 127\.0\.0\.1 \d+$/),
+					]);
+					expect(await readFile(join(remote, "made.txt"), "utf8")).toBe("remote\n");
+					expect(existsSync(join(s.ws, "made.txt"))).toBe(false);
+				} finally {
+					await sshd.stop();
+				}
+			},
+		);
 
 		it("keel agent (runAgent) runs the same scripted session", async () => {
 			const s = await box(FILES);

@@ -3,10 +3,12 @@
  * on every session start and agent run, keel's errors and details through pi's execute/tool_result
  * contract, and the lifetime of the keel Session.
  */
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ENV_NAMES } from "../../src/adapters/pi/config.js";
 import keel from "../../src/adapters/pi/extension.js";
 import { toolsForProfile } from "../../src/tools/registry.js";
 
@@ -19,9 +21,13 @@ function fakePi(flags: Record<string, string> = {}) {
 	const tools = new Map<string, any>();
 	const handlers = new Map<string, Handler[]>();
 	const registeredFlags: string[] = [];
+	const flagTypes: Record<string, string> = {};
 	const state = { active: [] as string[] };
 	const api = {
-		registerFlag: (name: string) => registeredFlags.push(name),
+		registerFlag: (name: string, opts: { type: string }) => {
+			registeredFlags.push(name);
+			flagTypes[name] = opts.type;
+		},
 		getFlag: (name: string) => flags[name],
 		registerTool: (t: any) => tools.set(t.name, t),
 		on: (event: string, h: Handler) => handlers.set(event, [...(handlers.get(event) ?? []), h]),
@@ -36,7 +42,7 @@ function fakePi(flags: Record<string, string> = {}) {
 		for (const h of handlers.get(event) ?? []) out = await h(payload, ctx);
 		return out;
 	};
-	const pi = { tools, emit, state, registeredFlags };
+	const pi = { tools, emit, state, registeredFlags, flagTypes };
 	made.push(pi);
 	return pi;
 }
@@ -55,8 +61,7 @@ beforeEach(async () => {
 	await writeFile(join(ws, "notes.txt"), "alpha\nbeta\n");
 	// Nothing from the real environment or ~/.pi may leak into these tests.
 	vi.stubEnv("PI_CODING_AGENT_DIR", join(dir, "agent"));
-	for (const k of ["KEEL_PROFILE", "KEEL_ROOT", "KEEL_ALLOW", "KEEL_ALLOW_READ", "KEEL_DISABLE"])
-		vi.stubEnv(k, undefined);
+	for (const k of ENV_NAMES) vi.stubEnv(k, undefined);
 });
 
 afterEach(async () => {
@@ -67,14 +72,25 @@ afterEach(async () => {
 
 describe("registration", () => {
 	it("registers keel's flags and every keel tool with keel's schema and renderers", () => {
-		const { tools, registeredFlags } = fakePi();
+		const { tools, registeredFlags, flagTypes } = fakePi();
 		expect(registeredFlags).toEqual([
 			"keel-profile",
 			"keel-root",
 			"keel-allow",
 			"keel-allow-read",
 			"keel-disable",
+			"keel-backend",
+			"keel-network",
+			"keel-identity",
+			"keel-insecure-host-key",
 		]);
+		// Switches are booleans (`--keel-network` alone); everything else takes a value.
+		expect(flagTypes).toMatchObject({
+			"keel-backend": "string",
+			"keel-identity": "string",
+			"keel-network": "boolean",
+			"keel-insecure-host-key": "boolean",
+		});
 		// A name in both profiles is registered once, with the pi profile's definition (pi's schema:
 		// pi registers tools at load, before the profile is known).
 		const keelTools = new Map(
@@ -227,5 +243,40 @@ describe("execution", () => {
 		expect(patch.details.error.code).toEqual(expect.any(String));
 		await mkdir(join(dir, "missing"));
 		await expect(call(pi, "ls", "c2", {}).promise).resolves.toBeDefined();
+	});
+});
+
+describe("backend", () => {
+	const call = (pi: ReturnType<typeof fakePi>, name: string, id: string, args: unknown) =>
+		pi.tools.get(name).execute(id, args, undefined, undefined, ctx());
+
+	it("a bad --keel-backend is a warning, then every tool call is refused: nothing runs on this machine", async () => {
+		const error = vi.spyOn(console, "error").mockImplementation(() => {});
+		try {
+			const pi = fakePi({ "keel-backend": "bwarp" });
+			await pi.emit("session_start", { reason: "startup" }, ctx());
+			expect(error).toHaveBeenCalledWith(
+				expect.stringMatching(/^keel: keel backend: unknown backend "bwarp".*refuse to run/),
+			);
+			const refused = /^\[BACKEND_UNAVAILABLE\] keel's backend setting is invalid: unknown backend "bwarp"/;
+			await expect(call(pi, "bash", "c1", { command: "echo ran > ran.txt" })).rejects.toThrow(refused);
+			const patch: any = await pi.emit("tool_result", { toolCallId: "c1", isError: true }, ctx());
+			expect(patch.details.error.code).toBe("BACKEND_UNAVAILABLE");
+			await expect(call(pi, "write", "c2", { path: "new.txt", content: "x" })).rejects.toThrow(refused);
+			await expect(call(pi, "read", "c3", { path: "notes.txt" })).rejects.toThrow(refused);
+			expect(existsSync(join(ws, "ran.txt"))).toBe(false);
+			expect(existsSync(join(ws, "new.txt"))).toBe(false);
+		} finally {
+			error.mockRestore();
+		}
+	});
+
+	it("a project's .pi/settings.json cannot choose the backend", async () => {
+		await mkdir(join(ws, ".pi"));
+		// Were this obeyed, every call would be refused; ignored, the session runs locally.
+		await writeFile(join(ws, ".pi", "settings.json"), JSON.stringify({ keel: { backend: "bogus" } }));
+		const pi = fakePi();
+		const r = await call(pi, "read", "c1", { path: "notes.txt" });
+		expect(r.content[0].text).toBe("alpha\nbeta");
 	});
 });

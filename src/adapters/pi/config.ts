@@ -1,16 +1,39 @@
 /**
  * keel's settings inside pi. Sources, first wins: pi flags (--keel-profile, --keel-root,
- * --keel-allow, --keel-allow-read, --keel-disable), environment (KEEL_PROFILE, KEEL_ROOT,
- * KEEL_ALLOW, KEEL_ALLOW_READ, KEEL_DISABLE), the "keel" object of the project's .pi/settings.json,
- * then of the global settings.json in pi's agent dir. Lists are comma separated (arrays in JSON).
+ * --keel-allow, --keel-allow-read, --keel-disable, --keel-backend, --keel-network,
+ * --keel-identity, --keel-insecure-host-key), environment (KEEL_PROFILE, KEEL_ROOT, KEEL_ALLOW,
+ * KEEL_ALLOW_READ, KEEL_DISABLE, KEEL_BACKEND, KEEL_NETWORK, KEEL_IDENTITY, KEEL_INSECURE_HOST_KEY),
+ * the "keel" object of the project's .pi/settings.json, then of the global settings.json in pi's
+ * agent dir (keys: profile, root, allow, allowRead, disable, backend, network, identity,
+ * insecureHostKey). Lists are comma separated (arrays in JSON); switches are 1/true/yes/on or
+ * 0/false/no/off (booleans in JSON).
  *
- * A project's settings may choose the profile and disable tools but never widen the roots: a
- * checked-out repository should not be able to grant itself access outside the workspace.
+ * The backend takes the CLI's grammar, through the CLI's parser (../backend-spec.ts): local (the
+ * default), bwrap, or ssh://user@host[:port]/path, whose path becomes the root.
+ *
+ * A project's settings may choose the profile and disable tools, nothing else. A checked-out
+ * repository is not trusted: it must not grant itself access outside the workspace (root, allow,
+ * allowRead), nor decide where commands run or how contained they are (backend, network, identity,
+ * insecureHostKey). Project settings rank above the global ones, so a repository that could set
+ * `backend: "local"` would quietly take a user's global bwrap sandbox away, `network: true` would
+ * reopen it, and an ssh:// spec would send the model's commands and files, with the user's keys, to
+ * a host the repository picked.
+ *
+ * A backend setting that does not parse is not replaced by this machine: a user who asked for a
+ * sandbox and silently got their own shell is worse off than one who sees every keel tool call
+ * refused with the reason (and a warning when the session starts).
  */
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { PROFILES, type Profile } from "../../tools/registry.js";
+import {
+	type BackendChoice,
+	type BackendFlags,
+	type BackendOptionNames,
+	BackendSpecError,
+	chooseBackend,
+} from "../backend-spec.js";
 
 export const FLAGS = {
 	profile: "keel-profile",
@@ -18,24 +41,70 @@ export const FLAGS = {
 	allow: "keel-allow",
 	allowRead: "keel-allow-read",
 	disable: "keel-disable",
+	backend: "keel-backend",
+	network: "keel-network",
+	identity: "keel-identity",
+	insecureHostKey: "keel-insecure-host-key",
 } as const;
 
-export const FLAG_HELP: Record<keyof typeof FLAGS, string> = {
+export type FlagKey = keyof typeof FLAGS;
+
+/** Flags that are switches (pi parses `--name` alone as true); the rest take a value. */
+export const SWITCHES: ReadonlySet<FlagKey> = new Set<FlagKey>(["network", "insecureHostKey"]);
+
+export const FLAG_HELP: Record<FlagKey, string> = {
 	profile:
 		"keel tool palette: pi (pi's tool names, keel's engine) or unified (one file tool for every change, plus python)",
 	root: "keel workspace root (default: the session's cwd)",
 	allow: "extra read-write roots for keel's tools, comma separated",
 	allowRead: "extra read-only roots for keel's tools, comma separated",
 	disable: "tool names to turn off, comma separated (keel's or pi's)",
+	backend:
+		"where keel's tools run: local (default), bwrap (commands in a bubblewrap sandbox), or ssh://user@host[:port]/path (the path is the root)",
+	network: "keel bwrap backend: keep the network (default: off)",
+	identity: "keel ssh backend: private key file (default: ssh-agent, then ~/.ssh/id_*)",
+	insecureHostKey: "keel ssh backend: skip host key checking against known_hosts",
 };
 
-const ENV: Record<keyof typeof FLAGS, string> = {
+const ENV: Record<FlagKey, string> = {
 	profile: "KEEL_PROFILE",
 	root: "KEEL_ROOT",
 	allow: "KEEL_ALLOW",
 	allowRead: "KEEL_ALLOW_READ",
 	disable: "KEEL_DISABLE",
+	backend: "KEEL_BACKEND",
+	network: "KEEL_NETWORK",
+	identity: "KEEL_IDENTITY",
+	insecureHostKey: "KEEL_INSECURE_HOST_KEY",
 };
+
+/** The environment variables keel reads, for hosts and tests that must start from none of them. */
+export const ENV_NAMES: readonly string[] = Object.values(ENV);
+
+/** Keys a project's .pi/settings.json may set; every other key comes from the user alone. */
+const PROJECT_KEYS: ReadonlySet<FlagKey> = new Set<FlagKey>(["profile", "disable"]);
+
+/** backend-spec's messages in this extension's spelling. */
+const OPTION_NAMES: BackendOptionNames = {
+	backend: "--keel-backend",
+	network: "--keel-network",
+	identity: "--keel-identity",
+	insecureHostKey: "--keel-insecure-host-key",
+};
+
+/** Where keel's tools run, as configured: the options identify the session, `open` makes the backend. */
+export interface BackendSetting {
+	/** The spec as given ("local" when none was). */
+	spec: string;
+	network: boolean;
+	/** Absolute path of the ssh private key, when one was given. */
+	identity?: string;
+	insecureHostKey: boolean;
+	/** Opens the backend for a root and its allow lists; undefined for this machine. */
+	open?: BackendChoice["open"];
+	/** Why the setting is unusable: sessions refuse to open, so every tool call reports it. */
+	error?: string;
+}
 
 export interface KeelPiConfig {
 	profile: Profile;
@@ -44,6 +113,7 @@ export interface KeelPiConfig {
 	allow: string[];
 	allowRead: string[];
 	disabled: string[];
+	backend: BackendSetting;
 	/** Problems worth telling the user about (a bad profile name, unreadable settings). */
 	warnings: string[];
 }
@@ -72,32 +142,101 @@ function list(v: unknown): string[] | undefined {
 const text = (v: unknown): string | undefined =>
 	typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
 
+const TRUE = new Set(["1", "true", "yes", "on"]);
+const FALSE = new Set(["0", "false", "no", "off"]);
+
+/**
+ * A switch's value; undefined when absent. An unreadable value is off (`bad` hears it) rather than
+ * passed over for a lower source: off is the contained choice (no network, host keys checked).
+ */
+function parseSwitch(v: unknown, bad: (v: string) => void): boolean | undefined {
+	if (typeof v === "boolean") return v;
+	if (typeof v !== "string" || v.trim() === "") return undefined;
+	const word = v.trim().toLowerCase();
+	if (TRUE.has(word)) return true;
+	if (!FALSE.has(word)) bad(v);
+	return false;
+}
+
+/** `~/x` in the user's home, anything else against `cwd`. */
+const expandPath = (cwd: string, p: string) =>
+	p.startsWith("~/") ? join(homedir(), p.slice(2)) : resolve(cwd, p);
+
 /** Resolve the configuration (pure: the caller gathers flags, env and settings). */
 export function resolveConfig(src: ConfigSources): KeelPiConfig {
 	const warnings: string[] = [];
-	const pick = <T>(key: keyof typeof FLAGS, parse: (v: unknown) => T | undefined, widening: boolean) => {
+	const pick = <T>(key: FlagKey, parse: (v: unknown) => T | undefined) => {
 		const flag = src.flag(FLAGS[key]);
-		if (flag === true) warnings.push(`--${FLAGS[key]} needs a value`);
+		if (flag === true && !SWITCHES.has(key)) warnings.push(`--${FLAGS[key]} needs a value`);
 		return (
 			parse(flag) ??
 			parse(src.env[ENV[key]]) ??
-			(widening ? undefined : parse(src.projectSettings?.[key])) ??
+			(PROJECT_KEYS.has(key) ? parse(src.projectSettings?.[key]) : undefined) ??
 			parse(src.globalSettings?.[key])
 		);
 	};
-	const profileName = pick("profile", text, false) ?? "pi";
+	const onOff = (key: FlagKey) =>
+		pick(key, (v) =>
+			parseSwitch(v, (bad) =>
+				warnings.push(`keel ${key} setting "${bad}" is not a switch (use true or false); it is off`),
+			),
+		) ?? false;
+	const profileName = pick("profile", text) ?? "pi";
 	let profile: Profile = "pi";
 	if ((PROFILES as readonly string[]).includes(profileName)) profile = profileName as Profile;
 	else warnings.push(`unknown keel profile "${profileName}" (use ${PROFILES.join(" or ")}); using "pi"`);
-	const root = resolve(src.cwd, pick("root", text, true) ?? ".");
+	const { backend, root: remoteRoot } = resolveBackend(
+		{
+			backend: pick("backend", text),
+			network: onOff("network"),
+			identity: pick("identity", text),
+			insecureHostKey: onOff("insecureHostKey"),
+		},
+		src.cwd,
+		warnings,
+	);
+	const rootSetting = pick("root", text);
+	if (remoteRoot && rootSetting)
+		warnings.push(
+			`keel root "${rootSetting}" is ignored: an ssh backend works in its spec's path (${remoteRoot})`,
+		);
+	const root = remoteRoot ?? resolve(src.cwd, rootSetting ?? ".");
 	return {
 		profile,
 		root,
-		allow: (pick("allow", list, true) ?? []).map((p) => resolve(root, p)),
-		allowRead: (pick("allowRead", list, true) ?? []).map((p) => resolve(root, p)),
-		disabled: pick("disable", list, false) ?? [],
+		allow: (pick("allow", list) ?? []).map((p) => resolve(root, p)),
+		allowRead: (pick("allowRead", list) ?? []).map((p) => resolve(root, p)),
+		disabled: pick("disable", list) ?? [],
+		backend,
 		warnings,
 	};
+}
+
+/**
+ * The backend through the CLI's parser, and the root its spec names (ssh://host/path); a spec it
+ * refuses becomes `error`, never this machine.
+ */
+function resolveBackend(
+	flags: BackendFlags,
+	cwd: string,
+	warnings: string[],
+): { backend: BackendSetting; root?: string } {
+	const setting: BackendSetting = {
+		spec: flags.backend ?? "local",
+		network: flags.network ?? false,
+		...(flags.identity ? { identity: expandPath(cwd, flags.identity) } : {}),
+		insecureHostKey: flags.insecureHostKey ?? false,
+	};
+	try {
+		const choice = chooseBackend({ ...flags, identity: setting.identity }, OPTION_NAMES);
+		return { backend: choice.open ? { ...setting, open: choice.open } : setting, root: choice.root };
+	} catch (e) {
+		if (!(e instanceof BackendSpecError)) throw e;
+		warnings.push(
+			`keel backend: ${e.message}. keel's tools will refuse to run (rather than run on this machine) until it is fixed`,
+		);
+		return { backend: { ...setting, error: e.message } };
+	}
 }
 
 /** pi's agent directory (PI_CODING_AGENT_DIR, else ~/.pi/agent). */

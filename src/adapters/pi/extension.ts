@@ -8,17 +8,23 @@
  * reload, new, resume, fork) and again before each agent run, so no reset brings a disabled tool
  * back. One keel Session per pi session, opened on the first tool call and closed on shutdown.
  *
+ * Where the tools run is keel's backend (--keel-backend local|bwrap|ssh://user@host[:port]/path,
+ * KEEL_BACKEND, or "backend" in pi's global settings.json; config.ts): this machine, a bubblewrap
+ * sandbox, or a remote host. It covers keel's tools only: pi's own `!command` shell and other
+ * extensions' tools still run on this machine. A backend setting that does not parse is shown as a
+ * warning and then refuses every keel tool call; keel never falls back to this machine for it.
+ *
  * pi is imported for types only: at run time this module needs nothing from pi.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { FLAG_HELP, FLAGS, type KeelPiConfig, loadConfig } from "./config.js";
+import { FLAG_HELP, FLAGS, type FlagKey, type KeelPiConfig, loadConfig, SWITCHES } from "./config.js";
 import { allKeelTools, applyPolicy, suppressedNames } from "./policy.js";
 import { SessionSlot } from "./sessions.js";
 import { FailureLog, toPiTool } from "./tools.js";
 
 export default function keel(pi: ExtensionAPI): void {
-	for (const [key, name] of Object.entries(FLAGS)) {
-		pi.registerFlag(name, { description: FLAG_HELP[key as keyof typeof FLAGS], type: "string" });
+	for (const [key, name] of Object.entries(FLAGS) as [FlagKey, string][]) {
+		pi.registerFlag(name, { description: FLAG_HELP[key], type: SWITCHES.has(key) ? "boolean" : "string" });
 	}
 
 	// All state lives in this closure: one set per extension instance, i.e. per pi session.
@@ -54,6 +60,7 @@ export default function keel(pi: ExtensionAPI): void {
 				allow: c.allow,
 				allowRead: c.allowRead,
 				disabledTools: c.disabled,
+				backendSetting: c.backend,
 			});
 		},
 	};
