@@ -9,6 +9,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -114,6 +115,20 @@ for (const factory of BACKENDS.filter((f) => NAMES.includes(f.name))) {
 			const d = details(r) as { stdout?: { totalBytes?: number }; fullOutputPath?: string };
 			expect(JSON.stringify(d)).toMatch(/5000001/); // every byte of stdout was counted
 			expect(textOf(await py.session.call("python", { code: "len(s)" }))).toBe("3000000");
+		});
+
+		test("a script runs like `python script.py` from its file on the backend, in the given cwd", async () => {
+			const py = await make();
+			await mkdir(join(scratch!.root, "pkg"), { recursive: true });
+			await writeFile(join(scratch!.root, "pkg", "helper_mod.py"), "NAME = 'helper'\n");
+			await writeFile(
+				join(scratch!.root, "pkg", "main.py"),
+				"import os, sys, helper_mod\nprint(helper_mod.NAME, os.path.basename(os.getcwd()), sys.argv[0].endswith('pkg/main.py'))\n",
+			);
+			const r = await py.session.call("python", { scriptPath: "pkg/main.py", cwd: "pkg" });
+			expect(textOf(r)).toBe("helper pkg True");
+			const bad = await py.session.call("python", { code: "1", cwd: "pkg/main.py" });
+			expect(!bad.ok && bad.error.code).toBe("NOT_DIRECTORY");
 		});
 
 		test("an exception carries the user's traceback and the state survives", async () => {
