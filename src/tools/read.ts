@@ -91,8 +91,9 @@ async function readFile(args: ReadArgs, { session, signal }: ToolContext): Promi
 	}
 	const decoded = decodeUtf8Lenient(bytes);
 	const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
-	const allLines =
-		body.length === 0 ? [""] : body.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+	const split = body.length === 0 ? [""] : body.split("\n");
+	// CRLF lines lose their \r; a file without one (most) skips the pass over every line.
+	const allLines = body.includes("\r") ? split.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)) : split;
 	const total = allLines.length;
 	const start = offset - 1;
 	if (start >= total) {
