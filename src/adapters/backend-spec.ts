@@ -1,10 +1,12 @@
 /**
  * `--backend SPEC` for the CLI: `local` (default), `bwrap` (commands in a bubblewrap sandbox; with
  * `--network` to keep the network), or `ssh://user@host[:port]/path` (`--identity FILE`,
- * `--insecure-host-key`). Heavy backends are imported only when asked for.
+ * `--insecure-host-key`; the host may be a ~/.ssh/config alias, whose HostName, User, Port and
+ * IdentityFile apply where the spec and flags give none). Heavy backends are imported only when
+ * asked for.
  */
 import { resolve } from "node:path";
-import { parseSshSpec } from "../backend/ssh/spec.js";
+import { parseSshSpecAsWritten } from "../backend/ssh/spec.js";
 import type { Backend } from "../backend/types.js";
 
 export interface BackendFlags {
@@ -65,9 +67,10 @@ export function chooseBackend(
 }
 
 function chooseSsh(spec: string, flags: BackendFlags): BackendChoice {
-	let target: ReturnType<typeof parseSshSpec>;
+	let target: ReturnType<typeof parseSshSpecAsWritten>;
 	try {
-		target = parseSshSpec(spec);
+		// The port as written: without one, ~/.ssh/config's Port (then 22) applies.
+		target = parseSshSpecAsWritten(spec);
 	} catch (e) {
 		throw new BackendSpecError((e as Error).message);
 	}

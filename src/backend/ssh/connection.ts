@@ -10,12 +10,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { Client, type ConnectConfig, type SFTPWrapper } from "ssh2";
 import { KeelError } from "../../boundary/errors.js";
+import { resolveSshTarget, type SshTarget } from "./client-config.js";
 import { unavailable } from "./errors.js";
 import {
 	blobKeyType,
 	fingerprint,
 	type HostKeyVerdict,
-	hostLookupName,
 	type KnownKey,
 	keysFor,
 	preferredHostKeyAlgorithms,
@@ -24,20 +24,33 @@ import {
 import { HelperShell, JobShell, openChannel } from "./shell.js";
 
 export interface SshConnectOptions {
+	/** A host name, address or ~/.ssh/config alias (`Host` patterns match it as given). */
 	host: string;
-	/** Default 22. */
+	/** Default: the config file's Port, else 22. */
 	port?: number;
-	/** Default: the local user name (as ssh does). */
+	/** Default: the config file's User, else the local user name (as ssh does). */
 	username?: string;
 	/** A private key (OpenSSH/PEM text). */
 	privateKey?: string | Buffer;
-	/** A private key file (--identity FILE). Without either, ~/.ssh/id_ed25519, id_ecdsa, id_rsa. */
+	/**
+	 * A private key file (--identity FILE). Without either: the config file's first existing
+	 * IdentityFile, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa.
+	 */
 	identityFile?: string;
 	passphrase?: string;
 	/** ssh-agent socket; default SSH_AUTH_SOCK when set; false: never use an agent. */
 	agent?: string | false;
-	/** Default ~/.ssh/known_hosts (and /etc/ssh/ssh_known_hosts). */
+	/**
+	 * Default: the config file's UserKnownHostsFile and GlobalKnownHostsFile, else
+	 * ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts.
+	 */
 	knownHostsFile?: string;
+	/**
+	 * OpenSSH client configuration for HostName, User, Port, IdentityFile, HostKeyAlias and
+	 * User/GlobalKnownHostsFile (see client-config.ts); explicit options win over it. Default
+	 * ~/.ssh/config (missing or unreadable: none); false: read none.
+	 */
+	sshConfigFile?: string | false;
 	/** Accept any host key (--insecure-host-key). Never the default. */
 	insecureHostKey?: boolean;
 	/** TCP connect plus SSH handshake and authentication; default 15 s. */
@@ -107,8 +120,10 @@ function connectSocket(host: string, port: number, timeoutMs: number): Promise<S
 }
 
 export class SshConnection {
-	readonly port: number;
-	readonly username: string;
+	/** Where to connect, resolved once from the options and the ssh config file. */
+	private readonly target: SshTarget | undefined;
+	/** Why the target could not be resolved (a malformed config file): every call fails with it. */
+	private readonly targetError: KeelError | undefined;
 	private live: Live | undefined;
 	private connecting: Promise<Live> | undefined;
 	private closed = false;
@@ -117,17 +132,63 @@ export class SshConnection {
 	private orphans: { pgid: number; start: string }[] = [];
 
 	constructor(private readonly opts: SshConnectOptions) {
-		this.port = opts.port ?? 22;
-		this.username = opts.username ?? process.env.USER ?? "root";
+		try {
+			this.target = resolveSshTarget({
+				host: opts.host,
+				port: opts.port,
+				username: opts.username,
+				explicitKey: opts.privateKey !== undefined || opts.identityFile !== undefined,
+				knownHostsFile: opts.knownHostsFile,
+				sshConfigFile: opts.sshConfigFile,
+			});
+		} catch (e) {
+			this.targetError =
+				e instanceof KeelError
+					? e
+					: unavailable(`Cannot resolve the SSH target ${opts.host}: ${(e as Error).message}`, e);
+		}
 	}
 
-	/** user@host:port, for messages. */
+	get port(): number {
+		return this.target?.port ?? this.opts.port ?? 22;
+	}
+
+	get username(): string {
+		return this.target?.username ?? this.opts.username ?? process.env.USER ?? "root";
+	}
+
+	/** The host connected to (the config file's HostName, else the name as given). */
+	get host(): string {
+		return this.target?.host ?? this.opts.host;
+	}
+
+	/**
+	 * For messages: `user@host:port`, or `alias (user@host:port)` when the config file maps the
+	 * name given to another host.
+	 */
 	get label(): string {
-		return `${this.username}@${this.opts.host}:${this.port}`;
+		const addr = `${this.username}@${this.host}:${this.port}`;
+		return this.aliased ? `${this.opts.host} (${addr})` : addr;
+	}
+
+	private get aliased(): boolean {
+		return this.opts.host.toLowerCase() !== this.host;
+	}
+
+	/** ssh://user@host:port, or the alias with the address it stands for. */
+	private get where(): string {
+		return this.aliased ? this.label : `ssh://${this.label}`;
+	}
+
+	/** Directives of the config file that keel ignores but that may explain a failure. */
+	private withNotes(message: string): string {
+		const notes = this.target?.notes ?? [];
+		return notes.length > 0 ? `${message} Note: ${notes.join("; ")}.` : message;
 	}
 
 	/** The live connection, connecting first when there is none. */
 	get(): Promise<Live> {
+		if (this.targetError) return Promise.reject(this.targetError);
 		if (this.closed) return Promise.reject(unavailable("This SSH backend is closed; start a new session."));
 		if (this.live && !this.live.lost) return Promise.resolve(this.live);
 		this.connecting ??= this.connect().finally(() => {
@@ -180,16 +241,21 @@ export class SshConnection {
 
 	private lostError(why: string): KeelError {
 		return unavailable(
-			`The SSH connection to ${this.label} was lost (${why}); an operation in flight may or may not have taken effect (a write is all or nothing): check before retrying. The next call reconnects.`,
+			`The SSH connection to ${this.where} was lost (${why}); an operation in flight may or may not have taken effect (a write is all or nothing): check before retrying. The next call reconnects.`,
 		);
 	}
+
+	/** The key file offered in the last connection attempt, for messages. */
+	private keyFile: string | undefined;
 
 	private authConfig(): Pick<ConnectConfig, "privateKey" | "passphrase" | "agent"> {
 		const agent = this.opts.agent === false ? undefined : (this.opts.agent ?? process.env.SSH_AUTH_SOCK);
 		let privateKey = this.opts.privateKey;
+		this.keyFile = undefined;
 		if (privateKey === undefined && this.opts.identityFile) {
 			try {
 				privateKey = readFileSync(this.opts.identityFile);
+				this.keyFile = this.opts.identityFile;
 			} catch (e) {
 				throw unavailable(
 					`Cannot read the identity file ${this.opts.identityFile} (${(e as Error).message}); pass an existing private key with --identity FILE.`,
@@ -197,36 +263,53 @@ export class SshConnection {
 				);
 			}
 		}
-		if (privateKey === undefined) {
-			for (const name of DEFAULT_IDENTITIES) {
-				try {
-					privateKey = readFileSync(join(homedir(), ".ssh", name));
-					break;
-				} catch {
-					// try the next default identity
-				}
+		// The config file's IdentityFile lines replace the defaults (as in ssh); keel offers the
+		// first that exists (ssh tries each in turn).
+		const configured = this.target?.identityFiles ?? [];
+		const candidates =
+			configured.length > 0 ? configured : DEFAULT_IDENTITIES.map((n) => join(homedir(), ".ssh", n));
+		for (const file of privateKey === undefined ? candidates : []) {
+			try {
+				privateKey = readFileSync(file);
+				this.keyFile = file;
+				break;
+			} catch {
+				// try the next identity
 			}
 		}
 		if (privateKey === undefined && !agent) {
+			const named =
+				configured.length > 0
+					? ` (none of the IdentityFile entries in ${this.target?.configFile} exists: ${configured.join(", ")})`
+					: "";
 			throw unavailable(
-				`No SSH key for ${this.label}: pass a private key with --identity FILE, or start ssh-agent (SSH_AUTH_SOCK).`,
+				`No SSH key for ${this.label}${named}: pass a private key with --identity FILE, or start ssh-agent (SSH_AUTH_SOCK).`,
 			);
 		}
 		return { privateKey, passphrase: this.opts.passphrase, agent };
 	}
 
-	private hostKeyMessage(verdict: HostKeyVerdict, blob: Buffer, files: string[]): string {
-		const name = hostLookupName(this.opts.host, this.port);
+	private hostKeyMessage(verdict: HostKeyVerdict, blob: Buffer, files: string[], name: string): string {
 		const got = `${blobKeyType(blob)} key ${fingerprint(blob)}`;
+		const alias = this.target?.hostKeyAlias;
+		// The name as given, with the known_hosts name it was looked up under.
+		const shown = this.aliased || alias ? `${this.opts.host} (${name})` : name;
 		switch (verdict.kind) {
-			case "unknown":
-				return `The host key of ${name} is not in ${files.join(" or ")} (the server offered ${got}). Add it after checking the fingerprint (ssh-keyscan -p ${this.port} ${this.opts.host} >> ~/.ssh/known_hosts), or pass --insecure-host-key to skip host key checking.`;
+			case "unknown": {
+				const into = files[0] ?? "~/.ssh/known_hosts";
+				const scan = `ssh-keyscan -p ${this.port} ${this.host}${alias ? ` | sed 's/^[^ ]*/${alias}/'` : ""} >> ${into}`;
+				return this.withNotes(
+					`The host key of ${shown} is not in ${files.join(" or ") || "any known_hosts file"} (the server offered ${got}). Add it after checking the fingerprint (${scan}), or pass --insecure-host-key to skip host key checking.`,
+				);
+			}
 			case "revoked":
-				return `The host key of ${name} (${got}) is marked @revoked in ${verdict.entry.file}:${verdict.entry.line}; refusing to connect.`;
+				return `The host key of ${shown} (${got}) is marked @revoked in ${verdict.entry.file}:${verdict.entry.line}; refusing to connect.`;
 			case "mismatch":
 			case "other-type": {
 				const where = verdict.entries.map((e) => `${e.file}:${e.line}`).join(", ");
-				return `HOST KEY MISMATCH for ${name}: the server offered ${got}, which is not the key recorded in ${where}. Someone may be intercepting the connection, or the host was reinstalled; if you trust the new key, remove the old one (ssh-keygen -R '${name}') and add the new one.`;
+				return this.withNotes(
+					`HOST KEY MISMATCH for ${shown}: the server offered ${got}, which is not the key recorded in ${where}. Someone may be intercepting the connection, or the host was reinstalled; if you trust the new key, remove the old one (ssh-keygen -R '${name}') and add the new one.`,
+				);
 			}
 			default:
 				return `The host key of ${name} was refused.`;
@@ -237,59 +320,49 @@ export class SshConnection {
 		if (e instanceof KeelError) return e;
 		if (hostKeyProblem) return unavailable(hostKeyProblem, e);
 		const err = e as NodeJS.ErrnoException & { level?: string };
-		const where = `ssh://${this.label}`;
+		const plain = this.plainConnectError(err);
+		return unavailable(this.withNotes(plain), e);
+	}
+
+	private plainConnectError(err: NodeJS.ErrnoException & { level?: string }): string {
+		const where = this.where;
 		switch (err.code) {
 			case "ECONNREFUSED":
-				return unavailable(
-					`Cannot connect to ${where}: connection refused; check the host and port, and that sshd runs there.`,
-					e,
-				);
+				return `Cannot connect to ${where}: connection refused; check the host and port, and that sshd runs there.`;
 			case "ETIMEDOUT":
-				return unavailable(
-					`Cannot connect to ${where}: ${err.message}; check the host, port and network.`,
-					e,
-				);
+				return `Cannot connect to ${where}: ${err.message}; check the host, port and network.`;
 			case "ENOTFOUND":
-			case "EAI_AGAIN":
-				return unavailable(
-					`Cannot connect to ${where}: host ${this.opts.host} not found; check the host name.`,
-					e,
-				);
+			case "EAI_AGAIN": {
+				const cfg = this.opts.sshConfigFile ?? "~/.ssh/config";
+				const hint =
+					this.aliased || cfg === false ? "" : ` (or give it a Host entry with a HostName in ${cfg})`;
+				return `Cannot connect to ${where}: host ${this.host} not found; check the host name${hint}.`;
+			}
 			case "EHOSTUNREACH":
 			case "ENETUNREACH":
-				return unavailable(
-					`Cannot connect to ${where}: the host is unreachable; check the address and network.`,
-					e,
-				);
+				return `Cannot connect to ${where}: the host is unreachable; check the address and network.`;
 		}
 		if (err.level === "client-authentication") {
-			return unavailable(
-				`Authentication to ${where} failed: the server refused the key(s) offered${this.opts.identityFile ? ` (${this.opts.identityFile})` : ""}. Pass the right key with --identity FILE, or add its public key to the user's authorized_keys on the host.`,
-				e,
-			);
+			return `Authentication to ${where} failed: the server refused the key(s) offered${this.keyFile ? ` (${this.keyFile})` : ""}. Pass the right key with --identity FILE, or add its public key to the user's authorized_keys on the host.`;
 		}
 		if (err.level === "client-timeout") {
-			return unavailable(
-				`Cannot connect to ${where}: the SSH handshake timed out; check that the port speaks SSH.`,
-				e,
-			);
+			return `Cannot connect to ${where}: the SSH handshake timed out; check that the port speaks SSH.`;
 		}
-		return unavailable(`Cannot connect to ${where}: ${err.message}.`, e);
+		return `Cannot connect to ${where}: ${err.message}.`;
 	}
 
 	private async connect(): Promise<Live> {
 		const timeoutMs = this.opts.connectTimeoutMs ?? 15_000;
-		const name = hostLookupName(this.opts.host, this.port);
-		const files = this.opts.knownHostsFile
-			? [this.opts.knownHostsFile]
-			: [join(homedir(), ".ssh", "known_hosts"), "/etc/ssh/ssh_known_hosts"];
+		const target = this.target as SshTarget; // get() refuses before connecting without one
+		const name = target.knownHostsName;
+		const files = target.knownHostsFiles;
 		const known = this.opts.insecureHostKey ? [] : readKnownHosts(files, name);
 		let hostKeyProblem: string | undefined;
 		const client = new Client();
 		const auth = this.authConfig();
 		let sock: Socket;
 		try {
-			sock = await connectSocket(this.opts.host, this.port, timeoutMs);
+			sock = await connectSocket(this.host, this.port, timeoutMs);
 		} catch (e) {
 			throw this.connectError(e, undefined);
 		}
@@ -303,7 +376,7 @@ export class SshConnection {
 				);
 				client.connect({
 					sock,
-					host: this.opts.host,
+					host: this.host,
 					port: this.port,
 					username: this.username,
 					...auth,
@@ -315,7 +388,7 @@ export class SshConnection {
 						if (this.opts.insecureHostKey) return true;
 						const verdict = verifyHostKey(known, blob);
 						if (verdict.kind === "ok") return true;
-						hostKeyProblem = this.hostKeyMessage(verdict, blob, files);
+						hostKeyProblem = this.hostKeyMessage(verdict, blob, files, name);
 						return false;
 					},
 				});
@@ -399,7 +472,7 @@ export class SshConnection {
 			const missing = [...caps.out.matchAll(/^missing (\S+)$/gm)].map((m) => m[1]);
 			if (missing.length > 0) {
 				throw unavailable(
-					`The host ${this.opts.host} lacks ${missing.join(", ")}, which keel's ssh backend runs there (GNU coreutils, util-linux, findutils, grep); install them on the host.`,
+					`The host ${this.label} lacks ${missing.join(", ")}, which keel's ssh backend runs there (GNU coreutils, util-linux, findutils, grep); install them on the host.`,
 				);
 			}
 			Object.assign(live, {
@@ -416,7 +489,7 @@ export class SshConnection {
 			client.destroy();
 			if (e instanceof KeelError) throw e;
 			throw unavailable(
-				`Connected to ssh://${this.label}, but could not start SFTP and a shell there: ${(e as Error).message}. Check that the account has a working shell, the sftp subsystem is enabled, and the shell's rc files print nothing.`,
+				`Connected to ${this.where}, but could not start SFTP and a shell there: ${(e as Error).message}. Check that the account has a working shell, the sftp subsystem is enabled, and the shell's rc files print nothing.`,
 				e,
 			);
 		}

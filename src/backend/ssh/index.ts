@@ -17,7 +17,7 @@ export interface SshBackendOptions extends SshConnectOptions, SshFsOptions {
 
 export interface SshBackend extends Backend {
 	readonly kind: "ssh";
-	/** user@host:port */
+	/** user@host:port, or `alias (user@host:port)` when ~/.ssh/config maps the name to another host. */
 	readonly target: string;
 	/** Connect now (instead of on the first call); throws the connection error, if any. */
 	connect(): Promise<void>;
