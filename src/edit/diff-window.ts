@@ -33,16 +33,37 @@ function forwardLines(s: string, at: number, lines: number): number {
 	return p;
 }
 
+/** Chars compared per step by native string equality before falling back to a char loop. */
+const CHUNK = 16 * 1024;
+
+/** Length of the common prefix of a and b (at most `max`). */
+function commonPrefix(a: string, b: string, max: number): number {
+	let i = 0;
+	// Native comparison of whole chunks: a char-by-char JS loop over 10 MB took ~70 ms.
+	while (i + CHUNK <= max && a.slice(i, i + CHUNK) === b.slice(i, i + CHUNK)) i += CHUNK;
+	while (i < max && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+	return i;
+}
+
+/** Length of the common suffix of a and b (at most `max`). */
+function commonSuffix(a: string, b: string, max: number): number {
+	let j = 0;
+	while (
+		j + CHUNK <= max &&
+		a.slice(a.length - j - CHUNK, a.length - j) === b.slice(b.length - j - CHUNK, b.length - j)
+	)
+		j += CHUNK;
+	while (j < max && a.charCodeAt(a.length - 1 - j) === b.charCodeAt(b.length - 1 - j)) j++;
+	return j;
+}
+
 export function diffWindow(before: string, after: string, context: number): DiffWindow {
 	const max = Math.min(before.length, after.length);
-	let i = 0;
-	while (i < max && before.charCodeAt(i) === after.charCodeAt(i)) i++;
+	const i = commonPrefix(before, after, max);
 	// The window starts at a line boundary, `context` lines above the first difference.
 	const firstLine = i === 0 ? 0 : before.lastIndexOf("\n", i - 1) + 1;
 	const start = backLines(before, firstLine, context);
-	let j = 0;
-	while (j < max - i && before.charCodeAt(before.length - 1 - j) === after.charCodeAt(after.length - 1 - j))
-		j++;
+	const j = commonSuffix(before, after, max - i);
 	// ...and ends at a line boundary, `context` lines below the last difference.
 	const endBefore = forwardLines(before, before.length - j, context + 1);
 	const suffix = before.length - endBefore;

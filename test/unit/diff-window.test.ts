@@ -36,6 +36,34 @@ describe("diff window", () => {
 		);
 	});
 
+	it("property: texts longer than the chunked prefix/suffix comparison (16 Ki chars) diff the same", () => {
+		const filler = fc.array(fc.constantFrom("alpha", "beta", "gamma", "", "  delta"), {
+			minLength: 2000,
+			maxLength: 9000,
+		});
+		fc.assert(
+			fc.property(filler, fc.nat(), fc.nat(3), lines, fc.nat(), (base, pos, del, ins, pos2) => {
+				const at = pos % (base.length + 1);
+				const a = `${base.join("\n")}\n`;
+				// Two changes (as a multi-edit makes): the window must span both, wherever they are.
+				const once = edited(base, at, del, ins.slice(0, 4));
+				const after = edited(once, pos2 % (once.length + 1), 1, ["changed again"]);
+				const b = `${after.join("\n")}\n`;
+				if (a === b) return;
+				expect(applyPatch(a, unifiedPatch("f", a, b))).toBe(b);
+				const aLines = a.split("\n");
+				const bLines = b.split("\n");
+				for (const row of renderDiff(a, b).diff.split("\n")) {
+					const m = /^([ +-])\s*(\d+) (.*)$/.exec(row);
+					if (!m) continue;
+					const [, sign, n, text] = m;
+					expect(text).toBe(sign === "+" ? bLines[Number(n) - 1] : aLines[Number(n) - 1]);
+				}
+			}),
+			{ numRuns: 60 },
+		);
+	});
+
 	it("a one-line change in a 100,000-line text shows that line with its real number", () => {
 		const big = Array.from({ length: 100_000 }, (_, i) => `line ${i + 1}`);
 		const a = `${big.join("\n")}\n`;
