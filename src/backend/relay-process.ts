@@ -4,7 +4,7 @@
  * once. Remote programs run this way only see stdin, stdout and stderr.
  */
 import { PassThrough, type Readable } from "node:stream";
-import type { ProcessExit, SpawnedProcess } from "./types.js";
+import type { ProcessExit, SpawnedProcess, SpawnRequest } from "./types.js";
 
 export interface RelayLink {
 	/** What the caller writes; pipe it to the program's stdin. Its end means: kill. */
@@ -52,4 +52,15 @@ export function relayProcess(start: (link: RelayLink) => Promise<ProcessExit>): 
 /** Stream 'data' already written is emitted on process.nextTick; setImmediate runs after those. */
 export function afterPendingData(): Promise<void> {
 	return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The argv that starts `req.argv` in `req.cwd` with `req.env` added, for a target reached only by
+ * argv (exit 127 when the directory is not there).
+ */
+export function inDirArgv(req: SpawnRequest, extraVars: string[] = []): string[] {
+	const vars = Object.entries(req.env ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
+	vars.unshift(...extraVars);
+	const argv = vars.length > 0 ? ["env", ...vars, ...req.argv] : req.argv;
+	return ["sh", "-c", 'cd -- "$1" || exit 127; shift; exec "$@"', "keel", req.cwd, ...argv];
 }

@@ -13,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { spawnLocal } from "../backend/local-spawn.js";
+import { shq } from "../backend/shell-quote.js";
 import type { Backend, ProcessOps, SpawnedProcess } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { findInterpreter } from "./interpreter.js";
@@ -46,15 +47,11 @@ const FIND_SCRIPT = `for c do
 done
 exit 3`;
 
-function shellWord(s: string): string {
-	return `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
 async function findOnBackend(backend: Backend, configured: string | undefined, cwd: string): Promise<string> {
 	const candidates = configured ? [configured] : ["/usr/bin/python3", "python3"];
 	const out: Buffer[] = [];
 	const r = await backend.exec.run({
-		command: `set -- ${candidates.map(shellWord).join(" ")}\n${FIND_SCRIPT}`,
+		command: `set -- ${candidates.map(shq).join(" ")}\n${FIND_SCRIPT}`,
 		cwd,
 		timeoutMs: 30_000,
 		onData: (c) => out.push(c),

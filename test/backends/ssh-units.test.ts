@@ -2,7 +2,8 @@
 import { execFileSync } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { newMarker, RecordSplitter, shq } from "../../src/backend/ssh/framing.js";
+import { shq } from "../../src/backend/shell-quote.js";
+import { newMarker, RecordSplitter } from "../../src/backend/ssh/framing.js";
 import { formatIdentity, parseIdentity } from "../../src/backend/ssh/identity.js";
 import {
 	blobKeyType,

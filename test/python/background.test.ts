@@ -5,19 +5,11 @@
  */
 import { access, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { CallResult } from "../../src/session.js";
-import { endsOf, NO_PYTHON, nextEvent, type PySession, pySession, textOf } from "./helpers.js";
+import { endsOf, NO_PYTHON, nextEvent, pySessions, textOf } from "./helpers.js";
 
-const open: PySession[] = [];
-async function make(...args: Parameters<typeof pySession>) {
-	const py = await pySession(...args);
-	open.push(py);
-	return py;
-}
-afterEach(async () => {
-	for (const py of open.splice(0)) await py.dispose();
-});
+const make = pySessions();
 
 const SHORT = { python: { backgroundAfterMs: 300 } };
 

@@ -3,19 +3,20 @@
  * limit, and disposal with a job running. Each gives exactly one terminal event, the worker's
  * process group is gone, and the next call succeeds on a fresh worker and says state was lost.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { CallResult } from "../../src/session.js";
-import { alive, endsOf, NO_PYTHON, nextEvent, type PySession, pySession, textOf } from "./helpers.js";
+import {
+	alive,
+	endsOf,
+	NO_PYTHON,
+	nextEvent,
+	type PySession,
+	pySession,
+	pySessions,
+	textOf,
+} from "./helpers.js";
 
-const open: PySession[] = [];
-async function make(...args: Parameters<typeof pySession>) {
-	const py = await pySession(...args);
-	open.push(py);
-	return py;
-}
-afterEach(async () => {
-	for (const py of open.splice(0)) await py.dispose();
-});
+const make = pySessions();
 
 const settle = () => new Promise((r) => setTimeout(r, 250));
 

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "../../src/python/coordinator.js";
 import type { PythonJobEvent } from "../../src/python/types.js";
 import { Session, type SessionOptions } from "../../src/session.js";
@@ -41,6 +42,22 @@ export interface PySession {
 	events: PythonJobEvent[];
 	dir: string;
 	dispose(): Promise<void>;
+}
+
+/**
+ * A `make` for one test file: sessions it makes are disposed after each test (call at the top
+ * level of the file).
+ */
+export function pySessions(): (...args: Parameters<typeof pySession>) => Promise<PySession> {
+	const open: PySession[] = [];
+	afterEach(async () => {
+		for (const py of open.splice(0)) await py.dispose();
+	});
+	return async (...args) => {
+		const py = await pySession(...args);
+		open.push(py);
+		return py;
+	};
 }
 
 export async function pySession(

@@ -4,20 +4,12 @@
  */
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local.js";
 import type { CallResult } from "../../src/session.js";
-import { NO_PYTHON, type PySession, pySession, textOf } from "./helpers.js";
+import { NO_PYTHON, type PySession, pySessions, textOf } from "./helpers.js";
 
-const open: PySession[] = [];
-async function make(...args: Parameters<typeof pySession>) {
-	const py = await pySession(...args);
-	open.push(py);
-	return py;
-}
-afterEach(async () => {
-	for (const py of open.splice(0)) await py.dispose();
-});
+const make = pySessions();
 
 function codeOf(r: CallResult): string | undefined {
 	return r.ok ? undefined : r.error.code;

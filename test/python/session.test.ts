@@ -2,18 +2,10 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { NO_PYTHON, type PySession, pySession, textOf } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { NO_PYTHON, pySession, pySessions, textOf } from "./helpers.js";
 
-const open: PySession[] = [];
-async function make(...args: Parameters<typeof pySession>) {
-	const py = await pySession(...args);
-	open.push(py);
-	return py;
-}
-afterEach(async () => {
-	for (const py of open.splice(0)) await py.dispose();
-});
+const make = pySessions();
 
 describe.skipIf(NO_PYTHON)("python: one interpreter per session", () => {
 	it("two sessions have distinct workers; a variable set in one is absent in the other", async () => {

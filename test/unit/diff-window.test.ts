@@ -12,6 +12,19 @@ function edited(before: string[], at: number, del: number, ins: string[]): strin
 	return out;
 }
 
+/** The patch applies to give `b`; every numbered line of the rendered diff is the file's line. */
+function expectTrueDiffs(a: string, b: string): void {
+	expect(applyPatch(a, unifiedPatch("f", a, b))).toBe(b);
+	const aLines = a.split("\n");
+	const bLines = b.split("\n");
+	for (const row of renderDiff(a, b).diff.split("\n")) {
+		const m = /^([ +-])\s*(\d+) (.*)$/.exec(row);
+		if (!m) continue;
+		const [, sign, n, text] = m;
+		expect(text).toBe(sign === "+" ? bLines[Number(n) - 1] : aLines[Number(n) - 1]);
+	}
+}
+
 describe("diff window", () => {
 	it("property: the patch applies to give the new text; every numbered line is the file's line", () => {
 		fc.assert(
@@ -22,15 +35,7 @@ describe("diff window", () => {
 				const a = base.join("\n") + (base.length ? nl : "");
 				const b = after.join("\n") + (after.length ? nl : "");
 				if (a === b) return;
-				expect(applyPatch(a, unifiedPatch("f", a, b))).toBe(b);
-				const aLines = a.split("\n");
-				const bLines = b.split("\n");
-				for (const row of renderDiff(a, b).diff.split("\n")) {
-					const m = /^([ +-])\s*(\d+) (.*)$/.exec(row);
-					if (!m) continue;
-					const [, sign, n, text] = m;
-					expect(text).toBe(sign === "+" ? bLines[Number(n) - 1] : aLines[Number(n) - 1]);
-				}
+				expectTrueDiffs(a, b);
 			}),
 			{ numRuns: 500 },
 		);
@@ -50,15 +55,7 @@ describe("diff window", () => {
 				const after = edited(once, pos2 % (once.length + 1), 1, ["changed again"]);
 				const b = `${after.join("\n")}\n`;
 				if (a === b) return;
-				expect(applyPatch(a, unifiedPatch("f", a, b))).toBe(b);
-				const aLines = a.split("\n");
-				const bLines = b.split("\n");
-				for (const row of renderDiff(a, b).diff.split("\n")) {
-					const m = /^([ +-])\s*(\d+) (.*)$/.exec(row);
-					if (!m) continue;
-					const [, sign, n, text] = m;
-					expect(text).toBe(sign === "+" ? bLines[Number(n) - 1] : aLines[Number(n) - 1]);
-				}
+				expectTrueDiffs(a, b);
 			}),
 			{ numRuns: 60 },
 		);

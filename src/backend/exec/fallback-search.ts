@@ -24,7 +24,7 @@ import {
 const parseIgnoreText = (text: string | undefined) => (text === undefined ? [] : parseIgnoreFile(text));
 
 import { compileGlob, compileGrepRegExp, findGlobTarget } from "../search/patterns.js";
-import { comparePaths, stripEol, throwIfAborted, withContext } from "../search/semantics.js";
+import { comparePaths, grepBuffer, throwIfAborted } from "../search/semantics.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { EXIT, errnoError } from "./errors.js";
 import { type ExecTransport, runScript } from "./transport.js";
@@ -241,38 +241,6 @@ async function walkListing(
 	};
 	visit(root, "", ancestorLevels(root, custom, l));
 	return out;
-}
-
-/** Text of a file, or undefined when binary (a NUL anywhere); UTF-16 with a BOM decoded, as js.ts does. */
-function decodeText(buf: Buffer): string | undefined {
-	let text: string;
-	if (buf.length >= 2 && buf[0] === 0xff && buf[1] === 0xfe)
-		text = new TextDecoder("utf-16le").decode(buf.subarray(2));
-	else if (buf.length >= 2 && buf[0] === 0xfe && buf[1] === 0xff) {
-		text = new TextDecoder("utf-16be").decode(buf.subarray(2));
-	} else {
-		if (buf.includes(0)) return undefined;
-		text = buf.toString("utf8");
-	}
-	if (text.includes("\0")) return undefined;
-	return text.startsWith("\uFEFF") ? text.slice(1) : text;
-}
-
-function grepBuffer(path: string, buf: Buffer, regex: RegExp, context: number, max: number): GrepMatch[] {
-	const text = decodeText(buf);
-	if (text === undefined) return [];
-	const lines = text.split("\n");
-	if (lines[lines.length - 1] === "") lines.pop();
-	const matchLines: number[] = [];
-	for (let i = 0; i < lines.length && matchLines.length < max; i++) {
-		if (regex.test(lines[i])) matchLines.push(i + 1);
-	}
-	return withContext(
-		path,
-		matchLines,
-		(n) => (n <= lines.length ? stripEol(lines[n - 1]) : undefined),
-		context,
-	);
 }
 
 /** A file the walk kept for grep: absolute path and size (for batching). */

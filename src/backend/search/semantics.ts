@@ -65,3 +65,47 @@ export function abortedError(): KeelError {
 export function throwIfAborted(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) throw abortedError();
 }
+
+/**
+ * Text of a file, or undefined when it is binary (contains a NUL byte anywhere: rg stops at the
+ * first NUL and the rg engine drops such files). UTF-16 with a BOM is decoded, as rg does.
+ */
+function decodeText(buf: Buffer): string | undefined {
+	let text: string;
+	if (buf.length >= 2 && buf[0] === 0xff && buf[1] === 0xfe) {
+		text = new TextDecoder("utf-16le").decode(buf.subarray(2));
+	} else if (buf.length >= 2 && buf[0] === 0xfe && buf[1] === 0xff) {
+		text = new TextDecoder("utf-16be").decode(buf.subarray(2));
+	} else {
+		if (buf.includes(0)) return undefined;
+		text = buf.toString("utf8");
+	}
+	if (text.includes("\0")) return undefined;
+	return text.startsWith("\uFEFF") ? text.slice(1) : text;
+}
+
+/** Matches of one file's bytes, at most `max` (the context of the last one stays complete). */
+export function grepBuffer(
+	path: string,
+	buf: Buffer,
+	regex: RegExp,
+	context: number,
+	max: number,
+): GrepMatch[] {
+	const text = decodeText(buf);
+	if (text === undefined) return [];
+	const lines = text.split("\n");
+	if (lines[lines.length - 1] === "") lines.pop();
+	const matchLines: number[] = [];
+	// Lines keep a "\r" while matching, like rg without --crlf.
+	for (let i = 0; i < lines.length && matchLines.length < max; i++) {
+		if (regex.test(lines[i])) matchLines.push(i + 1);
+	}
+	if (matchLines.length === 0) return [];
+	return withContext(
+		path,
+		matchLines,
+		(n) => (n <= lines.length ? stripEol(lines[n - 1]) : undefined),
+		context,
+	);
+}

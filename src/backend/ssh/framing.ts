@@ -9,11 +9,6 @@ export function newMarker(): string {
 	return randomBytes(16).toString("hex");
 }
 
-/** One shell word: single-quoted, safe for any string without NUL. */
-export function shq(s: string): string {
-	return `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
 const EMPTY = Buffer.alloc(0);
 
 /** How many bytes at the end of `buf` could be the start of `token` (held back until more arrives). */

@@ -10,7 +10,7 @@
  * A job's output goes through its own FIFO and relay (`cat`), so a background child that keeps
  * the output open can be cut off by killing the relay without touching the shell's stream.
  */
-import { shq } from "./framing.js";
+import { shq } from "../shell-quote.js";
 
 const LIB = String.raw`
 export LC_ALL=C

@@ -8,7 +8,8 @@
  *  - JobShell: one command (or argv) at a time, output streamed, the job in its own process group.
  */
 import type { Client, ClientChannel } from "ssh2";
-import { newMarker, RecordSplitter, shq } from "./framing.js";
+import { shq } from "../shell-quote.js";
+import { newMarker, RecordSplitter } from "./framing.js";
 import { START_SHELL, shellInit } from "./remote-lib.js";
 
 export function openChannel(client: Client): Promise<ClientChannel> {

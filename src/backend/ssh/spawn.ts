@@ -5,18 +5,15 @@
  * worker's process group and exits); a dropped connection does the same.
  */
 import type { ClientChannel } from "ssh2";
-import { relayProcess } from "../relay-process.js";
+import { inDirArgv, relayProcess } from "../relay-process.js";
+import { shq } from "../shell-quote.js";
 import type { ProcessExit, ProcessOps, SpawnRequest } from "../types.js";
 import type { SshConnection } from "./connection.js";
-import { shq } from "./framing.js";
 
-/** `cd` to the directory, then exec argv (through `env` when variables are added). */
+/** The command line for sshd's login shell: exec the in-directory argv, every word quoted. */
 export function remoteCommand(req: SpawnRequest, remotePath: string | undefined): string {
-	const vars = Object.entries(req.env ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
-	if (remotePath !== undefined) vars.unshift(`PATH=${remotePath}`);
-	const argv = vars.length > 0 ? ["env", ...vars, ...req.argv] : req.argv;
-	const script = 'cd -- "$1" || exit 127; shift; exec "$@"';
-	return ["exec", "sh", "-c", script, "keel", req.cwd, ...argv].map((w, i) => (i < 2 ? w : shq(w))).join(" ");
+	const argv = inDirArgv(req, remotePath === undefined ? [] : [`PATH=${remotePath}`]);
+	return ["exec", ...argv.map(shq)].join(" ");
 }
 
 export function createSshProcess(conn: SshConnection, remotePath: string | undefined): ProcessOps {
