@@ -172,7 +172,7 @@ export class PythonCoordinator {
 	/** Find the interpreter without starting any code (P0.2); cached once found. */
 	async preflight(cwd = "/"): Promise<string> {
 		this.assertOpen();
-		this.interpreterPath ??= await this.launcher.interpreter(cwd);
+		this.interpreterPath = await this.launcher.interpreter(cwd); // cached there
 		return this.interpreterPath;
 	}
 

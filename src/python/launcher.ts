@@ -69,13 +69,12 @@ async function findOnBackend(backend: Backend, configured: string | undefined, c
 export function createLauncher(backend: Backend | undefined, opts: LaunchOptions): WorkerLauncher {
 	const flags = opts.pythonFlags ?? [];
 	const memory = String(Math.max(0, Math.floor(opts.memoryLimitBytes ?? 0)));
-	let found: Promise<string> | undefined;
 	let path: string | undefined;
-	let sources: { worker: string; mux: string } | undefined;
-	const source = () => {
-		sources ??= { worker: readFileSync(WORKER_SCRIPT, "utf8"), mux: readFileSync(MUX_SCRIPT, "utf8") };
-		return sources;
-	};
+	// Read once, when a backend first needs the text (never on local, which runs worker.py by path).
+	let workerSource: string | undefined;
+	let muxSource: string | undefined;
+	const worker = () => (workerSource ??= readFileSync(WORKER_SCRIPT, "utf8"));
+	const mux = () => (muxSource ??= readFileSync(MUX_SCRIPT, "utf8"));
 	const local = !backend || backend.kind === "local";
 	const processes: ProcessOps | undefined = backend?.process;
 
@@ -96,11 +95,8 @@ export function createLauncher(backend: Backend | undefined, opts: LaunchOptions
 
 	return {
 		async interpreter(cwd) {
-			if (path) return path;
-			found ??= lookup(cwd).finally(() => {
-				found = undefined; // a failure is not cached: the host may get python3 later
-			});
-			path = await found;
+			// Only a success is kept: a host may get python3 later.
+			path ??= await lookup(cwd);
 			return path;
 		},
 		start(cwd) {
@@ -116,15 +112,15 @@ export function createLauncher(backend: Backend | undefined, opts: LaunchOptions
 			}
 			if (processes.fdPipes) {
 				return processes.spawn({
-					argv: [path, ...flags, "-c", source().worker, memory],
+					argv: [path, ...flags, "-c", worker(), memory],
 					cwd,
 					env: opts.env,
 					fdPipes: true,
 					nullStdin: true,
 				});
 			}
-			const mux = processes.spawn({ argv: [path, "-c", source().mux, memory, ...flags], cwd, env: opts.env });
-			return muxedWorker(mux, source().worker);
+			const relay = processes.spawn({ argv: [path, "-c", mux(), memory, ...flags], cwd, env: opts.env });
+			return muxedWorker(relay, worker());
 		},
 	};
 }
