@@ -1,9 +1,3 @@
-/**
- * The bwrap sandbox, attacked from inside (REQUIREMENTS B3, P4): writes outside the workspace do
- * not reach the host, files outside the binds cannot be read, the host's loopback is unreachable
- * without network, and nothing a command forks survives an abort, a timeout or its own end.
- */
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
@@ -19,6 +13,7 @@ import {
 import type { Backend, ExecResult } from "../../src/backend/types.js";
 import { Session } from "../../src/session.js";
 import { bwrapAvailable } from "../contract/backends.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
 
 const available = await bwrapAvailable();
 const SECRET = "TOPSECRET";
@@ -62,24 +57,8 @@ function bwrap(opts: Partial<BwrapBackendOptions> = {}): Backend {
 	return createBwrapBackend({ roots: [root], ...opts });
 }
 
-function alive(marker: string): string[] {
-	try {
-		return execFileSync("pgrep", ["-f", "-a", marker], { encoding: "utf8" })
-			.split("\n")
-			.filter((l) => l.trim() && !l.includes("pgrep"));
-	} catch {
-		return [];
-	}
-}
-
-async function gone(marker: string, ms = 5000): Promise<boolean> {
-	const end = Date.now() + ms;
-	while (Date.now() < end) {
-		if (alive(marker).length === 0) return true;
-		await new Promise((r) => setTimeout(r, 50));
-	}
-	return alive(marker).length === 0;
-}
+const alive = processesWith;
+const gone = (marker: string, ms = 5000) => waitFor(() => alive(marker).length === 0, ms);
 
 describe.skipIf(available !== true)(
 	`bwrap sandbox${available === true ? "" : ` (skipped: ${available})`}`,

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
 import { KeelError } from "../../src/boundary/errors.js";
 import { Session } from "../../src/session.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
 import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
@@ -51,15 +52,6 @@ async function failure(promise: Promise<unknown>): Promise<KeelError> {
 		return e as KeelError;
 	}
 	throw new Error("expected a failure");
-}
-
-/** Processes on this machine (the test sshd's host) whose command line contains `tag`. */
-function pgrep(tag: string): string[] {
-	try {
-		return execFileSync("pgrep", ["-f", tag], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
-	} catch {
-		return [];
-	}
 }
 
 async function closedPort(): Promise<number> {
@@ -253,15 +245,13 @@ describe.skipIf(missing)("ssh backend: dropped connections", () => {
 		const running = session.call("python", {
 			code: `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '${tag}'])\ntime.sleep(300)`,
 		});
-		for (let i = 0; i < 300 && pgrep(tag).length === 0; i++) await sleep(10);
-		expect(pgrep(tag)).not.toHaveLength(0);
+		expect(await waitFor(() => processesWith(tag).length > 0, 3000)).toBe(true);
 		await sshd.dropConnections();
 		const r = await running;
 		expect(!r.ok && r.error.code).toBe("COMMAND_FAILED");
 		expect(!r.ok && r.error.message).toMatch(/worker was cut off/);
 		expect(ends).toEqual(["crashed"]);
-		for (let i = 0; i < 300 && pgrep(tag).length > 0; i++) await sleep(10);
-		expect(pgrep(tag)).toHaveLength(0);
+		expect(await waitFor(() => processesWith(tag).length === 0, 3000)).toBe(true);
 		const next = await session.call("python", { code: "'kept' in globals()" });
 		expect(next.ok && next.details).toMatchObject({ stateReset: true });
 		await session.python.close();

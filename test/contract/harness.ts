@@ -1,9 +1,3 @@
-/**
- * Per-test scratch area and sessions for the contract suite: <scratch>/root is the workspace,
- * <scratch>/outside holds secrets, <scratch>/spill the spill directory (so every backend can read
- * a spilled output through the guard).
- */
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readdir, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -94,26 +88,7 @@ export async function tempFiles(dir: string): Promise<string[]> {
 	return names.filter((n) => n.split("/").pop()!.startsWith(".keel-tmp-"));
 }
 
-/** Host processes whose command line contains `marker` (every contract backend runs on this host). */
-export function processesWith(marker: string): string[] {
-	try {
-		return execFileSync("pgrep", ["-f", "-a", marker], { encoding: "utf8" })
-			.split("\n")
-			.filter((l) => l.trim() !== "" && !l.includes("pgrep"));
-	} catch {
-		return []; // pgrep exits 1 when nothing matches
-	}
-}
-
-/** Polls `cond` until it holds or `ms` pass. */
-export async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
-	const end = Date.now() + ms;
-	while (Date.now() < end) {
-		if (cond()) return true;
-		await new Promise((r) => setTimeout(r, 50));
-	}
-	return cond();
-}
+export { processesWith, waitFor } from "../fixtures/processes.js";
 
 /** A shell word for a command line. */
 export function q(s: string): string {

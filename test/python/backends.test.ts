@@ -1,12 +1,3 @@
-/**
- * python on every backend that can hold a process (R6 item 6): bwrap (fds 3/4 into the sandbox),
- * the exec backend over a bwrap transport and ssh (the worker behind mux.py on the target, over the
- * process's stdio). The same battery runs on each: state kept, sessions apart, output split,
- * exceptions, the fault matrix's timeout/abort/exit with a reset, the background lane, and no
- * process left behind. Every backend here runs on this machine, so the host's process table can be
- * checked after a kill.
- */
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -17,6 +8,7 @@ import type { PythonCoordinatorOptions } from "../../src/python/coordinator.js";
 import type { CallResult } from "../../src/session.js";
 import { BACKENDS } from "../contract/backends.js";
 import { makeScratch, type Scratch } from "../contract/harness.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
 import { endsOf, NO_PYTHON, nextEvent, type PySession, pySession, textOf } from "./helpers.js";
 
 const NAMES = ["bwrap", "exec (bwrap transport)", "ssh"];
@@ -25,22 +17,7 @@ function details(r: CallResult): Record<string, unknown> {
 	return (r.ok ? r.details : r.error.details) as Record<string, unknown>;
 }
 
-/** Processes on this machine whose command line contains `tag`. */
-function processesWith(tag: string): string[] {
-	try {
-		return execFileSync("pgrep", ["-f", tag], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
-	} catch {
-		return []; // pgrep exits 1 when nothing matches
-	}
-}
-
-async function gone(tag: string): Promise<boolean> {
-	for (let i = 0; i < 100; i++) {
-		if (processesWith(tag).length === 0) return true;
-		await new Promise((r) => setTimeout(r, 30));
-	}
-	return false;
-}
+const gone = (tag: string) => waitFor(() => processesWith(tag).length === 0, 3000);
 
 for (const factory of BACKENDS.filter((f) => NAMES.includes(f.name))) {
 	describe.skipIf(NO_PYTHON)(`python on ${factory.name}`, () => {
@@ -149,12 +126,7 @@ for (const factory of BACKENDS.filter((f) => NAMES.includes(f.name))) {
 				timeout: 4,
 			});
 			// The sleeper must exist before the timeout, or its absence afterwards proves nothing.
-			let seen = false;
-			for (let i = 0; i < 100 && !seen; i++) {
-				seen = processesWith(tag).length > 0;
-				if (!seen) await new Promise((r) => setTimeout(r, 30));
-			}
-			expect(seen).toBe(true);
+			expect(await waitFor(() => processesWith(tag).length > 0, 3000)).toBe(true);
 			const r = await pending;
 			expect(!r.ok && r.error.code).toBe("TIMEOUT");
 			const jobId = details(r).jobId as string;
@@ -204,10 +176,7 @@ for (const factory of BACKENDS.filter((f) => NAMES.includes(f.name))) {
 			const pending = py.session.call("python", {
 				code: `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '${tag}'])\ntime.sleep(300)`,
 			});
-			for (let i = 0; i < 100 && processesWith(tag).length === 0; i++) {
-				await new Promise((r) => setTimeout(r, 30));
-			}
-			expect(processesWith(tag)).not.toHaveLength(0);
+			expect(await waitFor(() => processesWith(tag).length > 0, 3000)).toBe(true);
 			await py.python.close();
 			const r = await pending;
 			expect(!r.ok && r.error.code).toBe("ABORTED");
