@@ -5,13 +5,12 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resolveSshTarget } from "../../src/backend/ssh/client-config.js";
 import { createSshBackend, type SshBackend, type SshBackendOptions } from "../../src/backend/ssh/index.js";
-import { type Sshd, sshdMissing, startSshd } from "../fixtures/sshd.js";
+import { freePort, type Sshd, sshdMissing, startSshd } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
 const BIN = join(import.meta.dirname, "../../bin/keel.js");
@@ -32,18 +31,6 @@ async function caught(promise: Promise<unknown>): Promise<{ code?: string; messa
 		return e as { code?: string; message: string };
 	}
 	throw new Error("expected a rejection");
-}
-
-/** A port nothing listens on (bound, then released). */
-function closedPort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const srv = createServer();
-		srv.once("error", reject);
-		srv.listen(0, "127.0.0.1", () => {
-			const addr = srv.address();
-			srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-		});
-	});
 }
 
 describe.skipIf(missing)(
@@ -110,7 +97,7 @@ describe.skipIf(missing)(
 		});
 
 		it("explicit port, user and identity win over the file", async () => {
-			const refused = await closedPort();
+			const refused = await freePort();
 			await writeFile(
 				config,
 				[
@@ -278,7 +265,7 @@ describe.skipIf(missing)(
 		});
 
 		it("ProxyJump is not followed: keel connects directly and says so when that fails", async () => {
-			const refused = await closedPort();
+			const refused = await freePort();
 			await writeFile(config, `${devbox()}\n  ProxyJump bastion.invalid\n`);
 			expect(await run(backend(), "echo direct")).toBe("direct\n");
 			await writeFile(

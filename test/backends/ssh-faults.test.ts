@@ -6,7 +6,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -15,7 +14,7 @@ import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.j
 import { KeelError } from "../../src/boundary/errors.js";
 import { Session } from "../../src/session.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import { freePort, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
@@ -54,18 +53,9 @@ async function failure(promise: Promise<unknown>): Promise<KeelError> {
 	throw new Error("expected a failure");
 }
 
-async function closedPort(): Promise<number> {
-	return new Promise((resolve) => {
-		const srv = createServer().listen(0, "127.0.0.1", () => {
-			const port = (srv.address() as { port: number }).port;
-			srv.close(() => resolve(port));
-		});
-	});
-}
-
 describe.skipIf(missing)("ssh backend: connecting", () => {
 	it("an unreachable host (closed port) is BACKEND_UNAVAILABLE naming the target", async () => {
-		const port = await closedPort();
+		const port = await freePort();
 		const e = await failure(backend({ port }).fs.stat("/"));
 		expect(e.code).toBe("BACKEND_UNAVAILABLE");
 		expect(e.message).toContain(`127.0.0.1:${port}`);

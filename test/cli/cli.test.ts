@@ -1,55 +1,17 @@
-/**
- * The CLI contract (DESIGN "The CLI contract"), through the real binary: `keel call` prints exactly
- * one JSON line and exits 0 (ok), 1 (tool error) or 2 (usage error); `keel batch` answers each JSONL
- * line with one line, in order, in one session. Needs the build (`npm run build`).
- */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { REPO, type Run, type RunOptions, runKeel } from "../fixtures/keel-cli.js";
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const BIN = join(REPO, "bin", "keel.js");
 const PNG_1x1 = Buffer.from(
 	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
 	"base64",
 );
 
-interface Run {
-	code: number | null;
-	stdout: string;
-	stderr: string;
-}
-
-interface RunOptions {
-	cwd?: string;
-	input?: string;
-	/** Called once the process is running (e.g. to signal it). */
-	during?: (child: ReturnType<typeof spawn>) => Promise<void>;
-}
-
 function keel(args: string[], opts: RunOptions = {}): Promise<Run> {
-	return new Promise((resolvePromise, reject) => {
-		const child = spawn(process.execPath, [BIN, ...args], {
-			cwd: opts.cwd ?? base,
-			stdio: ["pipe", "pipe", "pipe"],
-		});
-		let stdout = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (d: string) => {
-			stdout += d;
-		});
-		child.stderr.setEncoding("utf8").on("data", (d: string) => {
-			stderr += d;
-		});
-		child.on("error", reject);
-		child.on("close", (code) => resolvePromise({ code, stdout, stderr }));
-		child.stdin.end(opts.input ?? "");
-		if (opts.during) opts.during(child).catch(reject);
-	});
+	return runKeel(base, args, opts);
 }
 
 /** Exactly one line of JSON on stdout, parsed. */

@@ -1,35 +1,12 @@
-/**
- * `keel smoke-extension PATH [--root DIR] [--timeout SECONDS]` through the real binary (REQUIREMENTS
- * R7, DESIGN "The CLI contract"): one JSON object on stdout, exit 0 ok, 1 tool error, 2 usage error.
- * Needs the build (`npm run build`).
- */
-import { spawn } from "node:child_process";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const BIN = join(REPO, "bin", "keel.js");
+import { runKeel } from "../fixtures/keel-cli.js";
 
 let ws: string;
 
-function keel(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-	return new Promise((done, reject) => {
-		const child = spawn(process.execPath, [BIN, ...args], { cwd: ws, stdio: ["ignore", "pipe", "pipe"] });
-		let stdout = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (d: string) => {
-			stdout += d;
-		});
-		child.stderr.setEncoding("utf8").on("data", (d: string) => {
-			stderr += d;
-		});
-		child.on("error", reject);
-		child.on("close", (code) => done({ code, stdout, stderr }));
-	});
-}
+const keel = (args: string[]) => runKeel(ws, args);
 
 function oneJson(stdout: string): Record<string, any> {
 	const lines = stdout.split("\n").filter(Boolean);
