@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { createLocalBackend } from "./backend/local.js";
 import { createLocalFs } from "./backend/local-fs.js";
 import type { Backend, FileOps } from "./backend/types.js";
+import { CallScope } from "./boundary/call-scope.js";
 import { fromSystemError, KeelError, type SerializedError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
@@ -80,6 +81,8 @@ export class Session {
 	private closed = false;
 	private readonly swept = new Set<string>();
 	private pythonCoordinator: PythonCoordinator | undefined;
+	/** The scopes of calls still running: a closing session aborts them. */
+	private readonly running = new Set<CallScope>();
 
 	private constructor(
 		readonly backend: Backend,
@@ -184,8 +187,42 @@ export class Session {
 		await this.backend.fs.sweepTemps(dir);
 	}
 
-	/** Validate, run and time one tool call. Never throws: failures come back as structured errors. */
+	/**
+	 * Validate, run and time one tool call. Never throws: failures come back as structured errors.
+	 * The call's work is owned by a CallScope: its signal stops whatever the call left running once
+	 * the call has its answer, and work registered with it is awaited (bounded) before the answer
+	 * goes out, its failures absorbed, so nothing a call started can fail outside it.
+	 */
 	async call(name: string, args: unknown, opts: CallOptions = {}): Promise<CallResult> {
+		const scope = new CallScope(opts.signal);
+		this.running.add(scope);
+		let answered = false;
+		// A host's progress callback that throws, or one called after the answer, must not reach the tool.
+		const onUpdate =
+			opts.onUpdate &&
+			((partial: ToolResult) => {
+				if (answered) return;
+				try {
+					opts.onUpdate?.(partial);
+				} catch {
+					// The host's failure to show progress is not the call's failure.
+				}
+			});
+		try {
+			return await this.runCall(name, args, scope, onUpdate);
+		} finally {
+			answered = true;
+			await scope.close();
+			this.running.delete(scope);
+		}
+	}
+
+	private async runCall(
+		name: string,
+		args: unknown,
+		scope: CallScope,
+		onUpdate: CallOptions["onUpdate"],
+	): Promise<CallResult> {
 		const startedAt = this.clock();
 		this.failures.beginCall();
 		try {
@@ -199,11 +236,12 @@ export class Session {
 			}
 			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
 			tool.check(prepared);
-			if (opts.signal?.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
+			if (scope.signal.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
 			const result = await tool.execute(prepared as never, {
 				session: this,
-				signal: opts.signal,
-				onUpdate: opts.onUpdate,
+				signal: scope.signal,
+				scope,
+				onUpdate,
 			});
 			this.failures.recordSuccess(name, args);
 			return {
@@ -224,6 +262,7 @@ export class Session {
 	async close(): Promise<void> {
 		if (this.closed) return;
 		this.closed = true;
+		for (const scope of this.running) scope.abort();
 		await this.pythonCoordinator?.close();
 		await this.payloads.close();
 		await this.backend.close();

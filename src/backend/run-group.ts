@@ -4,6 +4,7 @@
  * `local` and everything `bwrap` runs go through here.
  */
 import { spawn } from "node:child_process";
+import { setLongTimeout } from "../boundary/timing.js";
 import type { ExecResult } from "./types.js";
 
 /** After the leader exits, how long to wait for pipes held open by background children. */
@@ -56,7 +57,7 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 		};
 		const timer =
 			req.timeoutMs !== undefined && req.timeoutMs > 0
-				? setTimeout(() => {
+				? setLongTimeout(() => {
 						timedOut = true;
 						killGroup(child.pid);
 					}, req.timeoutMs)
@@ -64,7 +65,7 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 		req.signal?.addEventListener("abort", onAbort, { once: true });
 
 		const cleanup = () => {
-			if (timer) clearTimeout(timer);
+			timer?.clear();
 			if (drainTimer) clearTimeout(drainTimer);
 			req.signal?.removeEventListener("abort", onAbort);
 		};

@@ -4,6 +4,8 @@
  * already checked by the path guard.
  */
 
+import type { WorkOwner } from "../boundary/call-scope.js";
+
 export type EntryType = "file" | "dir" | "symlink" | "other";
 
 export interface FileStat {
@@ -113,6 +115,8 @@ export interface GrepRequest {
 	/** Stop after this many matches. */
 	limit: number;
 	signal?: AbortSignal;
+	/** The call that owns work the search leaves unawaited (read-ahead): see boundary/call-scope.ts. */
+	owner?: WorkOwner;
 }
 
 export interface GrepLine {
@@ -142,6 +146,7 @@ export interface FindRequest {
 	path: string;
 	limit: number;
 	signal?: AbortSignal;
+	owner?: WorkOwner;
 }
 
 export interface FindOutcome {

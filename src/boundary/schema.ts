@@ -15,10 +15,29 @@ export interface JsonSchema {
 	minItems?: number;
 	maxItems?: number;
 	minimum?: number;
+	exclusiveMinimum?: number;
+	maximum?: number;
 	enum?: string[];
+	/** A range the checker enforces that the published JSON does not state (a symbol key: JSON.stringify skips it). */
+	[UNPUBLISHED_RANGE]?: NumericRange;
 }
 
+/** The bounds of a numeric argument, as JSON Schema states them, plus the unit its messages name. */
+export interface NumericRange {
+	minimum?: number;
+	exclusiveMinimum?: number;
+	maximum?: number;
+	unit?: string;
+}
+
+/**
+ * Where a range lives when it must not be published: pi's tools keep pi's schemas exactly (T1), and
+ * pi's schemas have no ranges, yet every numeric argument of every tool is bounded (R8).
+ */
+export const UNPUBLISHED_RANGE: unique symbol = Symbol("keel.unpublishedRange");
+
 type Meta = { description?: string };
+type NumberMeta = Meta & Omit<NumericRange, "unit">;
 
 /** A property that may be left out. */
 export interface Optional {
@@ -47,8 +66,28 @@ export function object(props: Record<string, JsonSchema | Optional>, meta: Meta 
 }
 
 export const string = (meta: Meta = {}): JsonSchema => ({ type: "string", ...meta });
-export const number = (meta: Meta = {}): JsonSchema => ({ type: "number", ...meta });
-export const integer = (meta: Meta & { minimum?: number } = {}): JsonSchema => ({ type: "integer", ...meta });
+export const number = (meta: NumberMeta = {}): JsonSchema => ({ type: "number", ...meta });
+export const integer = (meta: NumberMeta = {}): JsonSchema => ({ type: "integer", ...meta });
+
+/** `schema` with `range` enforced but not published (see UNPUBLISHED_RANGE). */
+export function withUnpublishedRange(schema: JsonSchema, range: NumericRange): JsonSchema {
+	return { ...schema, [UNPUBLISHED_RANGE]: range };
+}
+
+/** `schema` with `range` published as JSON Schema bounds (the unit stays in the checker's messages). */
+export function withRange(schema: JsonSchema, range: NumericRange): JsonSchema {
+	const { unit, ...bounds } = range;
+	return { ...schema, ...bounds, ...(unit ? { [UNPUBLISHED_RANGE]: { unit } } : {}) };
+}
+
+/** The range the checker enforces on `schema`: its published bounds, then the unpublished ones. */
+export function rangeOf(schema: JsonSchema): NumericRange {
+	const published: NumericRange = {};
+	if (schema.minimum !== undefined) published.minimum = schema.minimum;
+	if (schema.exclusiveMinimum !== undefined) published.exclusiveMinimum = schema.exclusiveMinimum;
+	if (schema.maximum !== undefined) published.maximum = schema.maximum;
+	return { ...published, ...schema[UNPUBLISHED_RANGE] };
+}
 export const boolean = (meta: Meta = {}): JsonSchema => ({ type: "boolean", ...meta });
 export const array = (
 	items: JsonSchema,

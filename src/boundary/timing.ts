@@ -14,3 +14,24 @@ export function formatDuration(ms: number): string {
 	if (ms < 1000) return `${Math.round(ms)}ms`;
 	return `${(ms / 1000).toFixed(1)}s`;
 }
+
+/** Node's timers hold at most 2^31-1 ms; a longer delay is clamped to 1 ms and fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface LongTimer {
+	clear(): void;
+}
+
+/**
+ * setTimeout for any delay: past MAX_TIMER_MS it is a chain of timers, so a long timeout means
+ * long instead of firing at once.
+ */
+export function setLongTimeout(fn: () => void, ms: number): LongTimer {
+	let timer: NodeJS.Timeout;
+	const arm = (left: number) => {
+		const step = Math.min(left, MAX_TIMER_MS);
+		timer = setTimeout(() => (left > step ? arm(left - step) : fn()), step);
+	};
+	arm(Math.max(0, ms));
+	return { clear: () => clearTimeout(timer) };
+}

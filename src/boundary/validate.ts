@@ -3,11 +3,14 @@
  * can act on (which field, what was expected).
  */
 import { KeelError } from "./errors.js";
-import type { JsonSchema } from "./schema.js";
+import { type JsonSchema, type NumericRange, rangeOf } from "./schema.js";
 
 export type Checker = (args: unknown) => void;
 
 const MAX_PROBLEMS = 5;
+
+/** Any surrogate code unit left over once the `u` flag has paired the well-formed ones. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 function typeName(v: unknown): string {
 	if (v === null) return "null";
@@ -33,6 +36,24 @@ function fits(schema: JsonSchema, v: unknown): boolean {
 	}
 }
 
+/** "must be from 1 to 10 seconds"-style wording of a range, or undefined when `v` is inside it. */
+function outsideRange(range: NumericRange, v: number): string | undefined {
+	const { minimum, exclusiveMinimum, maximum, unit } = range;
+	const below =
+		(minimum !== undefined && v < minimum) || (exclusiveMinimum !== undefined && v <= exclusiveMinimum);
+	const above = maximum !== undefined && v > maximum;
+	if (!below && !above) return undefined;
+	const low =
+		exclusiveMinimum !== undefined
+			? `greater than ${exclusiveMinimum}`
+			: minimum !== undefined
+				? `at least ${minimum}`
+				: undefined;
+	const high = maximum !== undefined ? `at most ${maximum}` : undefined;
+	const bounds = [low, high].filter(Boolean).join(" and ");
+	return `must be ${bounds}${unit ? ` ${unit}` : ""} (got ${v})`;
+}
+
 function collect(schema: JsonSchema, v: unknown, at: string, out: string[]): void {
 	if (out.length >= MAX_PROBLEMS) return;
 	const where = at || "arguments";
@@ -45,8 +66,15 @@ function collect(schema: JsonSchema, v: unknown, at: string, out: string[]): voi
 	if (schema.enum && !schema.enum.includes(v as string)) {
 		out.push(`${where} must be one of ${schema.enum.map((e) => `"${e}"`).join(", ")}`);
 	}
-	if (schema.minimum !== undefined && (v as number) < schema.minimum)
-		out.push(`${where} must be >= ${schema.minimum}`);
+	if (schema.type === "number" || schema.type === "integer") {
+		const problem = outsideRange(rangeOf(schema), v as number);
+		if (problem) out.push(`${where} ${problem}`);
+	}
+	// A lone UTF-16 surrogate has no UTF-8 form: it would reach a file, a path or a command as
+	// U+FFFD, so two different arguments would name one thing.
+	if (typeof v === "string" && LONE_SURROGATE.test(v)) {
+		out.push(`${where} has a broken character (a lone UTF-16 surrogate); send whole characters`);
+	}
 	if (schema.type === "array") {
 		const arr = v as unknown[];
 		if (schema.minItems !== undefined && arr.length < schema.minItems)

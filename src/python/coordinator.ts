@@ -19,7 +19,7 @@ import type { Backend } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { OutputSink } from "../boundary/output-sink.js";
 import type { SpillDir } from "../boundary/spill.js";
-import { type Clock, monotonicClock } from "../boundary/timing.js";
+import { type Clock, type LongTimer, monotonicClock, setLongTimeout } from "../boundary/timing.js";
 import type { Frame, ProtocolError } from "./frames.js";
 import { createLauncher, type WorkerLauncher } from "./launcher.js";
 import type {
@@ -95,7 +95,7 @@ interface Job {
 	frame?: Frame;
 	signal?: AbortSignal;
 	onAbort?: () => void;
-	timers: NodeJS.Timeout[];
+	timers: LongTimer[];
 	stateReset: boolean;
 	resetReason?: string;
 	workerPid?: number;
@@ -220,11 +220,13 @@ export class PythonCoordinator {
 	async wait(jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<PythonJobInfo> {
 		const job = this.job(jobId);
 		if (!job.outcome && !opts.signal?.aborted) {
-			let timer: NodeJS.Timeout | undefined;
+			let timer: LongTimer | undefined;
 			let onAbort: (() => void) | undefined;
 			const stops: Promise<unknown>[] = [job.done];
-			if (opts.timeoutMs !== undefined)
-				stops.push(new Promise((r) => (timer = setTimeout(r, opts.timeoutMs))));
+			if (opts.timeoutMs !== undefined) {
+				const ms = opts.timeoutMs;
+				stops.push(new Promise((r) => (timer = setLongTimeout(() => r(undefined), ms))));
+			}
 			if (opts.signal) {
 				stops.push(
 					new Promise<void>((r) => {
@@ -236,7 +238,7 @@ export class PythonCoordinator {
 			try {
 				await Promise.race(stops);
 			} finally {
-				if (timer) clearTimeout(timer);
+				timer?.clear();
 				if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
 			}
 		}
@@ -370,9 +372,9 @@ export class PythonCoordinator {
 		this.stats.jobsSent++;
 		if (request.timeoutMs !== undefined) {
 			const ms = request.timeoutMs;
-			job.timers.push(setTimeout(() => this.kill(job, timeoutEnding(job, ms)), ms));
+			job.timers.push(setLongTimeout(() => this.kill(job, timeoutEnding(job, ms)), ms));
 		}
-		job.timers.push(setTimeout(() => this.toBackground(job), this.backgroundAfterMs));
+		job.timers.push(setLongTimeout(() => this.toBackground(job), this.backgroundAfterMs));
 		this.emit({ type: "start", job: this.info(job) });
 	}
 
@@ -417,7 +419,7 @@ export class PythonCoordinator {
 	/** The single terminal path of every job: exactly one `end` event, whatever happens after. */
 	private finish(job: Job, ending: Ending): void {
 		if (job.outcome) return;
-		for (const t of job.timers) clearTimeout(t);
+		for (const t of job.timers) t.clear();
 		job.request = undefined;
 		this.detachSignal(job);
 		if (this.running === job) this.running = undefined;
@@ -553,7 +555,7 @@ export class PythonCoordinator {
 		if (markers[1] !== true) job.streamDone.stderr = true;
 		if (!this.completeIfReady(job)) {
 			job.timers.push(
-				setTimeout(() => {
+				setLongTimeout(() => {
 					this.worker?.cancelMarkers();
 					this.complete(job);
 				}, MARKER_GRACE_MS),

@@ -16,11 +16,14 @@ export interface ContentSource {
 
 const MAX_REFS = 256;
 
+/** What every ref `issue` returns looks like (anything else was never issued). */
+export const CONTENT_REF_SHAPE = /^cr_[0-9a-f]{24}$/;
+
 export class ContentRefs {
 	private readonly refs = new Map<string, ContentSource>();
 
 	issue(source: ContentSource): string {
-		const ref = `cr_${randomBytes(12).toString("hex")}`;
+		const ref = `cr_${randomBytes(12).toString("hex")}`; // CONTENT_REF_SHAPE
 		this.refs.set(ref, source);
 		if (this.refs.size > MAX_REFS) this.refs.delete(this.refs.keys().next().value!);
 		return ref;

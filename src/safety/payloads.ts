@@ -12,6 +12,9 @@ import { sha256 } from "./read-state.js";
 
 export type PayloadKind = "write" | "edit";
 
+/** What every ref `put` returns looks like (anything else was never issued). */
+export const PAYLOAD_REF_SHAPE = /^pl_[0-9a-f]{24}$/;
+
 export interface PayloadLimits {
 	maxCount: number;
 	maxBytes: number;
@@ -48,7 +51,7 @@ export class PayloadStore {
 		if (data.length > this.limits.maxBytes) return undefined;
 		this.dirReady ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).then(() => undefined);
 		await this.dirReady;
-		const ref = `pl_${randomBytes(12).toString("hex")}`;
+		const ref = `pl_${randomBytes(12).toString("hex")}`; // PAYLOAD_REF_SHAPE
 		const file = join(this.dir, ref);
 		await writeFile(file, data, { mode: 0o600, flag: "wx" });
 		this.entries.set(ref, { kind, file, size: data.length, sha256: sha256(data), createdAt: this.now() });

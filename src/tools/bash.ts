@@ -6,17 +6,26 @@
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
-import { number, object, optional, string } from "../boundary/schema.js";
+import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
+import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
 const schema = object({
 	command: string({ description: "Bash command to execute" }),
-	timeout: optional(number({ description: "Timeout in seconds (optional, no default timeout)" })),
+	timeout: optional(
+		withUnpublishedRange(
+			number({ description: "Timeout in seconds (optional, no default timeout)" }),
+			RANGES.timeoutSeconds,
+		),
+	),
 });
 
 const UPDATE_EVERY_MS = 100;
+
+/** Linux's MAX_ARG_STRLEN (32 pages) less the NUL: the command travels as one argument of `bash -c`. */
+const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 
 function describe(
 	snapshot: OutputSnapshot,
@@ -51,6 +60,13 @@ export const bashTool = defineTool<BashArgs>({
 		if (args.command.trim().length === 0) throw new KeelError("INVALID_ARGS", "command must not be empty.");
 		if (args.command.includes("\0"))
 			throw new KeelError("INVALID_ARGS", "command must not contain a NUL byte.");
+		const commandBytes = Buffer.byteLength(args.command, "utf8");
+		if (commandBytes > MAX_COMMAND_BYTES) {
+			throw new KeelError(
+				"INVALID_ARGS",
+				`command is ${commandBytes} bytes; a command can be at most ${MAX_COMMAND_BYTES} bytes (the system's limit for one argument). Write the script to a file and run it (e.g. bash script.sh), or pass large data in a file.`,
+			);
+		}
 		if (args.timeout !== undefined && !(Number.isFinite(args.timeout) && args.timeout > 0)) {
 			throw new KeelError(
 				"INVALID_ARGS",

@@ -1,7 +1,10 @@
 /** The unified `file` tool's schema (REQUIREMENTS T2) and the per-type field rules. */
 
 import { KeelError } from "../boundary/errors.js";
-import { array, boolean, integer, object, oneOf, optional, string } from "../boundary/schema.js";
+import { array, boolean, integer, object, oneOf, optional, string, withRange } from "../boundary/schema.js";
+import { CONTENT_REF_SHAPE } from "../safety/content-refs.js";
+import { PAYLOAD_REF_SHAPE } from "../safety/payloads.js";
+import { RANGES } from "./ranges.js";
 
 export const MAX_QUERIES = 50;
 
@@ -22,8 +25,12 @@ const editItem = object({
 	replaceAll: optional(
 		boolean({ description: "Replace every occurrence instead of requiring a unique one." }),
 	),
-	startLine: optional(integer({ minimum: 1, description: "First line (1-based) for lineRange." })),
-	endLine: optional(integer({ minimum: 1, description: "Last line (inclusive) for lineRange." })),
+	startLine: optional(
+		withRange(integer({ description: "First line (1-based) for lineRange." }), RANGES.lineNumber),
+	),
+	endLine: optional(
+		withRange(integer({ description: "Last line (inclusive) for lineRange." }), RANGES.lineNumber),
+	),
 	start: optional(
 		string({
 			description: 'hashline: ref of the first line to replace, e.g. "12#a3f", as a hashline read shows it.',
@@ -111,7 +118,20 @@ export function checkQueryFields(q: FileQuery, i: number): void {
 			q.type === "write" ? "exactly one of content, contentRef, payloadRef" : "either edits or payloadRef";
 		throw new KeelError("INVALID_ARGS", `queries[${i}] (${q.type}) needs ${need}.`, { path: q.path });
 	}
+	checkRefShape(q.payloadRef, PAYLOAD_REF_SHAPE, "payloadRef", i, q.path);
+	checkRefShape(q.contentRef, CONTENT_REF_SHAPE, "contentRef", i, q.path);
 	for (const [k, e] of (q.edits ?? []).entries()) checkEditFields(e, i, k, q.path);
+}
+
+/** A ref keel never issued (empty, truncated, made up) is refused before any lookup. */
+function checkRefShape(ref: string | undefined, shape: RegExp, field: string, i: number, path: string): void {
+	if (ref === undefined || shape.test(ref)) return;
+	const send = field === "payloadRef" ? "send the content or edits again" : "send the content instead";
+	throw new KeelError(
+		"INVALID_ARGS",
+		`queries[${i}].${field} is not a ${field} keel returned (they look like "${field === "payloadRef" ? "pl_" : "cr_"}" and 24 hex digits); ${send}.`,
+		{ path },
+	);
 }
 
 function checkEditFields(e: EditItem, i: number, k: number, path: string): void {

@@ -1,9 +1,10 @@
 /** `find` (pi-compatible): files and directories by glob, through the backend's search engine. */
 
 import { KeelError } from "../boundary/errors.js";
-import { number, object, optional, string } from "../boundary/schema.js";
+import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireDir, requireUnchanged, statPath } from "./common.js";
+import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 1000;
@@ -13,7 +14,12 @@ const schema = object({
 		description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
 	}),
 	path: optional(string({ description: "Directory to search in (default: current directory)" })),
-	limit: optional(number({ description: "Maximum number of results (default: 1000)" })),
+	limit: optional(
+		withUnpublishedRange(
+			number({ description: "Maximum number of results (default: 1000)" }),
+			RANGES.resultCount,
+		),
+	),
 });
 
 export interface FindArgs {
@@ -28,7 +34,7 @@ export const findTool = defineTool<FindArgs>({
 	description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { session, signal }) {
+	async execute(args, { session, signal, scope }) {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
 		if (args.pattern?.includes("\0"))
@@ -43,6 +49,7 @@ export const findTool = defineTool<FindArgs>({
 			path: target.canonical,
 			limit,
 			signal,
+			owner: scope,
 		});
 		await requireUnchanged(session, target.canonical, st, shownPath);
 		if (outcome.paths.length === 0) return { content: [text("No files found matching pattern")] };

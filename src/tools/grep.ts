@@ -2,7 +2,7 @@
 import { posix } from "node:path";
 import type { GrepMatch } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import { boolean, number, object, optional, string } from "../boundary/schema.js";
+import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import {
 	DEFAULT_MAX_BYTES,
 	formatSize,
@@ -11,6 +11,7 @@ import {
 	truncateLine,
 } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireUnchanged, statPath } from "./common.js";
+import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 100;
@@ -24,9 +25,17 @@ const schema = object({
 		boolean({ description: "Treat pattern as literal string instead of regex (default: false)" }),
 	),
 	context: optional(
-		number({ description: "Number of lines to show before and after each match (default: 0)" }),
+		withUnpublishedRange(
+			number({ description: "Number of lines to show before and after each match (default: 0)" }),
+			RANGES.contextLines,
+		),
 	),
-	limit: optional(number({ description: "Maximum number of matches to return (default: 100)" })),
+	limit: optional(
+		withUnpublishedRange(
+			number({ description: "Maximum number of matches to return (default: 100)" }),
+			RANGES.resultCount,
+		),
+	),
 });
 
 export interface GrepArgs {
@@ -45,7 +54,7 @@ export const grepTool = defineTool<GrepArgs>({
 	description: `Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Long lines are truncated to ${GREP_MAX_LINE_CHARS} chars.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { session, signal }) {
+	async execute(args, { session, signal, scope }) {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const context = args.context === undefined || args.context <= 0 ? 0 : Math.floor(args.context);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
@@ -65,6 +74,7 @@ export const grepTool = defineTool<GrepArgs>({
 			context,
 			limit,
 			signal,
+			owner: scope,
 		});
 		await requireUnchanged(session, target.canonical, st, shownPath);
 		if (outcome.matches.length === 0) return { content: [text("No matches found")] };

@@ -2,16 +2,22 @@
 import { posix } from "node:path";
 import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
-import { number, object, optional, string } from "../boundary/schema.js";
+import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
+import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 500;
 
 const schema = object({
 	path: optional(string({ description: "Directory to list (default: current directory)" })),
-	limit: optional(number({ description: "Maximum number of entries to return (default: 500)" })),
+	limit: optional(
+		withUnpublishedRange(
+			number({ description: "Maximum number of entries to return (default: 500)" }),
+			RANGES.resultCount,
+		),
+	),
 });
 
 export interface LsArgs {

@@ -8,12 +8,13 @@
  * starts a process. An invalid cwd fails before the code is looked at.
  */
 import { KeelError } from "../boundary/errors.js";
-import { number, object, oneOf, optional, string } from "../boundary/schema.js";
+import { number, object, oneOf, optional, string, withRange } from "../boundary/schema.js";
 import type { PythonCoordinator } from "../python/coordinator.js";
 import { DEFAULT_BACKGROUND_AFTER_MS } from "../python/coordinator.js";
 import { outcomeToResult, renderJobList, renderRunning } from "../python/format.js";
 import type { PythonJobInfo, PythonJobRequest } from "../python/types.js";
 import type { Session } from "../session.js";
+import { RANGES } from "./ranges.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 /** What the session must provide: its own coordinator, created lazily, closed with the session. */
@@ -32,12 +33,9 @@ function coordinatorOf(session: Session): PythonCoordinator {
 	return coordinator;
 }
 
+/** Seconds to ms; the schema has checked the range (RANGES.timeoutSeconds / waitSeconds). */
 function timeoutMs(timeout: number | undefined): number | undefined {
-	if (timeout === undefined) return undefined;
-	if (!(Number.isFinite(timeout) && timeout > 0)) {
-		throw new KeelError("INVALID_ARGS", `timeout must be a positive number of seconds (got ${timeout}).`);
-	}
-	return timeout * 1000;
+	return timeout === undefined ? undefined : timeout * 1000;
 }
 
 /** The working directory: authorized for reading, existing, a directory. */
@@ -116,10 +114,13 @@ const pythonSchema = object({
 	),
 	cwd: optional(string({ description: "Working directory (default: the workspace root)." })),
 	timeout: optional(
-		number({
-			description:
-				"Timeout in seconds (optional). On timeout the interpreter is restarted and its state lost.",
-		}),
+		withRange(
+			number({
+				description:
+					"Timeout in seconds (optional). On timeout the interpreter is restarted and its state lost.",
+			}),
+			RANGES.timeoutSeconds,
+		),
 	),
 });
 
@@ -185,7 +186,10 @@ const jobsSchema = object({
 	}),
 	jobId: optional(string({ description: "The job id a python call returned (not for list)." })),
 	timeout: optional(
-		number({ description: `For wait: seconds to wait (default ${DEFAULT_BACKGROUND_AFTER_MS / 1000}).` }),
+		withRange(
+			number({ description: `For wait: seconds to wait (default ${DEFAULT_BACKGROUND_AFTER_MS / 1000}).` }),
+			RANGES.waitSeconds,
+		),
 	),
 });
 

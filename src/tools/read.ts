@@ -6,18 +6,26 @@
 
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
-import { boolean, number, object, optional, string } from "../boundary/schema.js";
+import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { hashlinePrefix } from "../edit/hashline.js";
 import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
 import { checkAborted, positiveInt, requireFile } from "./common.js";
 import { detectImage } from "./image-types.js";
+import { RANGES } from "./ranges.js";
 import { defineTool, type ToolContext, type ToolResult, text } from "./types.js";
 
 const fields = {
 	path: string({ description: "Path to the file to read (relative or absolute)" }),
-	offset: optional(number({ description: "Line number to start reading from (1-indexed)" })),
-	limit: optional(number({ description: "Maximum number of lines to read" })),
+	offset: optional(
+		withUnpublishedRange(
+			number({ description: "Line number to start reading from (1-indexed)" }),
+			RANGES.lineNumber,
+		),
+	),
+	limit: optional(
+		withUnpublishedRange(number({ description: "Maximum number of lines to read" }), RANGES.lineCount),
+	),
 };
 
 const hashlineField = optional(

@@ -1,4 +1,5 @@
 /** What a model-facing tool is: a schema, an annotation set, and execute(args, ctx). */
+import type { WorkOwner } from "../boundary/call-scope.js";
 import type { JsonSchema } from "../boundary/schema.js";
 import { type Checker, compileChecker } from "../boundary/validate.js";
 import type { Session } from "../session.js";
@@ -29,7 +30,10 @@ export interface ToolAnnotations {
 
 export interface ToolContext {
 	session: Session;
+	/** Aborted when the caller aborts, when the call has its answer, or when the session closes. */
 	signal?: AbortSignal;
+	/** The call's owner for work not awaited at once (see boundary/call-scope.ts); set by Session.call. */
+	scope?: WorkOwner;
 	onUpdate?: (partial: ToolResult) => void;
 }
 

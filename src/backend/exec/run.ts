@@ -11,6 +11,7 @@
  * group: only a transport that tears down its PID namespace catches it.
  */
 import { KeelError } from "../../boundary/errors.js";
+import { setLongTimeout } from "../../boundary/timing.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Target } from "./target.js";
 import { unreachable } from "./transport.js";
@@ -98,7 +99,7 @@ export function createExecOps(target: Target): ExecOps {
 			};
 			const timer =
 				req.timeoutMs !== undefined && req.timeoutMs > 0
-					? setTimeout(() => {
+					? setLongTimeout(() => {
 							timedOut = true;
 							stop();
 						}, req.timeoutMs)
@@ -123,7 +124,7 @@ export function createExecOps(target: Target): ExecOps {
 			} catch (e) {
 				if (!stopping) throw unreachable(e);
 			} finally {
-				if (timer) clearTimeout(timer);
+				timer?.clear();
 				if (graceTimer) clearTimeout(graceTimer);
 				req.signal?.removeEventListener("abort", onAbort);
 				header.flush();

@@ -19,6 +19,7 @@
  *    more existed (every engine looks for one result past the limit before stopping).
  */
 import { readFile, stat } from "node:fs/promises";
+import { ownWork } from "../../boundary/call-scope.js";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { compileOverride } from "./ignore-rules.js";
@@ -62,7 +63,8 @@ async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
 		let full = false;
 		for await (const entry of walk(req.path, { customIgnore: ".rgignore", override, signal: req.signal })) {
 			if (entry.kind !== "file") continue;
-			pending.push(grepFile(entry.abs, regex, req.context, max));
+			// Read-ahead the loop may leave behind (limit reached, a failure): owned by the call.
+			pending.push(ownWork(req.owner, grepFile(entry.abs, regex, req.context, max)));
 			if (pending.length >= READ_AHEAD && (await collectOne())) {
 				full = true;
 				break;

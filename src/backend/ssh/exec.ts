@@ -5,6 +5,8 @@
  * shell. Concurrent commands each get their own shell (up to maxJobShells, then they queue), so a
  * long command never holds up another; file operations do not use these shells at all.
  */
+
+import { setLongTimeout } from "../../boundary/timing.js";
 import type { ArgvRunner } from "../search/native.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Live, SshConnection } from "./connection.js";
@@ -54,7 +56,7 @@ export function runRemoteJob(conn: SshConnection, req: JobRequest): Promise<JobO
 			};
 			const timer =
 				req.timeoutMs !== undefined && req.timeoutMs > 0
-					? setTimeout(() => {
+					? setLongTimeout(() => {
 							timedOut = true;
 							killGroup();
 						}, req.timeoutMs)
@@ -65,7 +67,7 @@ export function runRemoteJob(conn: SshConnection, req: JobRequest): Promise<JobO
 				if (settled) return;
 				settled = true;
 				conn.trackJob(key, undefined);
-				if (timer) clearTimeout(timer);
+				timer?.clear();
 				if (drain) clearTimeout(drain);
 				req.signal?.removeEventListener("abort", onAbort);
 				// A child forked while the group was being killed would survive one kill.
