@@ -17,7 +17,7 @@ import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
-import { MutationQueue } from "./safety/mutation-queue.js";
+import { type MutationQueue, QueueRegistry } from "./safety/mutation-queue.js";
 import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
 import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
@@ -44,6 +44,11 @@ export interface SessionOptions {
 	clock?: Clock;
 	payloadLimits?: PayloadLimits;
 	probes?: SessionProbes;
+	/**
+	 * The queues shared by the sessions of one process (the MCP server makes one): sessions on the
+	 * same workspace then serialize their commits per file. Default: a queue of this session's own.
+	 */
+	queues?: QueueRegistry;
 	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
 	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
 }
@@ -72,7 +77,6 @@ function filesAreLocal(backend: Backend): boolean {
 }
 
 export class Session {
-	readonly queue = new MutationQueue();
 	readonly readState = new ReadState();
 	readonly contentRefs = new ContentRefs();
 	/** Failed calls as fingerprints and codes, never arguments; the directive for the next turn (R3). */
@@ -93,6 +97,9 @@ export class Session {
 		readonly clock: Clock,
 		readonly probes: SessionProbes,
 		tools: ToolDefinition[],
+		/** The per-path mutation queue of this session's workspace (shared when a registry was given). */
+		readonly queue: MutationQueue,
+		private readonly releaseQueue: () => void,
 		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend"> = {},
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
@@ -128,6 +135,7 @@ export class Session {
 			const fs = createLocalFs();
 			spillFiles = { fs, guard: await PathGuard.create(fs, { roots: [spillDir], home: homedir() }) };
 		}
+		const queue = (opts.queues ?? new QueueRegistry()).acquire(guard.workspace);
 		return new Session(
 			backend,
 			guard,
@@ -137,6 +145,8 @@ export class Session {
 			opts.clock ?? monotonicClock,
 			opts.probes ?? {},
 			tools,
+			queue.queue,
+			queue.release,
 			opts.python ?? {},
 		);
 	}
@@ -263,6 +273,7 @@ export class Session {
 		if (this.closed) return;
 		this.closed = true;
 		for (const scope of this.running) scope.abort();
+		this.releaseQueue();
 		await this.pythonCoordinator?.close();
 		await this.payloads.close();
 		await this.backend.close();

@@ -26,3 +26,40 @@ export class MutationQueue {
 		return this.tails.size;
 	}
 }
+
+/**
+ * The mutation queues of the workspaces one process serves (REQUIREMENTS M1, workspace as owner):
+ * sessions on the same workspace share one queue, so their same-file commits wait for each other
+ * instead of racing to a compare-and-swap failure. Made once by whatever hosts many sessions (the
+ * MCP server) and handed to each; a queue is dropped when its last session releases it. A session
+ * created without a registry owns a queue of its own.
+ */
+export class QueueRegistry {
+	private readonly byWorkspace = new Map<string, { queue: MutationQueue; users: number }>();
+
+	/** The queue of `workspace` (a canonical root) and the function that gives it back. */
+	acquire(workspace: string): { queue: MutationQueue; release: () => void } {
+		let entry = this.byWorkspace.get(workspace);
+		if (!entry) {
+			entry = { queue: new MutationQueue(), users: 0 };
+			this.byWorkspace.set(workspace, entry);
+		}
+		entry.users++;
+		const held = entry;
+		let released = false;
+		return {
+			queue: held.queue,
+			release: () => {
+				if (released) return;
+				released = true;
+				held.users--;
+				if (held.users === 0 && this.byWorkspace.get(workspace) === held) this.byWorkspace.delete(workspace);
+			},
+		};
+	}
+
+	/** Workspaces with a live queue (for tests and diagnostics). */
+	get size(): number {
+		return this.byWorkspace.size;
+	}
+}

@@ -9,6 +9,7 @@ import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { array, object, string } from "../boundary/schema.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderDiff } from "../edit/diff.js";
+import { commitReplanning, replanNote } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
 import { decodeUtf8Strict, encodeUtf8, looksBinary } from "../safety/encoding.js";
 import { sha256 } from "../safety/read-state.js";
@@ -75,38 +76,56 @@ export const editTool = defineTool<EditArgs>({
 		const target = await session.resolvePath(args.path, "write");
 		requireFile(await statPath(session, target.canonical, args.path), args.path);
 		return session.queue.run(target.canonical, async () => {
-			const st = await statPath(session, target.canonical, args.path);
-			requireFile(st, args.path);
-			let bytes: Buffer;
-			try {
-				bytes = await session.backend.fs.readFile(target.canonical, st);
-			} catch (e) {
-				throw fromSystemError(e, args.path);
-			}
-			const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
-			if (!decoded) {
-				throw new KeelError(
-					"ENCODING_UNSAFE",
-					`${args.path} is not UTF-8 text (binary data or invalid UTF-8); a text edit could corrupt it. Change it another way (e.g. a script that handles its encoding).`,
-					{ path: args.path },
-				);
-			}
-			const applied = applyEdits(decoded.text, args.edits, args.path);
-			checkAborted(signal);
-			await commit(session, {
-				canonical: target.canonical,
-				shown: args.path,
-				data: encodeUtf8(applied.text, decoded.bom),
-				expect: { stat: st, sha256: sha256(bytes) },
-			});
+			const read = async () => {
+				const st = await statPath(session, target.canonical, args.path);
+				requireFile(st, args.path);
+				let bytes: Buffer;
+				try {
+					bytes = await session.backend.fs.readFile(target.canonical, st);
+				} catch (e) {
+					throw fromSystemError(e, args.path);
+				}
+				const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
+				if (!decoded) {
+					throw new KeelError(
+						"ENCODING_UNSAFE",
+						`${args.path} is not UTF-8 text (binary data or invalid UTF-8); a text edit could corrupt it. Change it another way (e.g. a script that handles its encoding).`,
+						{ path: args.path },
+					);
+				}
+				return { st, bytes, decoded };
+			};
+			// Anchored by text: a file another writer changed meanwhile is re-planned (edit/replan.ts).
+			const { result: applied, replans } = await commitReplanning(
+				{
+					read,
+					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
+					commit: async (plan, snap) => {
+						checkAborted(signal);
+						await commit(session, {
+							canonical: target.canonical,
+							shown: args.path,
+							data: encodeUtf8(plan.text, snap.decoded.bom),
+							expect: { stat: snap.st, sha256: sha256(snap.bytes) },
+						});
+						return plan;
+					},
+				},
+				{ replannable: true, shown: args.path },
+			);
 			const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
 			return {
 				content: [
 					text(
-						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}`,
+						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}`,
 					),
 				],
-				details: { diff, firstChangedLine, matched: applied.matched },
+				details: {
+					diff,
+					firstChangedLine,
+					matched: applied.matched,
+					...(replans ? { replanned: replans } : {}),
+				},
 			};
 		});
 	},

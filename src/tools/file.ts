@@ -8,11 +8,12 @@ import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError, type SerializedError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
 import { renderDiff, unifiedPatch } from "../edit/diff.js";
+import { commitReplanning, replanNote, replanOn } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
 import { encodeUtf8 } from "../safety/encoding.js";
 import type { Session } from "../session.js";
 import { checkAborted } from "./common.js";
-import { type Plan, parentDir, planQuery, snapshotText } from "./file-plan.js";
+import { type FileSnapshot, type Plan, parentDir, planQuery, snapshotText } from "./file-plan.js";
 import { checkQueryFields, type FileArgs, fileSchema } from "./file-schema.js";
 import { defineTool, text } from "./types.js";
 
@@ -27,6 +28,8 @@ export interface QueryResult {
 	patch?: string;
 	firstChangedLine?: number;
 	matched?: string[];
+	/** How many times the edit was planned again on another writer's bytes (edit/replan.ts). */
+	replanned?: number;
 	error?: SerializedError;
 }
 
@@ -86,14 +89,22 @@ async function runWrite(session: Session, p: Extract<Plan, { type: "write" }>): 
 
 async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Promise<QueryResult> {
 	const { target, q } = p;
+	// Edits found by their text re-plan when another writer changed the file (edit/replan.ts);
+	// line ranges, hashline refs and replaceAll (whose set of matches may have grown) do not.
+	const replannable = p.edits.every(
+		(e) => !e.replaceAll && (e.matchMode ?? "exact") !== "lineRange" && e.matchMode !== "hashline",
+	);
+	const plan = (s: FileSnapshot) => applyEdits(s.text, p.edits, q.path);
 	// Re-read inside the queue. If this session's own earlier commit changed the file since the
 	// preflight, anchors are matched again on the current bytes (line ranges are not: they would
-	// point elsewhere). Any other writer's change fails closed.
+	// point elsewhere). Another writer's change re-plans the edit, or fails closed.
 	const snap = await snapshotText(session, target.canonical, q.path);
 	let applied = p.applied;
+	let replannedAtAdmission = 0;
 	if (snap.sha256 !== p.snapshot.sha256 || !sameIdentity(snap.stat, p.snapshot.stat)) {
 		const own = session.readState.get(target.canonical);
-		if (!own || own.sha256 !== snap.sha256 || !sameIdentity(own.stat, snap.stat)) {
+		const ours = own && own.sha256 === snap.sha256 && sameIdentity(own.stat, snap.stat);
+		if (!ours && !replannable) {
 			throw new KeelError(
 				"CHANGED_ON_DISK",
 				`${q.path} was changed by another writer after it was checked; read it again and redo the edit.`,
@@ -110,15 +121,31 @@ async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Pr
 				{ path: q.path },
 			);
 		}
-		applied = applyEdits(snap.text, p.edits, q.path);
+		if (ours) applied = plan(snap);
+		else {
+			applied = replanOn({ plan }, snap, q.path, 1);
+			replannedAtAdmission = 1;
+		}
 	}
-	const data = encodeUtf8(applied.text, snap.bom);
-	const stat = await commit(session, {
-		canonical: target.canonical,
-		shown: q.path,
-		data,
-		expect: { stat: snap.stat, sha256: snap.sha256 },
-	});
+	const committed = await commitReplanning(
+		{
+			read: () => snapshotText(session, target.canonical, q.path),
+			plan,
+			commit: async (planned, s) => {
+				const stat = await commit(session, {
+					canonical: target.canonical,
+					shown: q.path,
+					data: encodeUtf8(planned.text, s.bom),
+					expect: { stat: s.stat, sha256: s.sha256 },
+				});
+				return { planned, stat };
+			},
+		},
+		{ first: { snapshot: snap, plan: applied }, replannable, shown: q.path },
+	);
+	applied = committed.result.planned;
+	const stat = committed.result.stat;
+	const replans = replannedAtAdmission + committed.replans;
 	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
 	const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
 	const patch = unifiedPatch(q.path, applied.beforeLf, applied.afterLf);
@@ -127,7 +154,7 @@ async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Pr
 		stat,
 		sha256: session.readState.get(target.canonical)!.sha256,
 	});
-	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${applied.matched.some((m) => m !== "exact") ? ` (${applied.matched.join(", ")})` : ""}`;
+	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${applied.matched.some((m) => m !== "exact") ? ` (${applied.matched.join(", ")})` : ""}${replanNote(replans)}`;
 	return {
 		index: p.i,
 		type: "edit",
@@ -139,6 +166,7 @@ async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Pr
 		firstChangedLine,
 		contentRef,
 		matched: applied.matched,
+		...(replans ? { replanned: replans } : {}),
 	};
 }
 

@@ -81,7 +81,7 @@ forEachBackend((x) => {
 		expect(await tempFiles(root)).toEqual([]);
 	});
 
-	it("compare-and-swap: a change between planning and commit is refused and kept (CHANGED_ON_DISK)", async () => {
+	it("compare-and-swap: a change between planning and commit is kept; an anchored edit re-plans, an overwrite is refused", async () => {
 		const { root, made } = x();
 		await writeFile(join(root, "cas.txt"), "alpha\nbeta\n");
 		const change = (text: string) => () =>
@@ -93,10 +93,26 @@ forEachBackend((x) => {
 			change("ALPHA"),
 		);
 		const s = await x().open({ backend: edit });
+		// The other writer changed another line: the edit's anchor still matches, so it re-plans.
 		const r = await s.call("edit", { path: "cas.txt", edits: [{ oldText: "beta", newText: "gamma" }] });
-		expectCode(r, "CHANGED_ON_DISK");
-		expect(await readFile(join(root, "cas.txt"), "utf8")).toBe("ALPHA\nbeta\n");
+		expectOk(r);
+		expect(JSON.stringify(r)).toContain("re-planned 1 time(s)");
+		expect(await readFile(join(root, "cas.txt"), "utf8")).toBe("ALPHA\ngamma\n");
 
+		// The other writer changed the anchor itself: a real conflict, its bytes kept.
+		await writeFile(join(root, "cas.txt"), "alpha\nbeta\n");
+		const conflicting = interleaved(
+			made.backend,
+			(p, o) => p.endsWith("/cas.txt") && typeof o.expect === "object",
+			change("alpha\nBETA"),
+		);
+		const s1 = await x().open({ backend: conflicting });
+		const c = await s1.call("edit", { path: "cas.txt", edits: [{ oldText: "beta", newText: "gamma" }] });
+		expectCode(c, "NO_MATCH");
+		expect(JSON.stringify(c)).toContain("changed by another writer");
+		expect(await readFile(join(root, "cas.txt"), "utf8")).toBe("alpha\nBETA\n");
+
+		await writeFile(join(root, "cas.txt"), "alpha\nbeta\n");
 		const write = interleaved(
 			made.backend,
 			(p, o) => p.endsWith("/cas.txt") && typeof o.expect === "object",

@@ -307,22 +307,47 @@ describe("interleavings (M4): another writer at every boundary", () => {
 		expect(await readFile(p("f.txt"), "utf8")).toBe("ALPHA\nbeta\ngamma\n");
 	});
 
-	it("after queue admission: CHANGED_ON_DISK, the other writer's bytes survive", async () => {
+	it("after queue admission: an anchored edit re-plans on the other writer's bytes, which survive", async () => {
 		await writeFile(p("f.txt"), original);
 		const s = await open({
 			probes: { afterAdmission: () => writeFile(p("f.txt"), "alpha\nbeta\ngamma\nother\n") },
 		});
-		const err = fail(
+		const r = ok(
 			await s.call("file", {
 				queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] }],
+			}),
+		);
+		expect(JSON.stringify(r)).toContain('"replanned":1');
+		expect(await readFile(p("f.txt"), "utf8")).toBe("alpha\nBETA\ngamma\nother\n");
+	});
+
+	it("after queue admission: a lineRange edit does not re-plan (CHANGED_ON_DISK), the other writer's bytes survive", async () => {
+		await writeFile(p("f.txt"), original);
+		const s = await open({
+			probes: { afterAdmission: () => writeFile(p("f.txt"), "alpha\nbeta\ngamma\nother\n") },
+		});
+		ok(await s.call("read", { path: "f.txt" }));
+		const err = fail(
+			await s.call("file", {
+				queries: [
+					{
+						type: "edit",
+						path: "f.txt",
+						edits: [{ matchMode: "lineRange", startLine: 2, endLine: 2, newText: "B" }],
+					},
+				],
 			}),
 		);
 		expect(err.code).toBe("CHANGED_ON_DISK");
 		expect(await readFile(p("f.txt"), "utf8")).toBe("alpha\nbeta\ngamma\nother\n");
 	});
 
-	for (const [name, disturb] of [
-		["an in-place write", async (f: string) => writeFile(f, "alpha\nbeta\ngamma\nother\n")],
+	for (const [name, disturb, outcome] of [
+		[
+			"an in-place write",
+			async (f: string) => writeFile(f, "alpha\nbeta\ngamma\nother\n"),
+			"alpha\nBETA\ngamma\nother\n",
+		],
 		[
 			"a same-size same-mtime in-place write",
 			async (f: string) => {
@@ -330,6 +355,7 @@ describe("interleavings (M4): another writer at every boundary", () => {
 				await writeFile(f, "ALPHA\nbeta\ngamma\n");
 				await utimes(f, st.atime, st.mtime);
 			},
+			"ALPHA\nBETA\ngamma\n",
 		],
 		[
 			"a replacement by rename",
@@ -337,6 +363,7 @@ describe("interleavings (M4): another writer at every boundary", () => {
 				await writeFile(`${f}.other`, "replaced\n");
 				execFileSync("mv", [`${f}.other`, f]);
 			},
+			"NO_MATCH",
 		],
 		[
 			"a symlink swap",
@@ -345,9 +372,13 @@ describe("interleavings (M4): another writer at every boundary", () => {
 				await rm(f);
 				await symlink(`${f}.elsewhere`, f);
 			},
+			"CHANGED_ON_DISK",
 		],
 	] as const) {
-		it(`between plan and rename (${name}): CHANGED_ON_DISK for edit, file and write`, async () => {
+		// An overwrite never re-plans; an anchored edit re-plans on the new bytes (expected: the
+		// merged content) or fails on a real conflict (expected: the code).
+		const anchored = (outcome as string).includes("\n") ? { content: outcome as string } : { code: outcome };
+		it(`between plan and rename (${name}): write is CHANGED_ON_DISK; edit and file ${"content" in anchored ? "re-plan" : `fail with ${anchored.code}`}`, async () => {
 			for (const tool of ["edit", "file", "write"] as const) {
 				await rm(p("f.txt"), { force: true });
 				await rm(p("f.txt.elsewhere"), { force: true });
@@ -374,9 +405,14 @@ describe("interleavings (M4): another writer at every boundary", () => {
 						queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "beta", newText: "BETA" }] }],
 					});
 				expect(expected).toBeNull();
-				expect(fail(r).code).toBe("CHANGED_ON_DISK");
 				const now = await readFile(p("f.txt"), "utf8");
-				expect(now).not.toContain("BETA");
+				if (tool !== "write" && "content" in anchored) {
+					expect(JSON.stringify(ok(r))).toMatch(/re-planned 1 time|"replanned":1/);
+					expect(now).toBe(anchored.content);
+				} else {
+					expect(fail(r).code).toBe(tool === "write" ? "CHANGED_ON_DISK" : anchored.code);
+					expect(now).not.toContain("BETA");
+				}
 				expect(now).not.toContain("mine");
 				expect((await readdir(dir)).filter((n) => n.startsWith(".keel-tmp-"))).toEqual([]);
 			}

@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { Backend } from "../../backend/types.js";
+import { QueueRegistry } from "../../safety/mutation-queue.js";
 import { Session, type SessionOptions } from "../../session.js";
 import type { HttpHandle } from "./http.js";
 import { serveStdio } from "./stdio.js";
@@ -51,7 +52,9 @@ export async function runServe(
 		return 2;
 	}
 	const owned = sessionOptions.backend;
-	const base: SessionOptions = owned ? { ...sessionOptions, backend: borrowed(owned) } : sessionOptions;
+	// One queue registry for every connection: sessions on one workspace share its per-file queue.
+	const shared: SessionOptions = { queues: new QueueRegistry(), ...sessionOptions };
+	const base: SessionOptions = owned ? { ...shared, backend: borrowed(owned) } : shared;
 	// Fail now, not at the first tool call, when the roots are unusable.
 	try {
 		await (await Session.create(base)).close();
