@@ -16,7 +16,16 @@
 import { KeelError } from "../boundary/errors.js";
 
 /** How many times one edit is planned again before it gives up. */
-export const MAX_REPLANS = 5;
+export const MAX_REPLANS = 8;
+
+/**
+ * The pause before re-planning: the writer that won is usually mid-burst (another agent's edits),
+ * so back off exponentially, with jitter so two processes do not retry in lockstep. At most
+ * about 0.8 s over all re-plans, spent inside this path's queue.
+ */
+function backoffMs(replans: number): number {
+	return Math.min(200, 5 * 2 ** replans) * (0.5 + Math.random());
+}
 
 export interface ReplanSteps<S, P, R> {
 	read(): Promise<S>;
@@ -56,7 +65,7 @@ export async function commitReplanning<S, P, R>(
 	let plan: P;
 	if (opts.first) ({ snapshot, plan } = opts.first);
 	else {
-		snapshot = await steps.read();
+		snapshot = await readSettled(steps.read);
 		plan = steps.plan(snapshot);
 	}
 	for (let replans = 0; ; replans++) {
@@ -72,8 +81,24 @@ export async function commitReplanning<S, P, R>(
 				);
 			}
 		}
+		await new Promise((r) => setTimeout(r, backoffMs(replans)));
 		snapshot = await rereadAfterChange(steps, opts.shown);
 		plan = replanOn(steps, snapshot, opts.shown, replans + 1);
+	}
+}
+
+/** Reads retried when the file was replaced while being opened (a writer's rename landed mid-read). */
+const READ_ATTEMPTS = 4;
+
+/** `read()`, retried (bounded) while another writer's replace lands between its stat and its open. */
+export async function readSettled<S>(read: () => Promise<S>): Promise<S> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await read();
+		} catch (e) {
+			if (!(e instanceof KeelError) || e.code !== "CHANGED_ON_DISK" || attempt >= READ_ATTEMPTS) throw e;
+			await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+		}
 	}
 }
 
@@ -83,7 +108,7 @@ async function rereadAfterChange<S>(
 	shown: string,
 ): Promise<S> {
 	try {
-		return await steps.read();
+		return await readSettled(steps.read);
 	} catch (e) {
 		if (!(e instanceof KeelError) || e.retry !== "retarget") throw e;
 		throw new KeelError(

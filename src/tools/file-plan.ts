@@ -7,6 +7,7 @@ import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
+import { readSettled } from "../edit/replan.js";
 import type { ContentSource } from "../safety/content-refs.js";
 import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
@@ -132,7 +133,7 @@ async function planEdit(session: Session, q: FileQuery, i: number, edits: EditIt
 		throw new KeelError("NOT_FOUND", `${q.path} does not exist; check the path, or write it as a new file.`, {
 			path: q.path,
 		});
-	const snapshot = await snapshotText(session, target.canonical, q.path);
+	const snapshot = await readSettled(() => snapshotText(session, target.canonical, q.path));
 	if (edits.some((e) => e.matchMode === "lineRange"))
 		requireFreshRead(session, target.canonical, snapshot, q.path);
 	const applied = applyEdits(snapshot.text, edits, q.path);

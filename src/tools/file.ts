@@ -8,7 +8,7 @@ import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError, type SerializedError } from "../boundary/errors.js";
 import { applyEdits } from "../edit/apply.js";
 import { renderDiff, unifiedPatch } from "../edit/diff.js";
-import { commitReplanning, replanNote, replanOn } from "../edit/replan.js";
+import { commitReplanning, readSettled, replanNote, replanOn } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
 import { encodeUtf8 } from "../safety/encoding.js";
 import type { Session } from "../session.js";
@@ -98,7 +98,7 @@ async function runEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Pr
 	// Re-read inside the queue. If this session's own earlier commit changed the file since the
 	// preflight, anchors are matched again on the current bytes (line ranges are not: they would
 	// point elsewhere). Another writer's change re-plans the edit, or fails closed.
-	const snap = await snapshotText(session, target.canonical, q.path);
+	const snap = await readSettled(() => snapshotText(session, target.canonical, q.path));
 	let applied = p.applied;
 	let replannedAtAdmission = 0;
 	if (snap.sha256 !== p.snapshot.sha256 || !sameIdentity(snap.stat, p.snapshot.stat)) {

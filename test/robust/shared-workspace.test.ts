@@ -1,0 +1,124 @@
+/**
+ * Issue 18 §3: many agents on one workspace. 24 library sessions share one QueueRegistry (as the
+ * MCP server's sessions do) and a separate `keel batch` process edits the same file at the same
+ * time; every agent rewrites its own line. Same-process commits wait in the shared queue; the
+ * other process's commits race them, and the losing compare-and-swaps re-plan on the new bytes.
+ * Every non-conflicting edit must land and nothing may be lost; edits whose anchor another writer
+ * removed fail as conflicts, saying so.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { QueueRegistry } from "../../src/safety/mutation-queue.js";
+import { type CallResult, Session } from "../../src/session.js";
+import { runKeel } from "../fixtures/keel-cli.js";
+
+let dir: string;
+beforeEach(async () => {
+	dir = await mkdtemp(join(tmpdir(), "keel-shared-"));
+});
+afterEach(async () => {
+	await rm(dir, { recursive: true, force: true });
+});
+
+const SESSIONS = 24;
+const ROUNDS = 3;
+const CLI_LINES = 16;
+
+describe("many sessions and another process editing one file", () => {
+	it("every non-conflicting edit lands, nothing is lost", async () => {
+		const lib = Array.from({ length: SESSIONS }, (_, i) => `lib ${i} v0`);
+		const cli = Array.from({ length: CLI_LINES }, (_, i) => `cli ${i} v0`);
+		await writeFile(join(dir, "shared.txt"), `${[...lib, ...cli].join("\n")}\n`);
+		const queues = new QueueRegistry();
+		const sessions = await Promise.all(
+			Array.from({ length: SESSIONS }, (_, i) =>
+				Session.create({ root: dir, queues, profile: i % 2 ? "unified" : "pi" }),
+			),
+		);
+		expect(queues.size).toBe(1);
+		expect(new Set(sessions.map((s) => s.queue)).size).toBe(1);
+
+		// The other process: one batch of anchored edits, each on its own line.
+		const batch = Array.from({ length: ROUNDS }, (_, round) =>
+			cli.map((_, i) =>
+				JSON.stringify({
+					tool: "edit",
+					args: {
+						path: "shared.txt",
+						edits: [{ oldText: `cli ${i} v${round}`, newText: `cli ${i} v${round + 1}` }],
+					},
+				}),
+			),
+		).flat();
+		const other = runKeel(dir, ["batch"], { input: `${batch.join("\n")}\n` });
+
+		const edit = (s: Session, i: number, round: number): Promise<CallResult> => {
+			const change = { oldText: `lib ${i} v${round}`, newText: `lib ${i} v${round + 1}` };
+			return i % 2
+				? s.call("file", { queries: [{ type: "edit", path: "shared.txt", edits: [change] }] })
+				: s.call("edit", { path: "shared.txt", edits: [change] });
+		};
+		const results: CallResult[] = [];
+		for (let round = 0; round < ROUNDS; round++) {
+			results.push(...(await Promise.all(sessions.map((s, i) => edit(s, i, round)))));
+		}
+		const run = await other;
+		const cliResults = run.stdout
+			.trim()
+			.split("\n")
+			.map((l) => JSON.parse(l));
+		for (const s of sessions) await s.close();
+		expect(queues.size).toBe(0);
+
+		const failed = results.filter((r) => !r.ok);
+		expect(failed, JSON.stringify(failed.slice(0, 3))).toEqual([]);
+		expect(cliResults.filter((r) => !r.ok)).toEqual([]);
+		const final = (await readFile(join(dir, "shared.txt"), "utf8")).split("\n");
+		expect(final).toEqual([
+			...lib.map((_, i) => `lib ${i} v${ROUNDS}`),
+			...cli.map((_, i) => `cli ${i} v${ROUNDS}`),
+			"",
+		]);
+	}, 120_000);
+
+	it("an edit whose anchor another writer changed fails as a conflict, and the other's bytes stay", async () => {
+		await writeFile(join(dir, "f.txt"), "one\ntwo\nthree\n");
+		const queues = new QueueRegistry();
+		const a = await Session.create({
+			root: dir,
+			queues,
+			profile: "unified",
+			// Another process rewrites the very line this edit is anchored on, after preflight.
+			probes: { afterAdmission: () => writeFile(join(dir, "f.txt"), "one\nTWO (theirs)\nthree\n") },
+		});
+		const r = await a.call("file", {
+			queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "two", newText: "2" }] }],
+		});
+		expect(r.ok).toBe(false);
+		if (!r.ok) {
+			expect(r.error.code).toBe("NO_MATCH");
+			expect(r.error.message).toMatch(/changed by another writer.*conflicts/);
+		}
+		expect(await readFile(join(dir, "f.txt"), "utf8")).toBe("one\nTWO (theirs)\nthree\n");
+		await a.close();
+	});
+
+	it("sessions on different workspaces get different queues", async () => {
+		const other = await mkdtemp(join(tmpdir(), "keel-shared-other-"));
+		try {
+			const queues = new QueueRegistry();
+			const a = await Session.create({ root: dir, queues });
+			const b = await Session.create({ root: other, queues });
+			const c = await Session.create({ root: dir });
+			expect(a.queue).not.toBe(b.queue);
+			expect(a.queue).not.toBe(c.queue); // no registry: a queue of its own
+			expect(queues.size).toBe(2);
+			await Promise.all([a.close(), b.close(), c.close()]);
+			expect(queues.size).toBe(0);
+		} finally {
+			await rm(other, { recursive: true, force: true });
+		}
+	});
+});
