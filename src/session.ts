@@ -226,6 +226,7 @@ export class Session {
 		this.closed = true;
 		await this.pythonCoordinator?.close();
 		await this.payloads.close();
+		this.spillFiles?.fs.close?.();
 		await this.backend.close();
 	}
 }
