@@ -70,7 +70,7 @@ function refuse(target: string, why: string): KeelError {
  * in place (a 0444 file or someone else's is refused, not replaced), and the new file keeps the
  * owner and group (set before the rename; refused when this process cannot set them).
  */
-function checkReplace(target: string, at: string, before: FileStat): void {
+function checkReplace(target: string, at: string): void {
 	try {
 		accessSync(at, constants.W_OK);
 	} catch (e) {
@@ -139,7 +139,7 @@ export async function commitVia(
 		const before = lstatSyncOrNull(at);
 		if (before?.type === "dir") throw fromSystemError({ code: "EISDIR" }, target);
 		const replacing = before?.type === "file" && opts.expect !== "absent";
-		if (replacing) checkReplace(target, at, before);
+		if (replacing) checkReplace(target, at);
 		const mode = before?.type === "file" ? before.mode : (opts.mode ?? 0o644);
 		const h = await fsp.open(
 			temp,

@@ -22,7 +22,7 @@ import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-
 import { toFileStat, typeOf } from "./local-stat.js";
 import { sweepDir } from "./local-sweep.js";
 import { sameIdentity, sameObject } from "./temp-names.js";
-import type { DirEntry, FileOps, FileStat } from "./types.js";
+import type { DirEntry, FileOps } from "./types.js";
 
 export { toFileStat } from "./local-stat.js";
 
