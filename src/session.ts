@@ -276,6 +276,7 @@ export class Session {
 		this.releaseQueue();
 		await this.pythonCoordinator?.close();
 		await this.payloads.close();
+		this.spillFiles?.fs.close?.();
 		await this.backend.close();
 	}
 }

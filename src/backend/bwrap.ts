@@ -45,15 +45,16 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 		},
 		spawn: (req) => spawnLocal({ ...req, ...runner.wrap(req.argv, req.cwd, req.env) }),
 	};
+	const fs = createLocalFs(opts.hooks);
 	return {
 		kind: "bwrap",
-		fs: createLocalFs(opts.hooks),
+		fs,
 		exec,
 		process: processes,
-		search: createLocalSearch({ engine: opts.searchEngine ?? "auto" }),
+		search: createLocalSearch({ engine: opts.searchEngine ?? "auto", pins: fs.pins }),
 		ready: async () => {
 			await runner.ready();
 		},
-		close: async () => {},
+		close: async () => fs.close(),
 	};
 }

@@ -12,12 +12,13 @@ export interface LocalBackendOptions {
 }
 
 export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
+	const fs = createLocalFs(opts.hooks);
 	return {
 		kind: "local",
-		fs: createLocalFs(opts.hooks),
+		fs,
 		exec: createLocalExec(),
-		search: createLocalSearch({ engine: opts.searchEngine ?? "auto" }),
+		search: createLocalSearch({ engine: opts.searchEngine ?? "auto", pins: fs.pins }),
 		process: { fdPipes: true, ready: async () => {}, spawn: spawnLocal },
-		close: async () => {},
+		close: async () => fs.close(),
 	};
 }

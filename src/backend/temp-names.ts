@@ -6,18 +6,26 @@ import { randomBytes } from "node:crypto";
 import type { FileStat } from "./types.js";
 
 export const TEMP_PREFIX = ".keel-tmp-";
+/** Bytes of randomness in a temp name (written as twice as many hex digits). */
+const RANDOM_BYTES = 6;
+const MAX_STEM = 100;
+/** Exactly what tempNameFor writes: prefix, decimal pid, 12 lowercase hex digits, the target's name. */
+const TEMP_NAME = new RegExp(`^\\.keel-tmp-([1-9][0-9]{0,9})-[0-9a-f]{${RANDOM_BYTES * 2}}-(.+)$`, "s");
 
 export function tempNameFor(base: string, pid: number = process.pid): string {
 	// Keep the name short: long basenames could push the temp name over NAME_MAX.
-	const stem = base.length > 100 ? base.slice(0, 100) : base;
-	return `${TEMP_PREFIX}${pid}-${randomBytes(6).toString("hex")}-${stem}`;
+	const stem = base.length > MAX_STEM ? base.slice(0, MAX_STEM) : base;
+	return `${TEMP_PREFIX}${pid}-${randomBytes(RANDOM_BYTES).toString("hex")}-${stem}`;
 }
 
-/** The pid in a keel temp name, or undefined when the name is not one. */
+/**
+ * The writer's pid when `name` has exactly the form tempNameFor writes, else undefined. A user's
+ * file that merely starts like one (`.keel-tmp-99999999-notes.txt`) is not a temp name.
+ */
 export function tempNamePid(name: string): number | undefined {
-	if (!name.startsWith(TEMP_PREFIX)) return undefined;
-	const pid = Number.parseInt(name.slice(TEMP_PREFIX.length), 10);
-	return Number.isFinite(pid) ? pid : undefined;
+	const m = TEMP_NAME.exec(name);
+	if (!m || m[2].length > MAX_STEM || m[2].includes("/")) return undefined;
+	return Number(m[1]);
 }
 
 export function sameIdentity(a: FileStat, b: FileStat): boolean {

@@ -17,6 +17,9 @@ export interface FileStat {
 	ino: bigint;
 	mtimeNs: bigint;
 	ctimeNs: bigint;
+	/** Owner and group, where the backend reports them (a replace keeps them). */
+	uid?: number;
+	gid?: number;
 }
 
 export interface DirEntry {
@@ -50,6 +53,10 @@ export interface FileOps {
 	/** Canonical path, symlinks resolved; throws ENOENT / ELOOP like realpath(3). */
 	realpath(path: string): Promise<string>;
 	lstat(path: string): Promise<FileStat>;
+	/**
+	 * Follows links. On this machine, below a pinned root, a link in the last component is
+	 * refused (CHANGED_ON_DISK): canonical paths never end in one, so it was swapped in.
+	 */
 	stat(path: string): Promise<FileStat>;
 	readlink(path: string): Promise<string>;
 	/**
@@ -76,8 +83,18 @@ export interface FileOps {
 	hashFile(path: string): Promise<string>;
 	/** Remove a file or symlink (never a directory); fails with CHANGED_ON_DISK unless it still is `expect`. */
 	unlink(path: string, expect?: FileStat): Promise<void>;
-	/** Remove keel temp files in `dir` whose writer process is gone; returns how many. */
+	/**
+	 * Remove keel's own temp files in `dir` (the exact name keel writes, a regular file of this
+	 * user, a writer that is gone); returns how many. Never fails for what `dir` holds.
+	 */
 	sweepTemps(dir: string): Promise<number>;
+	/**
+	 * On this machine: hold the canonical roots open, so every later operation below a root is
+	 * resolved from that handle (never following a link) instead of by name. Others lack it.
+	 */
+	pinRoots?(roots: readonly string[]): void;
+	/** Release what pinRoots holds. */
+	close?(): void;
 }
 
 export interface ExecRequest {
@@ -117,6 +134,11 @@ export interface GrepRequest {
 	signal?: AbortSignal;
 	/** The call that owns work the search leaves unawaited (read-ahead): see boundary/call-scope.ts. */
 	owner?: WorkOwner;
+	/**
+	 * On this machine: where the engine opens `path` (`/proc/<pid>/fd/N`, a handle on what the
+	 * guard checked). Results and messages still name `path`.
+	 */
+	pinned?: string;
 }
 
 export interface GrepLine {
@@ -147,6 +169,11 @@ export interface FindRequest {
 	limit: number;
 	signal?: AbortSignal;
 	owner?: WorkOwner;
+	/**
+	 * On this machine: where the engine opens `path` (`/proc/<pid>/fd/N`, a handle on what the
+	 * guard checked). Results and messages still name `path`.
+	 */
+	pinned?: string;
 }
 
 export interface FindOutcome {

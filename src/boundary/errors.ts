@@ -18,7 +18,7 @@ export const ERROR_CATALOGUE = {
 	IS_DIRECTORY: "retarget",
 	NOT_DIRECTORY: "retarget",
 	NOT_A_FILE: "retarget",
-	PERMISSION_DENIED: "retarget",
+	PERMISSION_DENIED: "change-approach",
 	BINARY_FILE: "change-approach",
 	OFFSET_OUT_OF_RANGE: "change-approach",
 	NO_MATCH: "change-approach",

@@ -127,6 +127,8 @@ export class PathGuard {
 		};
 		const roots = await Promise.all(cfg.roots.map(canon));
 		const readOnlyRoots = await Promise.all((cfg.readOnlyRoots ?? []).map(canon));
+		// From here on, operations below a root start from a handle on it (local files).
+		fs.pinRoots?.([...roots, ...readOnlyRoots]);
 		return new PathGuard(fs, {
 			roots,
 			readOnlyRoots,

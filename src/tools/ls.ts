@@ -4,11 +4,27 @@ import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
 import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
+import type { Session } from "../session.js";
 import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 500;
+
+/**
+ * A link lists like a directory only when the guard resolves it inside the roots and the target
+ * is one there. A link to anything outside is a plain name: its mark must not tell whether the
+ * outside path exists or what it is (issue 11 item 5). Dangling and looping links are plain too.
+ */
+async function linksToDir(session: Session, link: string): Promise<boolean> {
+	try {
+		const target = await session.guard.resolve(link, "read");
+		if (!target.exists) return false;
+		return (await session.backend.fs.stat(target.canonical)).type === "dir";
+	} catch {
+		return false;
+	}
+}
 
 const schema = object({
 	path: optional(string({ description: "Directory to list (default: current directory)" })),
@@ -50,9 +66,7 @@ export const lsTool = defineTool<LsArgs>({
 			shown.map(async (e) => {
 				if (e.type === "dir") return `${e.name}/`;
 				if (e.type !== "symlink") return e.name;
-				// A link to a directory lists like one; a dangling link is still listed.
-				const st = await session.backend.fs.stat(posix.join(target.canonical, e.name)).catch(() => undefined);
-				return st?.type === "dir" ? `${e.name}/` : e.name;
+				return (await linksToDir(session, posix.join(target.canonical, e.name))) ? `${e.name}/` : e.name;
 			}),
 		);
 		if (names.length === 0) return { content: [text("(empty directory)")] };

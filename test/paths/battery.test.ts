@@ -685,7 +685,10 @@ describe("a link planted between check and use is not followed", () => {
 		const before = await snapshot(fx.outside);
 		const r = await s.call("write", { path: "pd/victim.txt", content: "PWNED\n" });
 		expect(trap.fired(), "the trap did not fire").toBe(true);
-		expectRefused(r, RACE_CODES);
+		// The commit is pinned to the directory the guard checked: it lands there (now pd.moved,
+		// inside the root) or is refused; never through the link.
+		if (r.ok) expect(await readFile(join(fx.root, "pd.moved", "victim.txt"), "utf8")).toBe("PWNED\n");
+		else expectRefused(r, RACE_CODES);
 		expect(await snapshot(fx.outside)).toEqual(before);
 	});
 
@@ -697,7 +700,8 @@ describe("a link planted between check and use is not followed", () => {
 		const before = await snapshot(fx.outside);
 		const r = await s.call("write", { path: "pd/new.txt", content: "PWNED\n" });
 		expect(trap.fired(), "the trap did not fire").toBe(true);
-		expectRefused(r, RACE_CODES);
+		if (r.ok) expect(await readFile(join(fx.root, "pd.moved", "new.txt"), "utf8")).toBe("PWNED\n");
+		else expectRefused(r, RACE_CODES);
 		expect(await snapshot(fx.outside)).toEqual(before);
 	});
 

@@ -1,8 +1,10 @@
 /** Search on this machine: rg/fd when present, the pure-JS engine otherwise (same results). */
+import type { DirPins } from "../local-pin.js";
 import type { SearchOps } from "../types.js";
 import { createJsSearch } from "./js.js";
 import { createLocalTools, type LocalTools } from "./local-runner.js";
 import { createNativeSearch } from "./native.js";
+import { withPinnedStart } from "./pinned.js";
 
 export type SearchEngineChoice = "auto" | "native" | "js";
 
@@ -11,9 +13,21 @@ export interface LocalSearchOptions {
 	engine?: SearchEngineChoice;
 	/** Tool detection to use (default: a new one, so detection runs once per search object). */
 	tools?: LocalTools;
+	/** The local FileOps' pinned roots: searches then start from a handle on the checked path. */
+	pins?: DirPins;
 }
 
 export function createLocalSearch(opts: LocalSearchOptions = {}): SearchOps {
+	const ops = chooseEngine(opts);
+	const pins = opts.pins;
+	if (!pins) return ops;
+	return {
+		grep: (req) => withPinnedStart(pins, req.path, (pinned) => ops.grep({ ...req, pinned })),
+		find: (req) => withPinnedStart(pins, req.path, (pinned) => ops.find({ ...req, pinned })),
+	};
+}
+
+function chooseEngine(opts: LocalSearchOptions): SearchOps {
 	const engine = opts.engine ?? "auto";
 	const js = createJsSearch();
 	if (engine === "js") return js;

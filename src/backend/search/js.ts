@@ -18,6 +18,7 @@
  *  - limit: at most `limit` results, the first ones in walk order; `limitReached` is true iff
  *    more existed (every engine looks for one result past the limit before stopping).
  */
+import { constants } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { ownWork } from "../../boundary/call-scope.js";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
@@ -27,11 +28,21 @@ import { compileGlob, compileGrepRegExp, findGlobTarget } from "./patterns.js";
 import { grepBuffer, throwIfAborted } from "./semantics.js";
 import { walk } from "./walk.js";
 
+/** Never follow a link swapped in for a listed file; never hang on a FIFO swapped in. */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
 /** Matches of one file, at most `max` (the context of the last one stays complete). */
-async function grepFile(path: string, regex: RegExp, context: number, max: number): Promise<GrepMatch[]> {
+async function grepFile(
+	path: string,
+	open: string,
+	regex: RegExp,
+	context: number,
+	max: number,
+	flag = READ_FLAGS,
+): Promise<GrepMatch[]> {
 	let buf: Buffer;
 	try {
-		buf = await readFile(path);
+		buf = await readFile(open, { flag });
 	} catch {
 		return []; // unreadable or vanished: skipped, as rg does
 	}
@@ -45,14 +56,16 @@ async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
 	const regex = compileGrepRegExp(req);
 	const override = req.glob ? compileOverride(req.glob) : undefined;
 	throwIfAborted(req.signal);
-	const st = await stat(req.path).catch((e) => {
+	const st = await stat(req.pinned ?? req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
 	});
 	const max = req.limit + 1; // one more than the limit tells whether the limit cut anything
 	const found: GrepMatch[] = [];
 	if (!st.isDirectory()) {
 		// A file named explicitly is searched whatever the ignore rules and glob say.
-		found.push(...(await grepFile(req.path, regex, req.context, max)));
+		// A pinned handle on the file itself (/proc/<pid>/fd/N) is a link by design: that one is followed.
+		const flag = req.pinned ? READ_FLAGS & ~constants.O_NOFOLLOW : READ_FLAGS;
+		found.push(...(await grepFile(req.path, req.pinned ?? req.path, regex, req.context, max, flag)));
 	} else {
 		const pending: Promise<GrepMatch[]>[] = [];
 		const collectOne = async () => {
@@ -61,10 +74,11 @@ async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
 			return found.length >= max;
 		};
 		let full = false;
-		for await (const entry of walk(req.path, { customIgnore: ".rgignore", override, signal: req.signal })) {
+		const opts = { customIgnore: ".rgignore", override, signal: req.signal, openRoot: req.pinned };
+		for await (const entry of walk(req.path, opts)) {
 			if (entry.kind !== "file") continue;
 			// Read-ahead the loop may leave behind (limit reached, a failure): owned by the call.
-			pending.push(ownWork(req.owner, grepFile(entry.abs, regex, req.context, max)));
+			pending.push(ownWork(req.owner, grepFile(entry.abs, entry.open, regex, req.context, max)));
 			if (pending.length >= READ_AHEAD && (await collectOne())) {
 				full = true;
 				break;
@@ -87,13 +101,17 @@ function compileFindMatcher(pattern: string): (rel: string, name: string) => boo
 async function jsFind(req: FindRequest): Promise<FindOutcome> {
 	const matches = compileFindMatcher(req.pattern);
 	throwIfAborted(req.signal);
-	const st = await stat(req.path).catch((e) => {
+	const st = await stat(req.pinned ?? req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
 	});
 	if (!st.isDirectory())
 		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
 	const paths: string[] = [];
-	for await (const entry of walk(req.path, { customIgnore: ".fdignore", signal: req.signal })) {
+	for await (const entry of walk(req.path, {
+		customIgnore: ".fdignore",
+		signal: req.signal,
+		openRoot: req.pinned,
+	})) {
 		if (!matches(entry.rel, entry.name)) continue;
 		paths.push(entry.kind === "dir" ? `${entry.rel}/` : entry.rel);
 		if (paths.length > req.limit) break;

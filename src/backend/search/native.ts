@@ -256,13 +256,31 @@ function rgFailure(stderr: string, path: string): KeelError | undefined {
 	return new KeelError("IO_ERROR", `rg failed: ${text}`, { path, details: { stderr } });
 }
 
+/** The path an engine passes to its tool (the pinned handle when there is one), and back to names. */
+function startingPoint(req: { path: string; pinned?: string }): {
+	root: string;
+	toName: (p: string) => string;
+} {
+	const root = req.pinned ?? req.path;
+	if (root === req.path) return { root, toName: (p) => p };
+	return {
+		root,
+		toName: (p) => {
+			if (p === root) return req.path;
+			if (!p.startsWith(`${root}/`)) return p;
+			return req.path === "/" ? p.slice(root.length) : req.path + p.slice(root.length);
+		},
+	};
+}
+
 export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Promise<GrepOutcome> {
 	// rg itself is the judge of the pattern (Rust regex syntax); see rgFailure.
+	const { root, toName } = startingPoint(req);
 	const found: GrepMatch[] = [];
 	let file: { path: string; lines: Map<number, string>; matches: number[] } | undefined;
 	const onEvent = (ev: RgEvent, stop: () => void) => {
 		if (ev.type === "begin") {
-			file = { path: rgText(ev.data.path), lines: new Map(), matches: [] };
+			file = { path: toName(rgText(ev.data.path)), lines: new Map(), matches: [] };
 		} else if (file && (ev.type === "match" || ev.type === "context")) {
 			const n = ev.data.line_number ?? 0;
 			// Past the match that would exceed the limit (and its context), lines are of no use.
@@ -283,7 +301,8 @@ export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Pro
 	};
 	let stderr = "";
 	let splitter: ReturnType<typeof lineSplitter> | undefined;
-	const { exitCode, stopped } = await runUntil(run, rgArgv(rg, req), "rg", req.signal, (stop) => {
+	const argv = rgArgv(rg, { ...req, path: root });
+	const { exitCode, stopped } = await runUntil(run, argv, "rg", req.signal, (stop) => {
 		splitter = lineSplitter((line) => {
 			let ev: RgEvent;
 			try {
@@ -303,7 +322,7 @@ export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Pro
 	if (!stopped) {
 		splitter?.end();
 		if (exitCode === 2) {
-			const failure = rgFailure(stderr, req.path);
+			const failure = rgFailure(stderr.split(root).join(req.path), req.path);
 			if (failure) throw failure;
 		} else if (exitCode !== 0 && exitCode !== 1) {
 			throw new KeelError("IO_ERROR", `rg ended unexpectedly (exit ${exitCode}): ${stderr.trim()}`, {
@@ -356,9 +375,10 @@ async function fdFailure(run: ArgvRunner, stderr: string, path: string): Promise
  * `limit` are kept; the JS engine walks in that same order and can stop early.
  */
 export async function fdFind(run: ArgvRunner, fd: FdTool, req: FindRequest): Promise<FindOutcome> {
+	const { root } = startingPoint(req);
 	const chunks: Buffer[] = [];
 	let stderr = "";
-	const { exitCode } = await runUntil(run, fdArgv(fd, req), "fd", req.signal, () => ({
+	const { exitCode } = await runUntil(run, fdArgv(fd, { ...req, path: root }), "fd", req.signal, () => ({
 		onStdout: (c) => chunks.push(c),
 		onStderr: (c) => {
 			stderr += c.toString("utf8");
@@ -366,9 +386,9 @@ export async function fdFind(run: ArgvRunner, fd: FdTool, req: FindRequest): Pro
 	}));
 	// fd reports its own failures as "[fd error]: ..."; other non-zero exits keep the output.
 	if (exitCode !== 0 && (stderr.includes("[fd error]") || chunks.length === 0)) {
-		throw await fdFailure(run, stderr, req.path);
+		throw await fdFailure(run, stderr.split(root).join(req.path), req.path);
 	}
-	const prefix = req.path.endsWith("/") ? req.path : `${req.path}/`;
+	const prefix = root.endsWith("/") ? root : `${root}/`;
 	const paths = Buffer.concat(chunks)
 		.toString("utf8")
 		.split("\0")

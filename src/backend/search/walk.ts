@@ -8,6 +8,8 @@ export type EntryKind = "file" | "dir" | "symlink" | "other";
 
 export interface WalkEntry {
 	abs: string;
+	/** Where to open it: `abs`, or below the pinned handle the walk started from. */
+	open: string;
 	rel: string;
 	name: string;
 	kind: EntryKind;
@@ -17,6 +19,8 @@ export interface WalkOptions {
 	customIgnore: string;
 	override?: Override;
 	signal?: AbortSignal;
+	/** Open the root through this path (a pinned handle, /proc/<pid>/fd/N) instead of by name. */
+	openRoot?: string;
 }
 
 function kindOf(d: Dirent): EntryKind {
@@ -38,11 +42,13 @@ async function listDir(dir: string): Promise<Dirent[]> {
 /** Depth-first, sorted, lazily: the consumer stops the walk by leaving its loop. */
 export async function* walk(root: string, opts: WalkOptions): AsyncGenerator<WalkEntry> {
 	const top = await loadAncestors(root, opts.customIgnore);
-	yield* walkDir(root, "", await listDir(root), top, opts);
+	const open = opts.openRoot ?? root;
+	yield* walkDir(root, open, "", await listDir(open), top, opts);
 }
 
 async function* walkDir(
 	dir: string,
+	openDir: string,
 	rel: string,
 	entries: Dirent[],
 	level: Level,
@@ -53,16 +59,22 @@ async function* walkDir(
 		if (d.name === ".git") continue;
 		const kind = kindOf(d);
 		const isDir = kind === "dir";
-		const entry = { abs: joinPath(dir, d.name), rel: rel ? `${rel}/${d.name}` : d.name, name: d.name, kind };
+		const entry = {
+			abs: joinPath(dir, d.name),
+			open: joinPath(openDir, d.name),
+			rel: rel ? `${rel}/${d.name}` : d.name,
+			name: d.name,
+			kind,
+		};
 		const verdict = opts.override?.(entry.rel, isDir);
 		if (verdict === "ignore") continue;
 		if (verdict === undefined && isIgnored(level, entry.abs, isDir)) continue;
 		yield entry;
 		if (isDir) {
-			const children = await listDir(entry.abs);
+			const children = await listDir(entry.open);
 			const names = new Set(children.map((c) => c.name));
 			const childLevel = await loadLevel(entry.abs, level, opts.customIgnore, names);
-			yield* walkDir(entry.abs, entry.rel, children, childLevel, opts);
+			yield* walkDir(entry.abs, entry.open, entry.rel, children, childLevel, opts);
 		}
 	}
 }

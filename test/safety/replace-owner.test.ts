@@ -1,0 +1,142 @@
+/**
+ * A replace keeps what a write in place would (issue 11 item 3; REQUIREMENTS M12, M5): owner and
+ * group, mode including setuid/setgid on the same owner, and a file the caller could not write in
+ * place is refused rather than replaced. Root cases run in-process; the non-root cases run the
+ * built CLI as `nobody` (setpriv), on files chowned for the purpose.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Session } from "../../src/session.js";
+import { BIN } from "../fixtures/keel-cli.js";
+
+const AS_ROOT = process.getuid?.() === 0;
+const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p));
+const NOBODY = 65534;
+const USER = 1000;
+
+let scratch: string;
+let root: string;
+
+beforeEach(async () => {
+	scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-owner-")));
+	root = join(scratch, "root");
+	await mkdir(root);
+	await chmod(scratch, 0o755);
+});
+afterEach(async () => {
+	await rm(scratch, { recursive: true, force: true });
+});
+
+async function put(name: string, mode: number, uid: number, gid: number): Promise<string> {
+	const p = join(root, name);
+	await writeFile(p, "value = 1\n");
+	await chown(p, uid, gid);
+	await chmod(p, mode);
+	return p;
+}
+
+describe.skipIf(!AS_ROOT)("root replacing another user's file (skipped unless root)", () => {
+	it("an edit keeps the owner, group and a 0640 mode", async () => {
+		const p = await put("user.txt", 0o640, USER, USER);
+		const s = await Session.create({ root, spillDir: join(scratch, "spill") });
+		const r = await s.call("edit", { path: "user.txt", edits: [{ oldText: "1", newText: "2" }] });
+		expect(r.ok).toBe(true);
+		const st = await stat(p);
+		expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([USER, USER, 0o640]);
+		expect(await readFile(p, "utf8")).toBe("value = 2\n");
+		await s.close();
+	});
+
+	it("a user's setuid file stays the user's (never a setuid-root file)", async () => {
+		const p = await put("tool.sh", 0o4755, USER, USER);
+		const s = await Session.create({ root, spillDir: join(scratch, "spill") });
+		expect((await s.call("read", { path: "tool.sh" })).ok).toBe(true);
+		const r = await s.call("write", { path: "tool.sh", content: "value = 3\n" });
+		expect(r.ok).toBe(true);
+		const st = await stat(p);
+		expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([USER, USER, 0o4755]);
+		await s.close();
+	});
+});
+
+function keelAsNobody(args: string[]): Promise<{ code: number | null; stdout: string }> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(
+			SETPRIV!,
+			[
+				"--reuid",
+				String(NOBODY),
+				"--regid",
+				String(NOBODY),
+				"--clear-groups",
+				process.execPath,
+				BIN,
+				...args,
+			],
+			{ cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HOME: scratch } },
+		);
+		let stdout = "";
+		child.stdout.on("data", (c) => {
+			stdout += c;
+		});
+		child.stderr.on("data", (c) => {
+			stdout += c;
+		});
+		child.on("error", reject);
+		child.on("close", (code) => resolve({ code, stdout }));
+	});
+}
+
+const canRunAsNobody = AS_ROOT && SETPRIV !== undefined && existsSync(BIN);
+describe.skipIf(!canRunAsNobody)(
+	`a non-root caller (nobody via setpriv)${canRunAsNobody ? "" : " (skipped: needs root, setpriv and a build)"}`,
+	() => {
+		beforeEach(async () => {
+			await chown(root, NOBODY, NOBODY); // nobody may create files (temp files) here
+		});
+		const edit = (name: string) =>
+			keelAsNobody([
+				"call",
+				"edit",
+				JSON.stringify({ path: name, edits: [{ oldText: "1", newText: "2" }] }),
+				"--root",
+				root,
+			]);
+
+		it("its own 0444 file, which it could not write in place, is refused and left alone", async () => {
+			const p = await put("ro.txt", 0o444, NOBODY, NOBODY);
+			const before = await stat(p);
+			const r = await edit("ro.txt");
+			expect(r.code).not.toBe(0);
+			expect(r.stdout).toContain("PERMISSION_DENIED");
+			expect(r.stdout).toContain("change-approach");
+			const after = await stat(p);
+			expect(after.ino).toBe(before.ino);
+			expect(await readFile(p, "utf8")).toBe("value = 1\n");
+		});
+
+		it("a root-owned file it may write (0666) is refused: the owner could not be kept", async () => {
+			const p = await put("roots.txt", 0o666, 0, 0);
+			const before = await stat(p);
+			const r = await edit("roots.txt");
+			expect(r.code).not.toBe(0);
+			expect(r.stdout).toContain("PERMISSION_DENIED");
+			const after = await stat(p);
+			expect([after.ino, after.uid, after.gid]).toEqual([before.ino, 0, 0]);
+			expect(await readFile(p, "utf8")).toBe("value = 1\n");
+		});
+
+		it("its own file is edited as before", async () => {
+			const p = await put("mine.txt", 0o600, NOBODY, NOBODY);
+			const r = await edit("mine.txt");
+			expect(r.stdout).not.toContain("PERMISSION_DENIED");
+			expect(r.code).toBe(0);
+			expect(await readFile(p, "utf8")).toBe("value = 2\n");
+			expect((await stat(p)).uid).toBe(NOBODY);
+		});
+	},
+);
