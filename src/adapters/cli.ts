@@ -98,6 +98,7 @@ function parse(argv: string[]): Parsed {
 		choice = chooseBackend({
 			backend: values.backend,
 			network: values.network,
+			env: values.env,
 			identity: values.identity,
 			insecureHostKey: values["insecure-host-key"],
 		});
@@ -164,7 +165,10 @@ async function withBackend(io: CliIO, p: Parsed): Promise<SessionOptions | numbe
 	if (!p.backend.open) return p.session;
 	const root = resolve(p.session.root ?? process.cwd());
 	try {
-		const backend = await p.backend.open(root, p.session.allow ?? [], p.session.allowRead ?? []);
+		const backend = await p.backend.open(root, p.session.allow ?? [], p.session.allowRead ?? [], {
+			allowProtected: p.session.allowProtected,
+			protectedPaths: p.session.protectedPaths,
+		});
 		// `~` means the remote home on a remote backend.
 		const home =
 			"remoteHome" in backend ? await (backend as { remoteHome(): Promise<string> }).remoteHome() : undefined;
