@@ -35,8 +35,10 @@ export interface SessionOptions {
 	profile?: Profile;
 	/** Tool names to leave out of the palette. */
 	disabledTools?: string[];
-	/** Permit writes to .git/config, .git/hooks/ and shell rc files. */
+	/** Permit writes to the protected set (git hooks and config, tool config, shell rc files). */
 	allowProtected?: boolean;
+	/** More protected paths (absolute, or relative to the root), each with everything below it. */
+	protectedPaths?: string[];
 	/** Home directory for `~` (default: the OS home). */
 	home?: string;
 	/** Where truncated outputs are spilled (default: a new directory under the OS temp dir). */
@@ -120,6 +122,7 @@ export class Session {
 			],
 			home: opts.home ?? homedir(),
 			allowProtected: opts.allowProtected,
+			protectedPaths: opts.protectedPaths,
 		});
 		const disabled = new Set(opts.disabledTools ?? []);
 		const tools = toolsForProfile(opts.profile ?? "pi").filter((t) => !disabled.has(t.name));

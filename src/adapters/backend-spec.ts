@@ -12,13 +12,20 @@ import type { Backend } from "../backend/types.js";
 export interface BackendFlags {
 	backend?: string;
 	network?: boolean;
+	/** bwrap: host variables to pass into the sandbox by name. */
+	env?: string[];
 	identity?: string;
 	insecureHostKey?: boolean;
 }
 
 export interface BackendChoice {
 	/** undefined: the session's default (local). */
-	open?: (root: string, allow: string[], allowRead: string[]) => Promise<Backend>;
+	open?: (
+		root: string,
+		allow: string[],
+		allowRead: string[],
+		protection?: { allowProtected?: boolean; protectedPaths?: string[] },
+	) => Promise<Backend>;
 	/** A root the spec itself names (ssh://host/path), overriding --root. */
 	root?: string;
 }
@@ -31,6 +38,7 @@ export type BackendOptionNames = Record<keyof BackendFlags, string>;
 export const CLI_OPTION_NAMES: BackendOptionNames = {
 	backend: "--backend",
 	network: "--network",
+	env: "--env",
 	identity: "--identity",
 	insecureHostKey: "--insecure-host-key",
 };
@@ -47,15 +55,24 @@ export function chooseBackend(
 			`${names.identity} and ${names.insecureHostKey} only apply to ${names.backend} ssh://...`,
 		);
 	}
+	const env = flags.env ?? [];
+	if (env.length > 0 && spec !== "bwrap")
+		throw new BackendSpecError(`${names.env} only applies to ${names.backend} bwrap`);
+	const badName = env.find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+	if (badName !== undefined)
+		throw new BackendSpecError(`${names.env} takes a variable name (got "${badName}")`);
 	if (spec === "local") return {};
 	if (spec === "bwrap") {
 		return {
-			open: async (root, allow, allowRead) => {
+			open: async (root, allow, allowRead, protection = {}) => {
 				const { createBwrapBackend } = await import("../backend/bwrap.js");
 				const backend = createBwrapBackend({
 					roots: [root, ...allow.map((p) => resolve(root, p))],
 					readOnly: allowRead.map((p) => resolve(root, p)),
 					network: flags.network ?? false,
+					passEnv: env,
+					allowProtected: protection.allowProtected,
+					protectedPaths: protection.protectedPaths,
 				});
 				await backend.ready();
 				return backend;

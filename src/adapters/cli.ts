@@ -33,7 +33,10 @@ Options:
   --network             bwrap: keep the network (default: off)
   --identity FILE       ssh: private key (default: ssh-agent, then ~/.ssh/id_*)
   --insecure-host-key   ssh: skip host key checking against known_hosts
-  --allow-protected     permit writes to .git/config, .git/hooks/, shell rc files
+  --allow-protected     permit writes to protected paths (git hooks and config, editor and
+                        agent config, shell rc files; docs/SAFETY.md lists them)
+  --protect PATH        protect PATH too (repeatable): no tool writes it, bwrap mounts it read-only
+  --env NAME            bwrap: pass the host variable NAME into the sandbox (repeatable)
   --http PORT           serve: Streamable HTTP instead of stdio (0: any free port)
   --host HOST           serve --http: interface to bind (default: 127.0.0.1)
   --timeout SECONDS     smoke-extension: wall-clock limit (default: 10)`;
@@ -64,6 +67,8 @@ const OPTIONS = {
 	profile: { type: "string" },
 	backend: { type: "string" },
 	"allow-protected": { type: "boolean" },
+	protect: { type: "string", multiple: true },
+	env: { type: "string", multiple: true },
 	http: { type: "string" },
 	host: { type: "string" },
 	network: { type: "boolean" },
@@ -93,6 +98,7 @@ function parse(argv: string[]): Parsed {
 		choice = chooseBackend({
 			backend: values.backend,
 			network: values.network,
+			env: values.env,
 			identity: values.identity,
 			insecureHostKey: values["insecure-host-key"],
 		});
@@ -122,6 +128,7 @@ function parse(argv: string[]): Parsed {
 			allowRead: values["allow-read"],
 			profile,
 			allowProtected: values["allow-protected"],
+			protectedPaths: values.protect,
 		},
 	};
 }
@@ -158,7 +165,10 @@ async function withBackend(io: CliIO, p: Parsed): Promise<SessionOptions | numbe
 	if (!p.backend.open) return p.session;
 	const root = resolve(p.session.root ?? process.cwd());
 	try {
-		const backend = await p.backend.open(root, p.session.allow ?? [], p.session.allowRead ?? []);
+		const backend = await p.backend.open(root, p.session.allow ?? [], p.session.allowRead ?? [], {
+			allowProtected: p.session.allowProtected,
+			protectedPaths: p.session.protectedPaths,
+		});
 		// `~` means the remote home on a remote backend.
 		const home =
 			"remoteHome" in backend ? await (backend as { remoteHome(): Promise<string> }).remoteHome() : undefined;

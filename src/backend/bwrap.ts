@@ -43,7 +43,12 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 		ready: async () => {
 			await runner.ready();
 		},
-		spawn: (req) => spawnLocal({ ...req, ...runner.wrap(req.argv, req.cwd, req.env) }),
+		spawn: (req) => {
+			const child = spawnLocal({ ...req, ...runner.wrap(req.argv, req.cwd, req.env) });
+			// A long-lived program (python's worker) is checked when it ends, not per call.
+			void child.exited.then(() => runner.recheck()).catch(() => {});
+			return child;
+		},
 	};
 	const fs = createLocalFs(opts.hooks);
 	return {

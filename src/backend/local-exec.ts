@@ -1,8 +1,11 @@
 /**
- * ExecOps for this machine (REQUIREMENTS B6): the command runs in its own process group, output is
- * handed on as it arrives, and abort or timeout kills the whole group (run-group.ts).
+ * ExecOps for this machine (REQUIREMENTS B6, P4): the command runs in its own process group, output
+ * is handed on as it arrives, abort or timeout kills the whole group (run-group.ts), and when the
+ * command ends whatever it started is killed too, `setsid` and `nohup` included (leftovers.ts),
+ * unless the call asked to keep it running until the session closes.
  */
 import { existsSync } from "node:fs";
+import type { ProcessTracker } from "./leftovers.js";
 import { runInGroup } from "./run-group.js";
 import type { ExecOps } from "./types.js";
 
@@ -14,17 +17,26 @@ export function findShell(): string {
 	return "sh";
 }
 
-export function createLocalExec(): ExecOps {
+export function createLocalExec(tracker?: ProcessTracker): ExecOps {
 	const shell = findShell();
 	return {
-		run: (req) =>
-			runInGroup({
+		background: tracker !== undefined,
+		async run(req) {
+			const tags = tracker?.tagCall();
+			const result = await runInGroup({
 				argv: [shell, "-c", req.command],
 				cwd: req.cwd,
-				env: req.env ?? process.env,
+				env: { ...(req.env ?? process.env), ...tags?.env },
 				timeoutMs: req.timeoutMs,
 				signal: req.signal,
 				onData: (chunk) => req.onData(chunk),
-			}),
+			});
+			if (!tracker || !tags) return result;
+			if (req.background && !result.aborted && !result.timedOut) {
+				return { ...result, background: tracker.listCall(tags.callTag) };
+			}
+			tracker.endCall(tags.callTag);
+			return result;
+		},
 	};
 }

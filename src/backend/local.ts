@@ -1,4 +1,5 @@
 /** The `local` backend (REQUIREMENTS B2): this machine's files, processes and search tools. */
+import { ProcessTracker } from "./leftovers.js";
 import { createLocalExec } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { spawnLocal } from "./local-spawn.js";
@@ -12,13 +13,18 @@ export interface LocalBackendOptions {
 }
 
 export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
+	// What commands leave running is this backend's: killed per call, or at close (leftovers.ts).
+	const tracker = new ProcessTracker();
 	const fs = createLocalFs(opts.hooks);
 	return {
 		kind: "local",
 		fs,
-		exec: createLocalExec(),
+		exec: createLocalExec(tracker),
 		search: createLocalSearch({ engine: opts.searchEngine ?? "auto", pins: fs.pins }),
 		process: { fdPipes: true, ready: async () => {}, spawn: spawnLocal },
-		close: async () => fs.close(),
+		close: async () => {
+			await tracker.close();
+			await fs.close();
+		},
 	};
 }

@@ -106,6 +106,8 @@ export interface ExecRequest {
 	signal?: AbortSignal;
 	/** Output (stdout and stderr interleaved) as it arrives. */
 	onData: (chunk: Buffer) => void;
+	/** Keep what the command starts in the background until the session closes (ExecOps.background). */
+	background?: boolean;
 }
 
 export interface ExecResult {
@@ -113,9 +115,13 @@ export interface ExecResult {
 	signal?: string | null;
 	timedOut: boolean;
 	aborted: boolean;
+	/** With `background`: the processes still running when the command ended (killed at close). */
+	background?: { pid: number; command: string }[];
 }
 
 export interface ExecOps {
+	/** Whether `background: true` is supported (on local; elsewhere a call's processes end with it). */
+	background?: boolean;
 	/** Runs the command in its own process group; abort and timeout kill the whole group. */
 	run(req: ExecRequest): Promise<ExecResult>;
 }

@@ -39,6 +39,8 @@ export interface ChildRunRequest extends ChildLimits {
 	signal?: AbortSignal;
 	/** Called once the child runs (hosts and tests: its pid and temp dir). */
 	onSpawn?: (info: { pid: number; tempDir: string }) => void;
+	/** Puts a sandbox in front of the child's argv (containment.ts); none: run it as it is. */
+	wrap?: (argv: string[], tempDir: string) => Promise<string[]>;
 }
 
 export interface StreamCapture {
@@ -181,9 +183,11 @@ export async function runChild(req: ChildRunRequest): Promise<ChildOutcome> {
 	if (req.signal?.aborted) {
 		return { ...blank(), tempDir, cleanupError: await removeTempDir(tempDir) };
 	}
+	const plain = ["/bin/sh", "-c", limitScript(req), process.execPath, ...nodeArgv(req, tempDir)];
+	const argv = req.wrap ? await req.wrap(plain, tempDir) : plain;
 	const outcome = await new Promise<Omit<ChildOutcome, "tempDir" | "cleanupError">>((resolve) => {
 		const nonce = randomBytes(16).toString("hex");
-		const child = spawn("/bin/sh", ["-c", limitScript(req), process.execPath, ...nodeArgv(req, tempDir)], {
+		const child = spawn(argv[0], argv.slice(1), {
 			cwd: tempDir,
 			detached: true,
 			env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tempDir, TMPDIR: tempDir },

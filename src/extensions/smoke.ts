@@ -16,7 +16,8 @@
 import { KeelError, type SerializedError } from "../boundary/errors.js";
 import { elapsedSince, monotonicClock } from "../boundary/timing.js";
 import type { Session } from "../session.js";
-import { type ChildOutcome, runChild, type StreamCapture } from "./child-run.js";
+import { CHILD_ENTRY, type ChildOutcome, runChild, type StreamCapture } from "./child-run.js";
+import { type Containment, containmentFor, type SmokeSandbox } from "./containment.js";
 import { type PackageFacts, preflightDraft } from "./preflight.js";
 import type { DraftError, ErrorPhase, ExtensionRegistrations } from "./report.js";
 
@@ -47,6 +48,8 @@ export interface SmokeOptions {
 	signal?: AbortSignal;
 	/** Called once the child runs: its pid (the process group's id) and temp dir. */
 	onSpawn?: (info: { pid: number; tempDir: string }) => void;
+	/** How reads are kept in the root (containment.ts): "auto" (default) bwrap when it runs, else a link check. */
+	sandbox?: SmokeSandbox;
 }
 
 export type SmokeKind = "ok" | "refused" | "error" | "timeout" | "memory" | "exited" | "aborted";
@@ -249,6 +252,7 @@ export async function smokeTestExtension(path: string, opts: SmokeOptions = {}):
 	const elapsed = () => elapsedSince(monotonicClock, startedAt);
 	let limits: { timeoutMs: number; heapMb: number; dataMb: number; outputHeadBytes: number };
 	let draft: Awaited<ReturnType<typeof preflightDraft>>;
+	let containment: Containment;
 	try {
 		limits = {
 			timeoutMs: positive(opts.timeoutMs, SMOKE_DEFAULTS.timeoutMs, "timeoutMs", MAX_TIMEOUT_MS),
@@ -262,6 +266,7 @@ export async function smokeTestExtension(path: string, opts: SmokeOptions = {}):
 			),
 		};
 		draft = await preflightDraft(path, { session: opts.session, roots: opts.roots, maxBytes: opts.maxBytes });
+		containment = await containmentFor(draft.root, CHILD_ENTRY, opts.sandbox);
 	} catch (e) {
 		const err =
 			e instanceof KeelError ? e : new KeelError("INTERNAL", e instanceof Error ? e.message : String(e));
@@ -275,6 +280,7 @@ export async function smokeTestExtension(path: string, opts: SmokeOptions = {}):
 			readable: [draft.root],
 			signal: opts.signal,
 			onSpawn: opts.onSpawn,
+			wrap: containment.wrap,
 		});
 	} catch (e) {
 		// Only the temp dir's creation can throw here.

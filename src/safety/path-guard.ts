@@ -8,6 +8,7 @@
 import { posix } from "node:path";
 import type { FileOps, FileStat } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
+import { ProtectedPaths } from "./protected-paths.js";
 
 export type Access = "read" | "write";
 
@@ -17,8 +18,10 @@ export interface GuardConfig {
 	readOnlyRoots?: string[];
 	/** Home directory used for `~` expansion. */
 	home: string;
-	/** Allow writes to protected paths (.git/config, .git/hooks/, shell rc files). */
+	/** Allow writes to protected paths (git hooks and config, tool config, shell rc files). */
 	allowProtected?: boolean;
+	/** More protected paths (absolute, or relative to the workspace), each with everything below it. */
+	protectedPaths?: string[];
 }
 
 export interface ResolvedPath {
@@ -38,22 +41,6 @@ const MAX_LINK_HOPS = 40;
 const MAX_PATH_LENGTH = 4096;
 const MAX_NAME_BYTES = 255;
 const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
-const SHELL_RC_FILES = new Set([
-	".bashrc",
-	".bash_profile",
-	".bash_login",
-	".bash_logout",
-	".profile",
-	".zshrc",
-	".zshenv",
-	".zprofile",
-	".zlogin",
-	".zlogout",
-	".cshrc",
-	".tcshrc",
-	".kshrc",
-	".inputrc",
-]);
 
 /** Expand pi's conventions: a leading `@` is dropped, `~` is the home directory. */
 export function expandInput(input: string, home: string): string {
@@ -74,20 +61,6 @@ export function isWithin(parent: string, child: string): boolean {
 	return first !== "..";
 }
 
-function isProtected(relative: string): boolean {
-	const parts = relative.split("/");
-	const name = parts[parts.length - 1];
-	if (SHELL_RC_FILES.has(name)) return true;
-	if (parts.length >= 2 && parts[parts.length - 2] === "fish" && name === "config.fish") return true;
-	for (let i = 0; i < parts.length - 1; i++) {
-		if (parts[i] !== ".git") continue;
-		const next = parts[i + 1];
-		if (next === "config" && i + 2 === parts.length) return true;
-		if (next === "hooks") return true;
-	}
-	return false;
-}
-
 function hasErrno(e: unknown, code: string): boolean {
 	return (e as NodeJS.ErrnoException)?.code === code;
 }
@@ -98,6 +71,7 @@ export class PathGuard {
 	readonly workspace: string;
 	private readonly home: string;
 	private readonly allowProtected: boolean;
+	private readonly protection: ProtectedPaths;
 
 	private constructor(
 		private readonly fs: FileOps,
@@ -108,6 +82,11 @@ export class PathGuard {
 		this.workspace = cfg.roots[0];
 		this.home = cfg.home;
 		this.allowProtected = cfg.allowProtected;
+		this.protection = new ProtectedPaths(fs, {
+			workspace: cfg.roots[0],
+			home: cfg.home,
+			extra: cfg.protectedPaths,
+		});
 	}
 
 	/** Canonicalizes the roots themselves; a root that does not exist is a configuration error. */
@@ -129,11 +108,18 @@ export class PathGuard {
 		const readOnlyRoots = await Promise.all((cfg.readOnlyRoots ?? []).map(canon));
 		// From here on, operations below a root start from a handle on it (local files).
 		fs.pinRoots?.([...roots, ...readOnlyRoots]);
+		const protectedPaths = await Promise.all(
+			(cfg.protectedPaths ?? []).map((p) => {
+				const abs = posix.resolve(roots[0], p);
+				return fs.realpath(abs).catch(() => abs);
+			}),
+		);
 		return new PathGuard(fs, {
 			roots,
 			readOnlyRoots,
 			home: cfg.home,
 			allowProtected: cfg.allowProtected ?? false,
+			protectedPaths,
 		});
 	}
 
@@ -169,6 +155,7 @@ export class PathGuard {
 		const abs = this.absolute(input);
 		const { canonical, exists } = await this.canonicalize(abs);
 		const resolved = this.authorize(input as string, abs, canonical, access, exists);
+		await this.checkProtected(resolved, access);
 		if (access === "write" && /\/\.?$/.test(input as string)) {
 			throw new KeelError("IS_DIRECTORY", `${input} names a directory; give a file path.`, {
 				path: input as string,
@@ -205,14 +192,19 @@ export class PathGuard {
 			);
 		}
 		const relative = posix.relative(root, canonical);
-		if (access === "write" && !this.allowProtected && isProtected(relative)) {
-			throw new KeelError(
-				"PATH_PROTECTED",
-				`${shown} is a protected path (git config, git hooks, shell rc files); it can only be changed when protected writes are configured.`,
-				{ path: shown },
-			);
-		}
 		return { input: shown, canonical, root, relative, exists };
+	}
+
+	/** PATH_PROTECTED for a write to the protected set (protected-paths.ts), unless it is lifted. */
+	private async checkProtected(r: ResolvedPath, access: Access): Promise<void> {
+		if (access !== "write" || this.allowProtected) return;
+		const why = await this.protection.reason(r.canonical, r.root);
+		if (!why) return;
+		throw new KeelError(
+			"PATH_PROTECTED",
+			`${r.input} is a protected path: ${why}. It can only be changed when protected writes are allowed (allowProtected, --allow-protected).`,
+			{ path: r.input },
+		);
 	}
 
 	/**
@@ -228,6 +220,7 @@ export class PathGuard {
 		const parent = await this.canonicalize(posix.dirname(abs));
 		const canonical = posix.join(parent.canonical, name);
 		const checked = await this.authorize(input as string, abs, canonical, access, parent.exists);
+		await this.checkProtected(checked, access);
 		if (this.roots.includes(canonical) || this.readOnlyRoots.includes(canonical)) {
 			throw new KeelError("PATH_INVALID", `${String(input)} is a root; name a file inside it.`, {
 				path: String(input),

@@ -6,19 +6,30 @@
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
-import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
-const schema = object({
+const BASE_PROPS = {
 	command: string({ description: "Bash command to execute" }),
 	timeout: optional(
 		withUnpublishedRange(
 			number({ description: "Timeout in seconds (optional, no default timeout)" }),
 			RANGES.timeoutSeconds,
 		),
+	),
+};
+/** pi's schema exactly (the pi profile); the unified profile adds `background`. */
+const schema = object(BASE_PROPS);
+const backgroundSchema = object({
+	...BASE_PROPS,
+	background: optional(
+		boolean({
+			description:
+				"Keep processes the command starts in the background (cmd &) running after it returns; they are listed in the result and killed when the session closes. Without it, everything the command started is killed when it returns.",
+		}),
 	),
 });
 
@@ -48,79 +59,103 @@ function describe(
 export interface BashArgs {
 	command: string;
 	timeout?: number;
+	background?: boolean;
 }
 
-export const bashTool = defineTool<BashArgs>({
-	name: "bash",
-	label: "bash",
-	description: `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`,
-	parameters: schema,
-	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal, onUpdate }) {
-		if (args.command.trim().length === 0) throw new KeelError("INVALID_ARGS", "command must not be empty.");
-		if (args.command.includes("\0"))
-			throw new KeelError("INVALID_ARGS", "command must not contain a NUL byte.");
-		const commandBytes = Buffer.byteLength(args.command, "utf8");
-		if (commandBytes > MAX_COMMAND_BYTES) {
-			throw new KeelError(
-				"INVALID_ARGS",
-				`command is ${commandBytes} bytes; a command can be at most ${MAX_COMMAND_BYTES} bytes (the system's limit for one argument). Write the script to a file and run it (e.g. bash script.sh), or pass large data in a file.`,
-			);
-		}
-		if (args.timeout !== undefined && !(Number.isFinite(args.timeout) && args.timeout > 0)) {
-			throw new KeelError(
-				"INVALID_ARGS",
-				`timeout must be a positive number of seconds (got ${args.timeout}).`,
-			);
-		}
-		const refusal = refusalFor(args.command);
-		if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
+const DESCRIPTION = `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`;
 
-		const sink = new OutputSink(session.spill, "bash");
-		let timer: NodeJS.Timeout | undefined;
-		let lastUpdate = 0;
-		const emit = () => {
-			timer = undefined;
-			lastUpdate = session.clock();
-			const s = sink.snapshot();
-			onUpdate?.({ content: [text(s.content)], details: describe(s, "").details });
-		};
-		const onData = (chunk: Buffer) => {
-			sink.append(chunk);
-			if (!onUpdate || timer) return;
-			const wait = UPDATE_EVERY_MS - (session.clock() - lastUpdate);
-			timer = setTimeout(emit, Math.max(0, wait));
-		};
-		let result: ExecResult;
-		try {
-			result = await session.backend.exec.run({
-				command: args.command,
-				cwd: session.workspace,
-				timeoutMs: args.timeout === undefined ? undefined : args.timeout * 1000,
-				signal,
-				onData,
-			});
-		} finally {
-			if (timer) clearTimeout(timer);
-			sink.close();
-		}
-		const { text: out, details } = describe(sink.snapshot(), "(no output)");
-		const withStatus = (status: string) => `${out === "(no output)" ? "" : `${out}\n\n`}${status}`;
-		if (result.aborted) throw new KeelError("ABORTED", withStatus("Command aborted"), { details });
-		if (result.timedOut) {
-			throw new KeelError("TIMEOUT", withStatus(`Command timed out after ${args.timeout} seconds`), {
-				details,
-			});
-		}
-		if (result.exitCode !== 0) {
-			const status =
-				result.exitCode === null
-					? `Command killed by ${result.signal}`
-					: `Command exited with code ${result.exitCode}`;
-			throw new KeelError("COMMAND_FAILED", withStatus(status), {
-				details: { ...details, exitCode: result.exitCode },
-			});
-		}
-		return { content: [text(out)], details };
-	},
-});
+const bashDefinition = (withBackground: boolean) =>
+	defineTool<BashArgs>({
+		name: "bash",
+		label: "bash",
+		description: withBackground
+			? `${DESCRIPTION} Set background: true to keep background processes running until the session closes.`
+			: DESCRIPTION,
+		parameters: withBackground ? backgroundSchema : schema,
+		annotations: { readOnly: false, destructive: true, idempotent: false },
+		async execute(args, { session, signal, onUpdate }) {
+			if (args.command.trim().length === 0) throw new KeelError("INVALID_ARGS", "command must not be empty.");
+			if (args.command.includes("\0"))
+				throw new KeelError("INVALID_ARGS", "command must not contain a NUL byte.");
+			const commandBytes = Buffer.byteLength(args.command, "utf8");
+			if (commandBytes > MAX_COMMAND_BYTES) {
+				throw new KeelError(
+					"INVALID_ARGS",
+					`command is ${commandBytes} bytes; a command can be at most ${MAX_COMMAND_BYTES} bytes (the system's limit for one argument). Write the script to a file and run it (e.g. bash script.sh), or pass large data in a file.`,
+				);
+			}
+			if (args.timeout !== undefined && !(Number.isFinite(args.timeout) && args.timeout > 0)) {
+				throw new KeelError(
+					"INVALID_ARGS",
+					`timeout must be a positive number of seconds (got ${args.timeout}).`,
+				);
+			}
+			if (args.background && !session.backend.exec.background) {
+				throw new KeelError(
+					"INVALID_ARGS",
+					`background runs on the local backend only; on ${session.backend.kind} a command's processes end with it.`,
+				);
+			}
+			const refusal = refusalFor(args.command);
+			if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
+
+			const sink = new OutputSink(session.spill, "bash");
+			let timer: NodeJS.Timeout | undefined;
+			let lastUpdate = 0;
+			const emit = () => {
+				timer = undefined;
+				lastUpdate = session.clock();
+				const s = sink.snapshot();
+				onUpdate?.({ content: [text(s.content)], details: describe(s, "").details });
+			};
+			const onData = (chunk: Buffer) => {
+				sink.append(chunk);
+				if (!onUpdate || timer) return;
+				const wait = UPDATE_EVERY_MS - (session.clock() - lastUpdate);
+				timer = setTimeout(emit, Math.max(0, wait));
+			};
+			let result: ExecResult;
+			try {
+				result = await session.backend.exec.run({
+					command: args.command,
+					cwd: session.workspace,
+					timeoutMs: args.timeout === undefined ? undefined : args.timeout * 1000,
+					signal,
+					onData,
+					...(args.background ? { background: true } : {}),
+				});
+			} finally {
+				if (timer) clearTimeout(timer);
+				sink.close();
+			}
+			const { text: out, details } = describe(sink.snapshot(), "(no output)");
+			const withStatus = (status: string) => `${out === "(no output)" ? "" : `${out}\n\n`}${status}`;
+			if (result.aborted) throw new KeelError("ABORTED", withStatus("Command aborted"), { details });
+			if (result.timedOut) {
+				throw new KeelError("TIMEOUT", withStatus(`Command timed out after ${args.timeout} seconds`), {
+					details,
+				});
+			}
+			if (result.exitCode !== 0) {
+				const status =
+					result.exitCode === null
+						? `Command killed by ${result.signal}`
+						: `Command exited with code ${result.exitCode}`;
+				throw new KeelError("COMMAND_FAILED", withStatus(status), {
+					details: { ...details, exitCode: result.exitCode },
+				});
+			}
+			const kept = result.background ?? [];
+			if (kept.length === 0) return { content: [text(out)], details };
+			const list = kept.map((p) => `${p.pid} ${p.command}`).join("\n");
+			return {
+				content: [text(`${out}\n\nBackground processes (running until the session closes):\n${list}`)],
+				details: { ...details, background: kept },
+			};
+		},
+	});
+
+/** pi's bash (the pi profile). */
+export const bashTool = bashDefinition(false);
+/** bash with `background` (the unified profile). */
+export const bashWithBackgroundTool = bashDefinition(true);

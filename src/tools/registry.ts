@@ -1,5 +1,5 @@
 /** Tool palettes by profile (REQUIREMENTS T4). */
-import { bashTool } from "./bash.js";
+import { bashTool, bashWithBackgroundTool } from "./bash.js";
 import { editTool } from "./edit.js";
 import { fileTool } from "./file.js";
 import { findTool } from "./find.js";
@@ -20,7 +20,7 @@ export function toolsForProfile(profile: Profile): ToolDefinition[] {
 	return [
 		unifiedReadTool,
 		fileTool,
-		bashTool,
+		bashWithBackgroundTool,
 		grepTool,
 		findTool,
 		lsTool,

@@ -1,11 +1,11 @@
 /**
  * keel's settings inside pi. Sources, first wins: pi flags (--keel-profile, --keel-root,
- * --keel-allow, --keel-allow-read, --keel-disable, --keel-backend, --keel-network,
+ * --keel-allow, --keel-allow-read, --keel-disable, --keel-backend, --keel-network, --keel-env,
  * --keel-identity, --keel-insecure-host-key), environment (KEEL_PROFILE, KEEL_ROOT, KEEL_ALLOW,
- * KEEL_ALLOW_READ, KEEL_DISABLE, KEEL_BACKEND, KEEL_NETWORK, KEEL_IDENTITY, KEEL_INSECURE_HOST_KEY),
- * the "keel" object of the project's .pi/settings.json, then of the global settings.json in pi's
- * agent dir (keys: profile, root, allow, allowRead, disable, backend, network, identity,
- * insecureHostKey). Lists are comma separated (arrays in JSON); switches are 1/true/yes/on or
+ * KEEL_ALLOW_READ, KEEL_DISABLE, KEEL_BACKEND, KEEL_NETWORK, KEEL_ENV, KEEL_IDENTITY,
+ * KEEL_INSECURE_HOST_KEY), the "keel" object of the project's .pi/settings.json, then of the global
+ * settings.json in pi's agent dir (keys: profile, root, allow, allowRead, disable, backend, network,
+ * env, identity, insecureHostKey). Lists are comma separated (arrays in JSON); switches are 1/true/yes/on or
  * 0/false/no/off (booleans in JSON).
  *
  * The backend takes the CLI's grammar, through the CLI's parser (../backend-spec.ts): local (the
@@ -43,6 +43,7 @@ export const FLAGS = {
 	disable: "keel-disable",
 	backend: "keel-backend",
 	network: "keel-network",
+	env: "keel-env",
 	identity: "keel-identity",
 	insecureHostKey: "keel-insecure-host-key",
 } as const;
@@ -62,6 +63,7 @@ export const FLAG_HELP: Record<FlagKey, string> = {
 	backend:
 		"where keel's tools run: local (default), bwrap (commands in a bubblewrap sandbox), or ssh://user@host[:port]/path (the path is the root)",
 	network: "keel bwrap backend: keep the network (default: off)",
+	env: "keel bwrap backend: host environment variables to pass into the sandbox, comma separated names (default: a minimal set)",
 	identity: "keel ssh backend: private key file (default: ssh-agent, then ~/.ssh/id_*)",
 	insecureHostKey: "keel ssh backend: skip host key checking against known_hosts",
 };
@@ -74,6 +76,7 @@ const ENV: Record<FlagKey, string> = {
 	disable: "KEEL_DISABLE",
 	backend: "KEEL_BACKEND",
 	network: "KEEL_NETWORK",
+	env: "KEEL_ENV",
 	identity: "KEEL_IDENTITY",
 	insecureHostKey: "KEEL_INSECURE_HOST_KEY",
 };
@@ -88,6 +91,7 @@ const PROJECT_KEYS: ReadonlySet<FlagKey> = new Set<FlagKey>(["profile", "disable
 const OPTION_NAMES: BackendOptionNames = {
 	backend: "--keel-backend",
 	network: "--keel-network",
+	env: "--keel-env",
 	identity: "--keel-identity",
 	insecureHostKey: "--keel-insecure-host-key",
 };
@@ -97,6 +101,8 @@ export interface BackendSetting {
 	/** The spec as given ("local" when none was). */
 	spec: string;
 	network: boolean;
+	/** Host variables passed into the bwrap sandbox by name. */
+	env?: string[];
 	/** Absolute path of the ssh private key, when one was given. */
 	identity?: string;
 	insecureHostKey: boolean;
@@ -189,6 +195,7 @@ export function resolveConfig(src: ConfigSources): KeelPiConfig {
 		{
 			backend: pick("backend", text),
 			network: onOff("network"),
+			env: pick("env", list),
 			identity: pick("identity", text),
 			insecureHostKey: onOff("insecureHostKey"),
 		},
@@ -224,6 +231,7 @@ function resolveBackend(
 	const setting: BackendSetting = {
 		spec: flags.backend ?? "local",
 		network: flags.network ?? false,
+		...(flags.env?.length ? { env: flags.env } : {}),
 		...(flags.identity ? { identity: expandPath(cwd, flags.identity) } : {}),
 		insecureHostKey: flags.insecureHostKey ?? false,
 	};

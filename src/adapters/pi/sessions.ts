@@ -42,7 +42,7 @@ export class SessionSlot {
 			req.allow,
 			req.allowRead,
 			req.disabledTools,
-			b && [b.spec, b.network, b.identity, b.insecureHostKey, b.error],
+			b && [b.spec, b.network, b.env, b.identity, b.insecureHostKey, b.error],
 		]);
 		if (this.current?.key === key) return this.current.session;
 		void this.close();

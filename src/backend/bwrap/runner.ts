@@ -2,24 +2,38 @@
  * Runs argv inside one configured bubblewrap sandbox. The sandbox options are built and probed on
  * first use and then cached by this object (never module-wide); a failed probe is remembered too,
  * so every later call fails fast with the same BACKEND_UNAVAILABLE.
+ *
+ * Before every command the protected set is found again in the roots and mounted read-only
+ * (protect.ts); after it, protected paths the command created are moved aside and the output says so.
  */
-
+import { homedir } from "node:os";
+import { posix } from "node:path";
 import { type GroupRunRequest, runInGroup } from "../run-group.js";
 import type { ExecResult } from "../types.js";
+import { sandboxEnv } from "./env.js";
 import { probeBwrap } from "./probe.js";
-import { buildSandbox, type Sandbox, type SandboxOptions, sandboxEnv } from "./sandbox.js";
+import { moveAsideCreated, type ProtectedScan, protectArgs, scanProtected } from "./protect.js";
+import { buildSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
 
 export interface SandboxRunnerOptions extends SandboxOptions {
 	/** The bwrap program (default: "bwrap", looked up on PATH). */
 	bwrap?: string;
-	/** Environment for sandboxed commands (default: process.env). */
+	/** Where sandboxed commands' variables come from (default: process.env); only some pass (env.ts). */
 	env?: NodeJS.ProcessEnv;
+	/** More variables to pass in by name (the user's explicit choice: `--env NAME`). */
+	passEnv?: string[];
+	/** Leave the protected set writable inside the sandbox. */
+	allowProtected?: boolean;
+	/** More protected paths (absolute, or relative to the first root). */
+	protectedPaths?: string[];
+	/** The home directory whose configuration is protected when it lies in a root (default: the OS home). */
+	home?: string;
 }
 
 export interface SandboxRunRequest extends Omit<GroupRunRequest, "argv" | "cwd" | "env"> {
 	/** Directory inside the sandbox (must be within a bind). */
 	cwd: string;
-	/** Replaces the configured environment for this call. */
+	/** Replaces the configured source of variables for this call (still filtered). */
 	env?: NodeJS.ProcessEnv;
 }
 
@@ -33,32 +47,71 @@ export interface SandboxRunner {
 		cwd: string,
 		env?: NodeJS.ProcessEnv,
 	): { argv: string[]; env: NodeJS.ProcessEnv };
+	/** After a wrapped (spawned) program ends: move aside protected paths it created. */
+	recheck(): Promise<string[]>;
 }
 
 export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 	const bwrap = opts.bwrap ?? "bwrap";
 	let prepared: Promise<Sandbox> | undefined;
 	let built: Sandbox | undefined;
+	/** The latest scan, which wrap() mounts (refreshed by every run and recheck). */
+	let lastScan: ProtectedScan | undefined;
+
+	const scan = async (sandbox: Sandbox): Promise<ProtectedScan | undefined> => {
+		if (opts.allowProtected) return undefined;
+		const extra = (opts.protectedPaths ?? []).map((p) => posix.resolve(sandbox.roots[0], p));
+		lastScan = await scanProtected({ roots: sandbox.roots, home: opts.home ?? homedir(), extra });
+		return lastScan;
+	};
 	const ready = () => {
 		prepared ??= buildSandbox(opts).then(async (sandbox) => {
 			await probeBwrap(bwrap, sandbox);
+			await scan(sandbox);
 			built = sandbox;
 			return sandbox;
 		});
 		return prepared;
 	};
-	const wrapIn = (sandbox: Sandbox, argv: readonly string[], cwd: string, env?: NodeJS.ProcessEnv) => ({
-		argv: [bwrap, ...sandbox.args, "--chdir", cwd, "--", ...argv],
-		env: sandboxEnv(env ?? opts.env ?? process.env, sandbox),
+	const wrapIn = (
+		sandbox: Sandbox,
+		protection: ProtectedScan | undefined,
+		argv: readonly string[],
+		cwd: string,
+		env?: NodeJS.ProcessEnv,
+	) => ({
+		argv: [
+			bwrap,
+			...sandbox.args,
+			...(protection ? protectArgs(protection, sandbox.roots) : []),
+			"--chdir",
+			cwd,
+			"--",
+			...argv,
+		],
+		env: sandboxEnv(env ?? opts.env ?? process.env, sandbox.bound, opts.passEnv),
 	});
+	const afterwards = async (sandbox: Sandbox, before: ProtectedScan | undefined) => {
+		if (!before) return [];
+		const after = await scan(sandbox);
+		return after ? moveAsideCreated(before, after) : [];
+	};
 	return {
 		ready,
 		async run(argv, req) {
-			return runInGroup({ ...req, ...wrapIn(await ready(), argv, req.cwd, req.env) });
+			const sandbox = await ready();
+			const before = await scan(sandbox);
+			const result = await runInGroup({ ...req, ...wrapIn(sandbox, before, argv, req.cwd, req.env) });
+			for (const note of await afterwards(sandbox, before)) req.onData(Buffer.from(`\n${note}\n`), "stderr");
+			return result;
 		},
 		wrap(argv, cwd, env) {
 			if (!built) throw new Error("the bwrap sandbox is not ready: call ready() first");
-			return wrapIn(built, argv, cwd, env);
+			return wrapIn(built, lastScan, argv, cwd, env);
+		},
+		async recheck() {
+			if (!built) return [];
+			return afterwards(built, lastScan);
 		},
 	};
 }

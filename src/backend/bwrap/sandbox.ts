@@ -46,6 +46,8 @@ export interface Sandbox {
 	readonly args: readonly string[];
 	/** Canonical paths bound into the sandbox (read-write and read-only), for env and cwd checks. */
 	readonly bound: readonly string[];
+	/** The canonical read-write roots (where the protected set is looked for). */
+	readonly roots: readonly string[];
 }
 
 async function kindOf(path: string): Promise<"dir" | "file" | "symlink" | undefined> {
@@ -128,22 +130,5 @@ export async function buildSandbox(opts: SandboxOptions): Promise<Sandbox> {
 	if (!opts.network) args.push("--unshare-net");
 	// --die-with-parent: if keel dies, the sandbox dies. --new-session: no TIOCSTI into a terminal.
 	args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-	return { args, bound };
-}
-
-function isInside(parent: string, child: string): boolean {
-	return child === parent || child.startsWith(parent === "/" ? "/" : `${parent}/`);
-}
-
-/**
- * The command's environment: HOME and TMPDIR that point outside every bind would not exist inside,
- * so they become /tmp (the private tmpfs).
- */
-export function sandboxEnv(env: NodeJS.ProcessEnv, sandbox: Sandbox): NodeJS.ProcessEnv {
-	const out = { ...env };
-	for (const key of ["HOME", "TMPDIR"]) {
-		const v = out[key];
-		if (v !== undefined && !sandbox.bound.some((b) => isInside(b, posix.resolve(v)))) out[key] = "/tmp";
-	}
-	return out;
+	return { args, bound, roots };
 }

@@ -1,0 +1,237 @@
+/**
+ * The protected set inside the sandbox (issue 12 item 1): what safety/protected-paths.ts protects
+ * from keel's own writes, found in the read-write roots before every command and mounted read-only.
+ *
+ * - Existing protected files and directories: `--ro-bind P P`, after the roots' binds.
+ * - Each directory between a root and a protected path is bound over itself first: a mount point
+ *   cannot be renamed or removed (EBUSY), so `mv .git .git.old && mkdir .git` (or the same one level
+ *   up) cannot swap a writable copy in under the name git reads.
+ * - A git dir without a hooks directory gets an empty one (what `git init` creates) so hooks that do
+ *   not exist yet cannot be created either.
+ * - Protected names that do not exist cannot be mounted without leaving a placeholder in the user's
+ *   tree, so the set is found again after the command: anything protected that appeared during it
+ *   (an .envrc, a .vscode, a config.worktree) is moved aside to NAME.keel-refused-XXXX, never
+ *   deleted, and the command's output says so.
+ */
+import { randomBytes } from "node:crypto";
+import type { Dirent } from "node:fs";
+import { lstat, mkdir, readdir, realpath, rename } from "node:fs/promises";
+import { posix } from "node:path";
+import {
+	commonDirOf,
+	configuredGitPaths,
+	GIT_DIR_FILES,
+	GIT_HOOKS_DIR,
+	gitPath,
+	HOME_ENTRIES,
+	isGitDir,
+	PROTECTED_NAMES,
+	parseGitConfig,
+	resolveDotGit,
+	SHELL_RC_FILES,
+} from "../../safety/protected-paths.js";
+import { createLocalFs } from "../local-fs.js";
+import type { FileOps } from "../types.js";
+
+/** How many directories one scan reads at most (a larger tree is scanned this far, and the docs say so). */
+export const MAX_SCAN_DIRS = 20_000;
+
+/**
+ * Not searched for nested protected names: package trees whose .vscode or .git belong to the
+ * packages, and which are the bulk of most workspaces (their top-level entries still are).
+ */
+const SKIPPED_DIRS: ReadonlySet<string> = new Set(["node_modules"]);
+
+export interface ProtectOptions {
+	/** Canonical read-write roots (only paths inside them need protecting: nothing else is writable). */
+	roots: readonly string[];
+	home: string;
+	/** More protected paths (absolute, canonical where they exist). */
+	extra?: readonly string[];
+}
+
+export interface ProtectedScan {
+	/** Protected paths that exist (canonical, inside a root), shortest first. */
+	existing: string[];
+	/** Protected paths that do not exist yet, checked again after the command. */
+	absent: string[];
+	/** The git directories found (canonical). */
+	gitDirs: string[];
+	/** Whether the directory cap stopped the scan. */
+	truncated: boolean;
+}
+
+function within(parent: string, child: string): boolean {
+	return child === parent || child.startsWith(parent === "/" ? "/" : `${parent}/`);
+}
+
+async function typeOf(path: string): Promise<"dir" | "file" | "symlink" | "other" | undefined> {
+	try {
+		const st = await lstat(path);
+		if (st.isSymbolicLink()) return "symlink";
+		if (st.isDirectory()) return "dir";
+		return st.isFile() ? "file" : "other";
+	} catch {
+		return undefined;
+	}
+}
+
+/** Finds the protected set in the roots (see the module comment). */
+export async function scanProtected(opts: ProtectOptions): Promise<ProtectedScan> {
+	const fs: FileOps = createLocalFs();
+	const found = new Set<string>();
+	const absent = new Set<string>();
+	const gitDirs = new Map<string, string>(); // git dir -> the worktree top its relative paths use
+	let truncated = false;
+	let budget = MAX_SCAN_DIRS;
+
+	const note = async (path: string) => {
+		const type = await typeOf(path);
+		if (type === undefined) absent.add(path);
+		else if (type === "symlink") {
+			const target = await realpath(path).catch(() => undefined);
+			if (target) found.add(target);
+		} else found.add(path);
+	};
+	const visitEntry = async (dir: string, e: Dirent, next: string[]) => {
+		const path = posix.join(dir, e.name);
+		if (e.name === ".git") {
+			const g = await resolveDotGit(fs, path);
+			if (g) gitDirs.set(g, dir);
+			if (!e.isDirectory()) found.add(path); // the gitdir file or link itself
+		} else if (PROTECTED_NAMES.has(e.name) || (SHELL_RC_FILES.has(e.name) && !e.isDirectory())) {
+			await note(path);
+		} else if (e.name === "config.fish" && posix.basename(dir) === "fish") {
+			await note(path);
+		} else if (e.isDirectory() && !SKIPPED_DIRS.has(e.name)) next.push(path);
+	};
+	// Breadth first, a level's directories read concurrently.
+	let level: string[] = [...opts.roots];
+	while (level.length > 0 && !truncated) {
+		if (level.length > budget) {
+			truncated = true;
+			level = level.slice(0, budget);
+		}
+		budget -= level.length;
+		const next: string[] = [];
+		await Promise.all(
+			level.map(async (dir) => {
+				const entries = await readdir(dir, { withFileTypes: true }).catch(() => [] as Dirent[]);
+				for (const e of entries) await visitEntry(dir, e, next);
+			}),
+		);
+		level = next;
+	}
+	for (const root of opts.roots) {
+		for (const name of PROTECTED_NAMES) await note(posix.join(root, name));
+	}
+	for (const entry of HOME_ENTRIES) await note(posix.join(opts.home, entry));
+	for (const p of opts.extra ?? []) await note(p);
+	const workspace = opts.roots[0];
+	if (workspace) {
+		for (const p of await configuredGitPaths(fs, workspace, opts.home)) await note(p);
+		for (let d = workspace; ; d = posix.dirname(d)) {
+			const g = await resolveDotGit(fs, `${d}/.git`);
+			if (g) {
+				gitDirs.set(g, gitDirs.get(g) ?? d);
+				break;
+			}
+			if (d === "/") break;
+		}
+	}
+	const seen = new Set<string>();
+	const visit = async (g: string, top: string, depth: number): Promise<void> => {
+		if (seen.has(g) || depth > 8) return;
+		seen.add(g);
+		for (const f of GIT_DIR_FILES) await note(`${g}/${f}`);
+		const hooks = `${g}/${GIT_HOOKS_DIR}`;
+		if ((await typeOf(hooks)) === undefined && opts.roots.some((r) => within(r, g))) {
+			await mkdir(hooks).catch(() => {});
+		}
+		await note(hooks);
+		for (const f of ["config", "config.worktree"]) {
+			const text = await fs.readFile(`${g}/${f}`).then(
+				(b) => b.toString("utf8"),
+				() => "",
+			);
+			const parsed = parseGitConfig(text);
+			for (const h of parsed.hooksPath) await note(gitPath(h, top, opts.home));
+			for (const i of parsed.includes) await note(gitPath(i, g, opts.home));
+		}
+		await visit(await commonDirOf(fs, g), top, depth + 1);
+		for (const name of await readdir(`${g}/worktrees`).catch(() => [] as string[])) {
+			const w = `${g}/worktrees/${name}`;
+			const back = await fs.readFile(`${w}/gitdir`).then(
+				(b) => posix.dirname(b.toString("utf8").trim()),
+				() => w,
+			);
+			await visit(w, back, depth + 1);
+		}
+		await visitModules(`${g}/modules`, depth + 1);
+	};
+	const visitModules = async (dir: string, depth: number): Promise<void> => {
+		if (depth > 8) return;
+		for (const name of await readdir(dir).catch(() => [] as string[])) {
+			const d = `${dir}/${name}`;
+			if ((await typeOf(d)) !== "dir") continue;
+			if (await isGitDir(fs, d)) await visit(d, d, depth);
+			else await visitModules(d, depth + 1); // a submodule name with slashes
+		}
+	};
+	for (const [g, top] of gitDirs) await visit(g, top, 0);
+
+	const inRoots = (p: string) => opts.roots.some((r) => within(r, p) && p !== r);
+	const existing = [...found].filter(inRoots).sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+	// A path below another protected path is covered by that one's mount.
+	const covering = existing.filter((p, i) => !existing.slice(0, i).some((q) => within(q, p)));
+	return {
+		existing: covering,
+		absent: [...absent].filter((p) => inRoots(p) && !covering.some((q) => within(q, p))),
+		gitDirs: [...seen],
+		truncated,
+	};
+}
+
+/** bwrap options for a scan: each directory between a root and a protected path pinned, then the path read-only. */
+export function protectArgs(scan: ProtectedScan, roots: readonly string[]): string[] {
+	const args: string[] = [];
+	const pinned = new Set<string>();
+	for (const p of scan.existing) {
+		const root = roots.filter((r) => within(r, p)).sort((a, b) => b.length - a.length)[0];
+		if (!root) continue;
+		const chain: string[] = [];
+		for (let d = posix.dirname(p); d !== root && within(root, d); d = posix.dirname(d)) chain.unshift(d);
+		for (const d of chain) {
+			if (pinned.has(d)) continue;
+			pinned.add(d);
+			args.push("--bind", d, d);
+		}
+		args.push("--ro-bind", p, p);
+	}
+	return args;
+}
+
+/**
+ * After a command: protected paths that did not exist before and do now are moved aside (renamed in
+ * their directory, never deleted). Returns one line per path, for the command's output.
+ */
+export async function moveAsideCreated(before: ProtectedScan, after: ProtectedScan): Promise<string[]> {
+	const had = new Set(before.existing);
+	const created = [...before.absent, ...after.existing].filter((p) => !had.has(p));
+	const notes: string[] = [];
+	for (const p of new Set(created)) {
+		if ((await typeOf(p)) === undefined) continue;
+		if (before.existing.some((q) => within(q, p))) continue; // inside a read-only mount: made before
+		// A repository the command created (git init, clone, worktree add) is its own: not moved.
+		if (posix.basename(p) === ".git") continue;
+		if (after.gitDirs.some((g) => within(g, p) && !before.gitDirs.includes(g))) continue;
+		const aside = `${p}.keel-refused-${randomBytes(4).toString("hex")}`;
+		try {
+			await rename(p, aside);
+			notes.push(`keel: ${p} is protected and was created by the command; it was moved to ${aside}.`);
+		} catch {
+			notes.push(`keel: ${p} is protected and was created by the command; it could not be moved aside.`);
+		}
+	}
+	return notes;
+}

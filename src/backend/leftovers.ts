@@ -1,0 +1,176 @@
+/**
+ * Processes a command leaves behind on this machine (REQUIREMENTS P4, issue 12 item 6).
+ *
+ * A process group does not hold what a command starts: `setsid`, `nohup ... &` and daemons leave
+ * it, and once their parent is gone nothing in /proc links them to the call. What they keep is
+ * their environment, so every command keel runs here carries two variables: KEEL_SESSION_TAG (the
+ * session) and KEEL_CALL_TAG (the call). When a call ends, every process of this user whose
+ * environment holds its call tag is killed (SIGKILL, repeated until a pass finds none, so one
+ * forking during the sweep is caught on the next pass); `background: true` calls are left to the
+ * session's close, which kills everything with the session tag.
+ *
+ * If keel itself is killed (SIGKILL included), a watchdog does the session's sweep: one small `sh`
+ * per session, started with the first command, blocked reading a pipe only keel holds. Any death of
+ * keel closes the pipe; the watchdog then kills every process with the session tag and exits.
+ *
+ * What escapes: a process that empties or rewrites its own environment (`env -i`, execve with a new
+ * one) before the sweep. On bwrap the PID namespace holds everything instead (bwrap.ts).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+
+export const SESSION_TAG = "KEEL_SESSION_TAG";
+export const CALL_TAG = "KEEL_CALL_TAG";
+const MAX_PASSES = 8;
+
+export interface TaggedProcess {
+	pid: number;
+	command: string;
+}
+
+function readProc(path: string): Buffer | undefined {
+	try {
+		return readFileSync(path);
+	} catch {
+		return undefined; // gone, or another user's
+	}
+}
+
+const ENVIRON_CHUNK = 64 * 1024;
+
+/** Whether /proc/PID/environ holds `needle` (NUL-framed), read in chunks into `buf` (no per-process allocation). */
+function environHas(pid: number, needle: Buffer, buf: Buffer): boolean {
+	let fd: number;
+	try {
+		fd = openSync(`/proc/${pid}/environ`, "r");
+	} catch {
+		return false; // gone, or another user's
+	}
+	try {
+		// buf[0..keep) carries the previous chunk's tail, so a match across chunks is seen; a NUL in
+		// front stands for the start of the environment.
+		buf[0] = 0;
+		let keep = 1;
+		for (;;) {
+			const n = readSync(fd, buf, keep, ENVIRON_CHUNK, null);
+			const end = keep + n;
+			if (n === 0) buf[end] = 0; // the last variable ends with a NUL already; this is for safety
+			if (buf.subarray(0, n === 0 ? end + 1 : end).includes(needle)) return true;
+			if (n === 0) return false;
+			const tail = Math.min(needle.length - 1, end);
+			buf.copy(buf, 0, end - tail, end);
+			keep = tail;
+		}
+	} catch {
+		return false;
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/**
+ * Processes whose environment holds `name=value` (of this user: others' environ is unreadable).
+ * Synchronous on purpose: /proc reads never wait on a disk, and one pass over a few hundred
+ * processes costs about a millisecond this way, against tens through the thread pool.
+ */
+export function findTagged(name: string, value: string): TaggedProcess[] {
+	const needle = Buffer.from(`\0${name}=${value}\0`);
+	let entries: string[];
+	try {
+		entries = readdirSync("/proc");
+	} catch {
+		return [];
+	}
+	const found: TaggedProcess[] = [];
+	const scratch = Buffer.alloc(ENVIRON_CHUNK + needle.length);
+	for (const e of entries) {
+		const pid = Number(e);
+		if (!Number.isInteger(pid) || pid === process.pid) continue;
+		if (!environHas(pid, needle, scratch)) continue;
+		const cmd = readProc(`/proc/${pid}/cmdline`) ?? Buffer.alloc(0);
+		found.push({ pid, command: cmd.toString("utf8").replace(/\0+$/, "").replaceAll("\0", " ") });
+	}
+	return found;
+}
+
+/** SIGKILLs every process with the tag, pass after pass until none is left (or MAX_PASSES). */
+export function killTagged(name: string, value: string): number {
+	let killed = 0;
+	for (let pass = 0; pass < MAX_PASSES; pass++) {
+		const procs = findTagged(name, value);
+		if (procs.length === 0) break;
+		for (const p of procs) {
+			try {
+				process.kill(p.pid, "SIGKILL");
+				killed++;
+			} catch {
+				// already gone
+			}
+		}
+	}
+	return killed;
+}
+
+/** The sweep in sh, for the watchdog (runs after keel is gone). */
+const WATCHDOG = `read _ignored
+tag="$1"
+i=0
+while [ $i -lt ${MAX_PASSES} ]; do
+  found=
+  for f in /proc/[0-9]*/environ; do
+    if tr '\\0' '\\n' < "$f" 2>/dev/null | grep -qxF "$tag"; then
+      p=\${f#/proc/}; p=\${p%/environ}
+      [ "$p" != "$$" ] && kill -9 "$p" 2>/dev/null && found=1
+    fi
+  done
+  [ -z "$found" ] && break
+  i=$((i + 1))
+done`;
+
+/** One session's tags, its watchdog, and the sweeps. State hangs off the backend that owns it. */
+export class ProcessTracker {
+	readonly sessionTag = randomBytes(9).toString("hex");
+	private watchdog: ChildProcess | undefined;
+	private closed = false;
+
+	/** Variables for one call's environment, and the call's own tag. */
+	tagCall(): { env: Record<string, string>; callTag: string } {
+		this.startWatchdog();
+		const callTag = randomBytes(9).toString("hex");
+		return { env: { [SESSION_TAG]: this.sessionTag, [CALL_TAG]: callTag }, callTag };
+	}
+
+	/** After a call: kill what it left. */
+	endCall(callTag: string): number {
+		return killTagged(CALL_TAG, callTag);
+	}
+
+	/** What a background call left running (they die at close). */
+	listCall(callTag: string): TaggedProcess[] {
+		return findTagged(CALL_TAG, callTag);
+	}
+
+	/** Session close: every process of the session, background ones included. */
+	async close(): Promise<void> {
+		if (this.closed) return;
+		this.closed = true;
+		killTagged(SESSION_TAG, this.sessionTag);
+		this.watchdog?.stdin?.destroy();
+		this.watchdog = undefined;
+	}
+
+	private startWatchdog(): void {
+		if (this.watchdog || this.closed) return;
+		// Not tagged itself; its stdin is a pipe whose other end only this process holds.
+		const child = spawn("/bin/sh", ["-c", WATCHDOG, "keel-watchdog", `${SESSION_TAG}=${this.sessionTag}`], {
+			detached: true,
+			stdio: ["pipe", "ignore", "ignore"],
+		});
+		child.on("error", () => {});
+		child.stdin?.on("error", () => {});
+		child.unref();
+		(child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+		this.watchdog = child;
+	}
+}
