@@ -24,8 +24,22 @@ function cutText(text: string, budget: number): string {
 	return text.slice(0, n);
 }
 
+/**
+ * An upper bound on the result's JSON size without serializing its content: a UTF-16 code unit
+ * never takes more than 6 bytes in JSON (`\u001f`), base64 is ASCII. Keeps the common case cheap.
+ */
+function sizeAtMost(result: CallToolResult): number {
+	let n = 256 + jsonBytes(result._meta) + jsonBytes(result.structuredContent);
+	for (const b of result.content) {
+		if (b.type === "text") n += 64 + b.text.length * 6;
+		else if (b.type === "image" || b.type === "audio") n += 64 + b.data.length + b.mimeType.length;
+		else n += jsonBytes(b);
+	}
+	return n;
+}
+
 export function boundResult(result: CallToolResult, max = MAX_RESULT_BYTES): CallToolResult {
-	if (jsonBytes(result) <= max) return result;
+	if (sizeAtMost(result) <= max || jsonBytes(result) <= max) return result;
 	const left: string[] = [];
 	const out: CallToolResult = { ...result, _meta: { ...result._meta } };
 	if (out._meta?.[META_DETAILS] !== undefined) {

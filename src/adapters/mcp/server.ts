@@ -31,11 +31,11 @@ const VERSION: string = createRequire(import.meta.url)("../../../package.json").
 const ROOTS_TIMEOUT_MS = 10_000;
 
 const INSTRUCTIONS =
-	"keel's file, search and shell tools work inside the workspace roots (the client's MCP roots when it " +
-	"offers them); relative paths resolve against the first root. A failed call returns isError with a " +
-	"stable code in brackets, e.g. [NOT_FOUND]; structuredContent.error.retry says whether to retry, " +
-	"change approach, or retarget; structuredContent.error.directive, when present, is the same advice " +
-	"that ends the text: what to do instead of repeating the call.";
+	"keel's file, search and shell tools work inside the workspace roots (the server's --root, or the " +
+	"client's MCP roots when the server was given none); relative paths resolve against the first root. " +
+	"A failed call returns isError with a stable code in brackets, e.g. [NOT_FOUND]; structuredContent " +
+	"then holds ok: false, code, message and retry (whether to retry, change approach, or retarget), and " +
+	"directive, when present: what to do instead of repeating the call.";
 
 export interface McpServerOptions {
 	/** Diagnostics (stderr); never stdout, which may be the stdio transport. */
