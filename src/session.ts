@@ -4,7 +4,6 @@
  * module-global.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLocalBackend } from "./backend/local.js";
@@ -110,9 +109,9 @@ export class Session {
 	static async create(opts: SessionOptions = {}): Promise<Session> {
 		const backend = opts.backend ?? createLocalBackend();
 		const root = resolve(opts.root ?? process.cwd());
-		// One spill directory per user, readable by every session so a model can page a truncated output.
-		const spillDir = opts.spillDir ?? join(tmpdir(), `keel-spill-${process.getuid?.() ?? "user"}`);
-		await mkdir(spillDir, { recursive: true, mode: 0o700 });
+		// A spill directory of this session's own, readable through this session's guard only.
+		const spill = await SpillDir.create(opts.spillDir);
+		const spillDir = spill.dir;
 		const guard = await PathGuard.create(backend.fs, {
 			roots: [root, ...(opts.allow ?? []).map((p) => resolve(root, p))],
 			// Spill files are on this machine: readable through the guard when the backend's files are too.
@@ -142,7 +141,7 @@ export class Session {
 		return new Session(
 			backend,
 			guard,
-			new SpillDir(spillDir),
+			spill,
 			payloads,
 			spillFiles,
 			opts.clock ?? monotonicClock,
@@ -280,6 +279,7 @@ export class Session {
 		await this.pythonCoordinator?.close();
 		await this.payloads.close();
 		this.spillFiles?.fs.close?.();
+		await this.spill.close();
 		await this.backend.close();
 	}
 }

@@ -14,6 +14,7 @@ import { type CallResult, Session, type SessionOptions } from "../session.js";
 import { PROFILES, type Profile } from "../tools/registry.js";
 import type { Content } from "../tools/types.js";
 import { type BackendChoice, chooseBackend } from "./backend-spec.js";
+import type { ServeOptions } from "./mcp/serve.js";
 
 const USAGE = `Usage:
   keel call TOOL 'JSON_ARGS' [options]   run one tool call, print one JSON object
@@ -39,6 +40,16 @@ Options:
   --env NAME            bwrap: pass the host variable NAME into the sandbox (repeatable)
   --http PORT           serve: Streamable HTTP instead of stdio (0: any free port)
   --host HOST           serve --http: interface to bind (default: 127.0.0.1)
+  --token-file FILE     serve --http: the bearer token clients must send (default: $KEEL_MCP_TOKEN,
+                        else one is generated into a private file named on stderr)
+  --allow-host NAME     serve --http: a Host name to accept besides loopback and --host (repeatable)
+  --max-sessions N      serve --http: MCP sessions open at once (default: 64)
+  --session-idle-timeout SECONDS
+                        serve --http: idle time after which a session may be closed to make
+                        room for a new one at the cap (default: 1800)
+  --max-message-mib N   serve: largest message, stdio line or HTTP body (default: 64)
+  --client-roots        serve: use the client's MCP roots even with --root/--allow (default:
+                        only when neither is given)
   --timeout SECONDS     smoke-extension: wall-clock limit (default: 10)`;
 
 export class UsageError extends Error {}
@@ -55,6 +66,8 @@ interface Parsed {
 	session: SessionOptions;
 	http?: number;
 	host?: string;
+	/** serve's own options (token, sessions, message size, client roots). */
+	serve: ServeOptions;
 	backend: BackendChoice;
 	/** smoke-extension's wall-clock limit in ms. */
 	timeoutMs?: number;
@@ -71,6 +84,12 @@ const OPTIONS = {
 	env: { type: "string", multiple: true },
 	http: { type: "string" },
 	host: { type: "string" },
+	"token-file": { type: "string" },
+	"allow-host": { type: "string", multiple: true },
+	"max-sessions": { type: "string" },
+	"session-idle-timeout": { type: "string" },
+	"max-message-mib": { type: "string" },
+	"client-roots": { type: "boolean" },
 	network: { type: "boolean" },
 	identity: { type: "string" },
 	"insecure-host-key": { type: "boolean" },
@@ -84,6 +103,43 @@ function parseOrThrow(argv: string[]) {
 	} catch (e) {
 		throw new UsageError((e as Error).message);
 	}
+}
+
+type Values = ReturnType<typeof parseOrThrow>["values"];
+
+/** A positive number option, or undefined when absent. */
+function positive(values: Values, name: keyof Values, max: number, integer = true): number | undefined {
+	const raw = values[name];
+	if (raw === undefined) return undefined;
+	const n = Number(raw);
+	if (!(Number.isFinite(n) && n > 0 && n <= max && (!integer || Number.isInteger(n))))
+		throw new UsageError(
+			`--${name} needs a ${integer ? "whole " : ""}number above 0, at most ${max} (got "${raw}")`,
+		);
+	return n;
+}
+
+function serveOptions(values: Values, command: string): ServeOptions {
+	const serveOnly = [
+		"token-file",
+		"allow-host",
+		"max-sessions",
+		"session-idle-timeout",
+		"max-message-mib",
+		"client-roots",
+	] as const;
+	const given = serveOnly.find((k) => values[k] !== undefined);
+	if (given && command !== "serve") throw new UsageError(`--${given} applies to serve only`);
+	const idle = positive(values, "session-idle-timeout", 7 * 24 * 3600, false);
+	const mib = positive(values, "max-message-mib", 4096);
+	return {
+		tokenFile: values["token-file"],
+		allowedHosts: values["allow-host"],
+		maxSessions: positive(values, "max-sessions", 100_000),
+		sessionIdleMs: idle === undefined ? undefined : Math.round(idle * 1000),
+		maxMessageBytes: mib === undefined ? undefined : mib * 1024 * 1024,
+		clientRoots: values["client-roots"] ? "always" : undefined,
+	};
 }
 
 function parse(argv: string[]): Parsed {
@@ -117,6 +173,7 @@ function parse(argv: string[]): Parsed {
 		);
 	return {
 		command: positionals[0],
+		serve: serveOptions(values, positionals[0]),
 		http,
 		timeoutMs: timeout === undefined ? undefined : Math.ceil(timeout * 1000),
 		host: values.host,
@@ -329,7 +386,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 				const { runServe } = await import("./mcp/serve.js");
 				const opts = await withBackend(io, p);
 				if (typeof opts === "number") return opts;
-				return await runServe(opts, { http: p.http, host: p.host }, { stderr: io.stderr });
+				return await runServe(opts, { ...p.serve, http: p.http, host: p.host }, { stderr: io.stderr });
 			}
 			default:
 				throw new UsageError(`unknown command "${p.command}"`);

@@ -17,6 +17,30 @@ export interface OutputSnapshot {
 	content: string;
 	truncation: TruncationResult;
 	fullOutputPath?: string;
+	/** Why the full output could not be kept (the spill file could not be made or written). */
+	spillError?: string;
+}
+
+/** The end of a truncation note: where the full output is, or why it is not anywhere. */
+export function fullOutputNote(s: OutputSnapshot): string {
+	return s.fullOutputPath
+		? `Full output: ${s.fullOutputPath}`
+		: `The full output could not be kept (${s.spillError ?? "no spill file"})`;
+}
+
+function describeFailure(e: unknown): string {
+	const err = e as NodeJS.ErrnoException;
+	const known: Record<string, string> = {
+		ENOSPC: "no space left on the device",
+		EDQUOT: "disk quota exceeded",
+		EACCES: "permission denied",
+		EPERM: "operation not permitted",
+		EROFS: "read-only file system",
+		ENOENT: "the spill directory is gone",
+	};
+	return err?.code
+		? `${err.code}: ${known[err.code] ?? "cannot write the spill file"}`
+		: "cannot write the spill file";
 }
 
 export class OutputSink {
@@ -26,6 +50,9 @@ export class OutputSink {
 	private newlines = 0;
 	private lastByte = -1;
 	private spill: SpillFile | undefined;
+	/** Past the limits: only a tail window is held from here on, spilled or not. */
+	private overflowed = false;
+	private spillError: string | undefined;
 	private readonly window: number;
 
 	constructor(
@@ -44,13 +71,28 @@ export class OutputSink {
 		if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1];
 		this.chunks.push(chunk);
 		this.held += chunk.length;
-		if (!this.spill && (this.totalBytes > this.maxBytes || this.newlines >= this.maxLines)) {
-			this.spill = this.spillDir.open(this.prefix);
-			for (const c of this.chunks) this.spill.write(c);
+		if (!this.overflowed && (this.totalBytes > this.maxBytes || this.newlines >= this.maxLines)) {
+			this.overflowed = true;
+			this.spillSafely(() => {
+				this.spill = this.spillDir.open(this.prefix);
+				for (const c of this.chunks) this.spill.write(c);
+			});
 		} else if (this.spill) {
-			this.spill.write(chunk);
+			const file = this.spill;
+			this.spillSafely(() => file.write(chunk));
 		}
-		if (this.spill) this.slide();
+		if (this.overflowed) this.slide();
+	}
+
+	/** A failed spill (full disk, refused write) costs the full copy, never the call. */
+	private spillSafely(step: () => void): void {
+		try {
+			step();
+		} catch (e) {
+			this.spill?.close();
+			this.spill = undefined;
+			this.spillError = describeFailure(e);
+		}
 	}
 
 	private slide(): void {
@@ -65,8 +107,8 @@ export class OutputSink {
 
 	snapshot(): OutputSnapshot {
 		let buf = Buffer.concat(this.chunks);
-		if (this.spill && buf.length > this.window) buf = buf.subarray(buf.length - this.window);
-		if (this.spill) buf = buf.subarray(utf8BoundaryForward(buf, 0));
+		if (this.overflowed && buf.length > this.window) buf = buf.subarray(buf.length - this.window);
+		if (this.overflowed) buf = buf.subarray(utf8BoundaryForward(buf, 0));
 		// While output is still arriving, the last character may be incomplete: show it next time.
 		buf = buf.subarray(0, utf8CompleteEnd(buf));
 		let text = buf.toString("utf8");
@@ -74,13 +116,18 @@ export class OutputSink {
 		const endsWithNewline = this.lastByte === 10;
 		if (endsWithNewline) text = text.slice(0, -1);
 		const totalLines = this.totalBytes === 0 ? 0 : this.newlines + (endsWithNewline ? 0 : 1);
-		const totals = this.spill ? { lines: totalLines, bytes: this.totalBytes } : undefined;
+		const totals = this.overflowed ? { lines: totalLines, bytes: this.totalBytes } : undefined;
 		const truncation = truncateTail(text, { maxLines: this.maxLines, maxBytes: this.maxBytes }, totals);
-		if (!this.spill) {
+		if (!this.overflowed) {
 			truncation.totalLines = totalLines;
 			if (!truncation.truncated) truncation.outputLines = totalLines;
 		}
-		return { content: truncation.content, truncation, fullOutputPath: this.spill?.path };
+		return {
+			content: truncation.content,
+			truncation,
+			fullOutputPath: this.spill?.path,
+			...(this.spillError ? { spillError: this.spillError } : {}),
+		};
 	}
 
 	close(): void {

@@ -3,7 +3,7 @@
  * its OutputSink, repr and traceback by the worker) and structured details for hosts.
  */
 import { KeelError } from "../boundary/errors.js";
-import type { OutputSnapshot } from "../boundary/output-sink.js";
+import { fullOutputNote, type OutputSnapshot } from "../boundary/output-sink.js";
 import { DEFAULT_MAX_BYTES, formatSize } from "../boundary/truncate.js";
 import type { PythonJobInfo, PythonJobOutcome } from "./types.js";
 
@@ -16,7 +16,7 @@ function streamText(s: OutputSnapshot): string {
 	const t = s.truncation;
 	if (!t.truncated) return s.content;
 	const first = t.totalLines - t.outputLines + 1;
-	const where = `Full output: ${s.fullOutputPath}`;
+	const where = fullOutputNote(s);
 	if (t.lastLinePartial)
 		return `${s.content}\n\n[Showing last ${formatSize(t.outputBytes)} of line ${t.totalLines}. ${where}]`;
 	const limit = t.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : "";
@@ -27,7 +27,7 @@ function streamDetails(s: OutputSnapshot): Record<string, unknown> | undefined {
 	if (!s.truncation.truncated) return undefined;
 	// The kept text is the result's content already: details carry only the facts about it.
 	const { content: _shown, ...truncation } = s.truncation;
-	return { truncation, fullOutputPath: s.fullOutputPath };
+	return { truncation, fullOutputPath: s.fullOutputPath, spillError: s.spillError };
 }
 
 export function resetNote(reason: string | undefined): string {

@@ -5,7 +5,7 @@
 
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import { OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
+import { fullOutputNote, OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
 import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
@@ -46,14 +46,17 @@ function describe(
 	let out = snapshot.content || empty;
 	if (!t.truncated) return { text: out };
 	const first = t.totalLines - t.outputLines + 1;
-	const where = `Full output: ${snapshot.fullOutputPath}`;
+	const where = fullOutputNote(snapshot);
 	if (t.lastLinePartial)
 		out += `\n\n[Showing last ${formatSize(t.outputBytes)} of line ${t.totalLines}. ${where}]`;
 	else if (t.truncatedBy === "lines")
 		out += `\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines}. ${where}]`;
 	else
 		out += `\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). ${where}]`;
-	return { text: out, details: { truncation: t, fullOutputPath: snapshot.fullOutputPath } };
+	return {
+		text: out,
+		details: { truncation: t, fullOutputPath: snapshot.fullOutputPath, spillError: snapshot.spillError },
+	};
 }
 
 export interface BashArgs {

@@ -86,8 +86,18 @@ export interface HttpConnection {
 	close(): Promise<void>;
 }
 
-export async function connectHttp(url: string, opts: ClientOptions = {}): Promise<HttpConnection> {
-	const transport = new StreamableHTTPClientTransport(new URL(url));
+/** The token the in-process HTTP servers of the tests are started with. */
+export const TEST_TOKEN = "keel-test-token-0123456789abcdef";
+
+/** The SDK client over Streamable HTTP, sending `token` as a bearer token (null: no header). */
+export async function connectHttp(
+	url: string,
+	opts: ClientOptions & { token?: string | null } = {},
+): Promise<HttpConnection> {
+	const token = opts.token === undefined ? TEST_TOKEN : opts.token;
+	const transport = new StreamableHTTPClientTransport(new URL(url), {
+		requestInit: token === null ? {} : { headers: { authorization: `Bearer ${token}` } },
+	});
 	const client = newClient(opts);
 	await client.connect(transport);
 	return { client, transport, close: () => client.close() };

@@ -3,9 +3,22 @@
  * contract against startHttp on an ephemeral port, one keel session per MCP session (closed with it),
  * the loopback Host/Origin guard, and runServe as a process (stderr names the URL; SIGTERM exits 0).
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import {
+	chmodSync,
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { request } from "node:http";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { TokenError, tokenDirectory, writeTokenFile } from "../../src/adapters/mcp/auth.js";
 import { type HttpHandle, startHttp } from "../../src/adapters/mcp/http.js";
 import {
 	BUILT,
@@ -17,13 +30,14 @@ import {
 	makeDir,
 	NOT_BUILT,
 	removeDir,
+	TEST_TOKEN,
 } from "./helpers.js";
 import { mcpContract } from "./suite.js";
 
 const quiet = () => {};
 
 mcpContract("HTTP", async (root, profile) => {
-	const server = await startHttp({ root, profile }, { port: 0, log: quiet });
+	const server = await startHttp({ root, profile }, { port: 0, log: quiet, token: TEST_TOKEN });
 	const conn = await connectHttp(server.url);
 	return {
 		client: conn.client,
@@ -34,8 +48,14 @@ mcpContract("HTTP", async (root, profile) => {
 	};
 });
 
-/** A raw POST, to send headers the SDK client would not. */
-function rawPost(url: string, headers: Record<string, string>, body: unknown): Promise<number> {
+interface RawReply {
+	status: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: string;
+}
+
+/** A raw POST with node:http, to send headers (or leave out ones) the SDK client would not. */
+function rawPost(url: string, headers: Record<string, string>, body: unknown): Promise<RawReply> {
 	return new Promise((resolve, reject) => {
 		const req = request(
 			url,
@@ -48,14 +68,19 @@ function rawPost(url: string, headers: Record<string, string>, body: unknown): P
 				},
 			},
 			(res) => {
-				res.resume();
-				resolve(res.statusCode ?? 0);
+				let text = "";
+				res.on("data", (d: Buffer) => {
+					text += d.toString();
+				});
+				res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
 			},
 		);
 		req.on("error", reject);
-		req.end(JSON.stringify(body));
+		req.end(typeof body === "string" ? body : JSON.stringify(body));
 	});
 }
+
+const AUTH = { authorization: `Bearer ${TEST_TOKEN}` };
 
 const INITIALIZE = {
 	jsonrpc: "2.0",
@@ -70,10 +95,10 @@ describe("HTTP sessions", () => {
 	const conns: HttpConnection[] = [];
 	beforeEach(async () => {
 		dir = await makeDir("http", { "a.txt": "alpha\n" });
-		server = await startHttp({ root: dir }, { port: 0, log: quiet });
+		server = await startHttp({ root: dir }, { port: 0, log: quiet, token: TEST_TOKEN });
 	});
 	afterEach(async () => {
-		for (const c of conns.splice(0)) await c.close();
+		for (const c of conns.splice(0)) await c.close().catch(() => {});
 		await server.close();
 		await removeDir(dir);
 	});
@@ -105,66 +130,320 @@ describe("HTTP sessions", () => {
 	it("refuses requests without a session, with an unknown session, or on another path", async () => {
 		const base = server.url;
 		const ping = { jsonrpc: "2.0", id: 2, method: "ping" };
-		expect(await rawPost(base, {}, ping)).toBe(400);
-		expect(await rawPost(base, { "mcp-session-id": "no-such-session" }, ping)).toBe(404);
-		expect(await rawPost(base.replace(/\/mcp$/, "/other"), {}, INITIALIZE)).toBe(404);
-		expect(await rawPost(base, {}, INITIALIZE)).toBe(200);
+		expect((await rawPost(base, AUTH, ping)).status).toBe(400);
+		expect((await rawPost(base, { ...AUTH, "mcp-session-id": "no-such-session" }, ping)).status).toBe(404);
+		expect((await rawPost(base.replace(/\/mcp$/, "/other"), AUTH, INITIALIZE)).status).toBe(404);
+		expect((await rawPost(base, AUTH, INITIALIZE)).status).toBe(200);
 	});
 
-	it("keeps at most maxSessions sessions, closing the least recently used", async () => {
-		const small = await startHttp({ root: dir }, { port: 0, log: quiet, maxSessions: 2 });
-		try {
-			const a = await connectHttp(small.url);
-			const b = await connectHttp(small.url);
-			conns.push(a, b);
-			await call(a.client, "ls", {}); // a is now more recent than b
-			const c = await connectHttp(small.url);
-			conns.push(c);
-			expect(small.sessionCount()).toBe(2);
-			expect(expectOk(await call(a.client, "ls", {}))).toContain("a.txt");
-			expect(expectOk(await call(c.client, "ls", {}))).toContain("a.txt");
-			await expect(call(b.client, "ls", {})).rejects.toThrow();
-		} finally {
-			for (const x of conns.splice(0)) await x.close().catch(() => {});
-			await small.close();
-		}
-	});
-
-	it("refuses a non-loopback Host or Origin (DNS rebinding)", async () => {
-		expect(await rawPost(server.url, { host: `evil.example:${server.port}` }, INITIALIZE)).toBe(403);
-		expect(await rawPost(server.url, { origin: "http://evil.example" }, INITIALIZE)).toBe(403);
-		expect(await rawPost(server.url, { host: `localhost:${server.port}` }, INITIALIZE)).toBe(200);
-		expect(await rawPost(server.url, { origin: "http://localhost:3000" }, INITIALIZE)).toBe(200);
+	it("refuses a non-loopback Host or Origin even with the token (DNS rebinding)", async () => {
+		const evilHost = await rawPost(server.url, { ...AUTH, host: `evil.example:${server.port}` }, INITIALIZE);
+		expect(evilHost.status).toBe(403);
+		expect(evilHost.body).toContain("Host");
+		expect((await rawPost(server.url, { ...AUTH, origin: "http://evil.example" }, INITIALIZE)).status).toBe(
+			403,
+		);
+		// A rebinding page's Host names the attacker's domain even when it resolves to 127.0.0.1.
+		expect(
+			(await rawPost(server.url, { ...AUTH, host: `127.0.0.1.evil.example:${server.port}` }, INITIALIZE))
+				.status,
+		).toBe(403);
+		expect(server.sessionCount()).toBe(0);
+		expect(
+			(await rawPost(server.url, { ...AUTH, host: `localhost:${server.port}` }, INITIALIZE)).status,
+		).toBe(200);
+		expect((await rawPost(server.url, { ...AUTH, origin: "http://localhost:3000" }, INITIALIZE)).status).toBe(
+			200,
+		);
 		expect(server.sessionCount()).toBe(2);
 	});
 });
 
-describe.skipIf(!BUILT)("runServe --http as a process", () => {
-	it("prints its URL on stderr, serves, and exits 0 on SIGTERM", async () => {
-		if (!BUILT) throw new Error(NOT_BUILT);
-		const dir = await makeDir("http-proc", { "a.txt": "alpha\n" });
-		const child = spawn(process.execPath, [LAUNCHER, "--root", dir, "--http", "0"], {
-			stdio: ["ignore", "ignore", "pipe"],
-		});
+describe("HTTP bearer token", () => {
+	let dir: string;
+	let server: HttpHandle;
+	const conns: HttpConnection[] = [];
+	beforeEach(async () => {
+		dir = await makeDir("http-auth", { "a.txt": "alpha\n" });
+		server = await startHttp({ root: dir }, { port: 0, log: quiet, token: TEST_TOKEN });
+	});
+	afterEach(async () => {
+		for (const c of conns.splice(0)) await c.close().catch(() => {});
+		await server.close();
+		await removeDir(dir);
+	});
+
+	it("the SDK client with the token works; without it or with a wrong one it cannot connect", async () => {
+		await expect(connectHttp(server.url, { token: null })).rejects.toThrow(/401|Unauthorized/);
+		await expect(connectHttp(server.url, { token: `${TEST_TOKEN}x` })).rejects.toThrow(/401|Unauthorized/);
+		await expect(connectHttp(server.url, { token: TEST_TOKEN.slice(0, -1) })).rejects.toThrow(
+			/401|Unauthorized/,
+		);
+		expect(server.sessionCount()).toBe(0);
+		const ok = await connectHttp(server.url);
+		conns.push(ok);
+		expect(expectOk(await call(ok.client, "read", { path: "a.txt" }))).toContain("alpha");
+		expect(server.sessionCount()).toBe(1);
+	});
+
+	it("a raw client gets 401 without the token, with a wrong one, or another scheme; nothing starts", async () => {
+		const wrong: Record<string, string>[] = [
+			{},
+			{ authorization: "Bearer not-the-token-at-all-000000" },
+			{ authorization: `Basic ${Buffer.from(`x:${TEST_TOKEN}`).toString("base64")}` },
+			{ authorization: TEST_TOKEN },
+			{ authorization: `Bearer ${TEST_TOKEN} extra` },
+			{ authorization: "Bearer " },
+		];
+		for (const headers of wrong) {
+			const r = await rawPost(server.url, headers, INITIALIZE);
+			expect(r.status, JSON.stringify(headers)).toBe(401);
+			expect(r.headers["www-authenticate"]).toBe('Bearer realm="keel"');
+			expect(JSON.parse(r.body).error.message).toContain("Authorization: Bearer");
+		}
+		// An existing session's id is no substitute for the token.
+		const good = await rawPost(server.url, AUTH, INITIALIZE);
+		expect(good.status).toBe(200);
+		const sid = good.headers["mcp-session-id"] as string;
+		const call = {
+			jsonrpc: "2.0",
+			id: 3,
+			method: "tools/call",
+			params: { name: "bash", arguments: { command: "touch pwned" } },
+		};
+		expect((await rawPost(server.url, { "mcp-session-id": sid }, call)).status).toBe(401);
+		expect(existsSync(join(dir, "pwned"))).toBe(false);
+		expect(server.sessionCount()).toBe(1);
+		// The scheme is case-insensitive (RFC 7235).
+		expect((await rawPost(server.url, { authorization: `bearer ${TEST_TOKEN}` }, INITIALIZE)).status).toBe(
+			200,
+		);
+	});
+
+	it("refuses before reading the body: a huge unauthenticated POST gets 401", async () => {
+		const r = await rawPost(server.url, {}, "x".repeat(8 * 1024 * 1024));
+		expect(r.status).toBe(401);
+	});
+
+	it("on a non-loopback address still requires the token and checks Host, and says so", async () => {
+		const lines: string[] = [];
+		const open = await startHttp(
+			{ root: dir },
+			{ port: 0, host: "0.0.0.0", log: (l) => lines.push(l), token: TEST_TOKEN },
+		);
 		try {
-			let stderr = "";
-			const url = await new Promise<string>((resolve, reject) => {
-				child.stderr.on("data", (d: Buffer) => {
-					stderr += d.toString();
-					const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-					if (m) resolve(m[1]);
-				});
-				child.on("exit", () => reject(new Error(`server exited: ${stderr}`)));
-			});
-			const conn = await connectHttp(url);
+			expect(lines.join("\n")).toMatch(/not a loopback address.*bearer token/);
+			const url = `http://127.0.0.1:${open.port}/mcp`;
+			expect((await rawPost(url, {}, INITIALIZE)).status).toBe(401);
+			expect((await rawPost(url, { ...AUTH, host: `evil.example:${open.port}` }, INITIALIZE)).status).toBe(
+				403,
+			);
+			expect((await rawPost(url, AUTH, INITIALIZE)).status).toBe(200);
+		} finally {
+			await open.close();
+		}
+	});
+});
+
+describe("HTTP session cap", () => {
+	let dir: string;
+	let clock = 0;
+	let server: HttpHandle;
+	const conns: HttpConnection[] = [];
+	const lines: string[] = [];
+	beforeEach(async () => {
+		dir = await makeDir("http-cap", { "a.txt": "alpha\n" });
+		clock = 0;
+		server = await startHttp(
+			{ root: dir },
+			{
+				port: 0,
+				log: (l) => lines.push(l),
+				token: TEST_TOKEN,
+				maxSessions: 2,
+				sessionIdleMs: 1000,
+				now: () => clock,
+			},
+		);
+	});
+	afterEach(async () => {
+		for (const c of conns.splice(0)) await c.close().catch(() => {});
+		await server.close();
+		await removeDir(dir);
+	});
+
+	it("refuses a session past the cap while the others are recent, with a clear error", async () => {
+		conns.push(await connectHttp(server.url), await connectHttp(server.url));
+		await expect(connectHttp(server.url)).rejects.toThrow(/503|Server full: 2 MCP sessions/);
+		const raw = await rawPost(server.url, AUTH, INITIALIZE);
+		expect(raw.status).toBe(503);
+		expect(JSON.parse(raw.body).error.message).toContain("--max-sessions");
+		expect(server.sessionCount()).toBe(2);
+		for (const c of conns) expect(expectOk(await call(c.client, "ls", {}))).toContain("a.txt");
+	});
+
+	it("closes only a session idle past the timeout, the longest idle first", async () => {
+		const a = await connectHttp(server.url);
+		const b = await connectHttp(server.url);
+		conns.push(a, b);
+		clock = 500;
+		await call(a.client, "ls", {});
+		clock = 1200; // b idle 1200 ms, a idle 700 ms
+		const c = await connectHttp(server.url);
+		conns.push(c);
+		expect(server.sessionCount()).toBe(2);
+		expect(lines.some((l) => l.includes("closing one idle"))).toBe(true);
+		await expect(call(b.client, "ls", {})).rejects.toThrow();
+		expect(expectOk(await call(a.client, "ls", {}))).toContain("a.txt");
+		expect(expectOk(await call(c.client, "ls", {}))).toContain("a.txt");
+	});
+
+	it("never closes a session with a call in flight, however long it has run", async () => {
+		const a = await connectHttp(server.url);
+		const b = await connectHttp(server.url);
+		conns.push(a, b);
+		const marker = join(dir, "started");
+		const running = call(a.client, "bash", { command: `touch ${marker}; sleep 1.5; echo finished` });
+		while (!existsSync(marker)) await sleep(20);
+		await call(b.client, "ls", {});
+		clock = 10_000; // both past the timeout by the clock, but a is busy: b goes
+		conns.push(await connectHttp(server.url));
+		await expect(connectHttp(server.url)).rejects.toThrow(/503|Server full/);
+		expect(expectOk(await running)).toContain("finished");
+	});
+});
+
+/** Spawns the launcher with --http 0 and waits for its URL and token lines on stderr. */
+async function serveProcess(args: string[], env: NodeJS.ProcessEnv = process.env) {
+	const child = spawn(process.execPath, [LAUNCHER, ...args, "--http", "0"], {
+		stdio: ["ignore", "ignore", "pipe"],
+		env,
+	});
+	let stderr = "";
+	const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+	const url = await new Promise<string>((resolve, reject) => {
+		child.stderr.on("data", (d: Buffer) => {
+			stderr += d.toString();
+			const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)[^\n]*\n[^\n]*Bearer[^\n]*\n/.exec(stderr);
+			if (m) resolve(m[1]);
+		});
+		child.on("exit", () => reject(new Error(`server exited: ${stderr}`)));
+	});
+	return { child, url, stderr: () => stderr, exited };
+}
+
+describe.skipIf(!BUILT)("runServe --http as a process", () => {
+	let dir: string;
+	beforeEach(async () => {
+		dir = await makeDir("http-proc", { "a.txt": "alpha\n" });
+	});
+	afterEach(async () => {
+		await removeDir(dir);
+	});
+
+	it("generates a token into a private file named on stderr, serves with it, removes it on SIGTERM", async () => {
+		if (!BUILT) throw new Error(NOT_BUILT);
+		const tokenDir = join(dir, "runtime", "keel");
+		const env = { ...process.env };
+		delete env.KEEL_MCP_TOKEN;
+		const proc = await serveProcess(["--root", dir, "--token-dir", tokenDir], env);
+		try {
+			const file = /with the token in (\S+)/.exec(proc.stderr())?.[1];
+			expect(file).toBe(join(tokenDir, `mcp-http-${new URL(proc.url).port}.token`));
+			const st = lstatSync(file!);
+			expect(st.isFile()).toBe(true);
+			expect(st.mode & 0o777).toBe(0o600);
+			expect(st.uid).toBe(process.getuid!());
+			expect(lstatSync(tokenDir).mode & 0o777).toBe(0o700);
+			const token = readFileSync(file!, "utf8").trim();
+			expect(token.length).toBeGreaterThanOrEqual(32);
+			expect(proc.stderr()).not.toContain(token);
+			await expect(connectHttp(proc.url, { token: null })).rejects.toThrow(/401|Unauthorized/);
+			const conn = await connectHttp(proc.url, { token });
 			expect(expectOk(await call(conn.client, "read", { path: "a.txt" }))).toContain("alpha");
 			await conn.close();
-			const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-			child.kill("SIGTERM");
-			expect(await exited).toBe(0);
+			proc.child.kill("SIGTERM");
+			expect(await proc.exited).toBe(0);
+			expect(existsSync(file!)).toBe(false);
 		} finally {
-			child.kill("SIGKILL");
-			await removeDir(dir);
+			proc.child.kill("SIGKILL");
 		}
+	});
+
+	it("takes the token from $KEEL_MCP_TOKEN or --token-file, and refuses a short one", async () => {
+		if (!BUILT) throw new Error(NOT_BUILT);
+		const fromEnv = await serveProcess(["--root", dir], { ...process.env, KEEL_MCP_TOKEN: TEST_TOKEN });
+		try {
+			expect(fromEnv.stderr()).toContain("token from $KEEL_MCP_TOKEN");
+			const conn = await connectHttp(fromEnv.url);
+			expect(expectOk(await call(conn.client, "ls", {}))).toContain("a.txt");
+			await conn.close();
+		} finally {
+			fromEnv.child.kill("SIGKILL");
+		}
+		const tokenFile = join(dir, "my.token");
+		writeFileSync(tokenFile, `${TEST_TOKEN}-file\n`);
+		const fromFile = await serveProcess(["--root", dir, "--token-file", tokenFile]);
+		try {
+			await expect(connectHttp(fromFile.url)).rejects.toThrow(/401|Unauthorized/);
+			const conn = await connectHttp(fromFile.url, { token: `${TEST_TOKEN}-file` });
+			expect(expectOk(await call(conn.client, "ls", {}))).toContain("a.txt");
+			await conn.close();
+		} finally {
+			fromFile.child.kill("SIGKILL");
+		}
+		writeFileSync(tokenFile, "short\n");
+		const refused = spawnSync(
+			process.execPath,
+			[LAUNCHER, "--root", dir, "--http", "0", "--token-file", tokenFile],
+			{
+				encoding: "utf8",
+			},
+		);
+		expect(refused.status).toBe(2);
+		expect(refused.stderr).toContain("shorter than 16 characters");
+	});
+});
+
+describe("the generated token's file", () => {
+	let dir: string;
+	beforeEach(async () => {
+		dir = await makeDir("token-file");
+	});
+	afterEach(async () => {
+		await removeDir(dir);
+	});
+
+	it("is never written through a planted link, and replaces a stale file", async () => {
+		const tokenDir = join(dir, "keel");
+		mkdirSync(tokenDir, { mode: 0o700 });
+		const victim = join(dir, "victim.txt");
+		writeFileSync(victim, "precious\n");
+		symlinkSync(victim, join(tokenDir, "mcp-http-4242.token"));
+		const path = await writeTokenFile("t".repeat(40), 4242, tokenDir);
+		expect(readFileSync(victim, "utf8")).toBe("precious\n");
+		expect(lstatSync(path).isSymbolicLink()).toBe(false);
+		expect(lstatSync(path).mode & 0o777).toBe(0o600);
+		expect(readFileSync(path, "utf8")).toBe(`${"t".repeat(40)}\n`);
+		await writeTokenFile("u".repeat(40), 4242, tokenDir);
+		expect(readFileSync(path, "utf8")).toBe(`${"u".repeat(40)}\n`);
+	});
+
+	it("refuses a directory that is a link, or open to others", async () => {
+		const elsewhere = join(dir, "elsewhere");
+		mkdirSync(elsewhere, { mode: 0o700 });
+		symlinkSync(elsewhere, join(dir, "linked"));
+		await expect(writeTokenFile("t".repeat(40), 1, join(dir, "linked"))).rejects.toThrow(TokenError);
+		expect(readdirSync(elsewhere)).toEqual([]);
+		const open = join(dir, "open");
+		mkdirSync(open);
+		chmodSync(open, 0o755);
+		await expect(writeTokenFile("t".repeat(40), 1, open)).rejects.toThrow(/open to other users/);
+		expect(readdirSync(open)).toEqual([]);
+	});
+
+	it("lives in $XDG_RUNTIME_DIR/keel, else ~/.config/keel", () => {
+		expect(tokenDirectory({ XDG_RUNTIME_DIR: "/run/user/1000" }, "/home/u")).toBe("/run/user/1000/keel");
+		expect(tokenDirectory({}, "/home/u")).toBe("/home/u/.config/keel");
 	});
 });

@@ -18,6 +18,7 @@ import {
 	expectOk,
 	makeDir,
 	removeDir,
+	TEST_TOKEN,
 } from "./helpers.js";
 
 interface Dirs {
@@ -27,18 +28,28 @@ interface Dirs {
 	readOnly: string;
 }
 
+/** How the server is started: "client-roots" = --root ... --client-roots; "explicit" = --root only; "none" = no --root. */
+type Mode = "client-roots" | "explicit" | "none";
+
 type Open = (
 	d: Dirs,
 	client: ClientOptions,
-) => Promise<{ client: import("@modelcontextprotocol/sdk/client/index.js").Client; close(): Promise<void> }>;
+	mode: Mode,
+) => Promise<{
+	client: import("@modelcontextprotocol/sdk/client/index.js").Client;
+	log(): string;
+	close(): Promise<void>;
+}>;
 
 function rootsSuite(transport: string, open: Open) {
 	describe(`roots over ${transport}`, () => {
 		let d: Dirs;
 		let closeConn: (() => Promise<void>) | undefined;
-		const connect = async (opts: ClientOptions) => {
-			const c = await open(d, opts);
+		let log = () => "";
+		const connect = async (opts: ClientOptions, mode: Mode = "client-roots") => {
+			const c = await open(d, opts, mode);
 			closeConn = c.close;
+			log = c.log;
 			return c.client;
 		};
 		beforeEach(async () => {
@@ -55,7 +66,23 @@ function rootsSuite(transport: string, open: Open) {
 			for (const dir of Object.values(d)) await removeDir(dir);
 		});
 
-		it("uses the client's roots instead of the server's --root", async () => {
+		it("keeps an explicit --root over the client's roots, and logs the roots in force", async () => {
+			const client = await connect({ roots: [d.client] }, "explicit");
+			expect(expectOk(await call(client, "read", { path: "server-only.txt" }))).toContain("server secret");
+			expectCode(await call(client, "read", { path: join(d.client, "client.txt") }), "PATH_OUTSIDE_ROOTS");
+			expect(log()).toContain(
+				`keel: session roots: workspace ${d.server}; read-only ${d.readOnly} (from the server's options`,
+			);
+			expect(log()).toContain("the client's roots are not used");
+		});
+
+		it("uses the client's roots when no --root was given", async () => {
+			const client = await connect({ roots: [d.client] }, "none");
+			expect(expectOk(await call(client, "read", { path: "client.txt" }))).toContain("from the client root");
+			expect(log()).toContain(`keel: session roots: workspace ${d.client} (from the client's roots)`);
+		});
+
+		it("uses the client's roots instead of the server's --root with --client-roots", async () => {
 			const client = await connect({ roots: [d.client, d.second] });
 			// Relative paths resolve against the client's first root.
 			expect(expectOk(await call(client, "read", { path: "client.txt" }))).toContain("from the client root");
@@ -100,20 +127,33 @@ function rootsSuite(transport: string, open: Open) {
 	});
 }
 
-const serverArgs = (d: Dirs) => ["--root", d.server, "--allow-read", `../${d.readOnly.split("/").pop()}`];
+const readOnlyArg = (d: Dirs) => `../${d.readOnly.split("/").pop()}`;
+
+function serverArgs(d: Dirs, mode: Mode): string[] {
+	if (mode === "none") return [];
+	const args = ["--root", d.server, "--allow-read", readOnlyArg(d)];
+	return mode === "client-roots" ? [...args, "--client-roots"] : args;
+}
 
 describe.skipIf(!BUILT)("stdio", () => {
-	rootsSuite("stdio", (d, opts) => connectStdio(serverArgs(d), opts));
+	rootsSuite("stdio", async (d, opts, mode) => {
+		const conn = await connectStdio(serverArgs(d, mode), opts);
+		return { client: conn.client, log: conn.stderr, close: conn.close };
+	});
 });
 
-rootsSuite("HTTP", async (d, opts) => {
-	const server = await startHttp(
-		{ root: d.server, allowRead: [`../${d.readOnly.split("/").pop()}`] },
-		{ port: 0, log: () => {} },
-	);
+rootsSuite("HTTP", async (d, opts, mode) => {
+	const lines: string[] = [];
+	const server = await startHttp(mode === "none" ? {} : { root: d.server, allowRead: [readOnlyArg(d)] }, {
+		port: 0,
+		log: (l) => lines.push(l),
+		token: TEST_TOKEN,
+		clientRoots: mode === "client-roots" ? "always" : undefined,
+	});
 	const conn = await connectHttp(server.url, opts);
 	return {
 		client: conn.client,
+		log: () => lines.join("\n"),
 		async close() {
 			await conn.close();
 			await server.close();

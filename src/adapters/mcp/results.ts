@@ -5,7 +5,12 @@
  * `structuredContent`, because some clients (Claude Code, anthropics/claude-code#55677 and #79944)
  * hand the model JSON.stringify(structuredContent) instead of the text when both are present, which
  * would hide the file the model asked for. A failure carries the error object in `structuredContent`
- * too: it holds the same code and message as the text, so a client that prefers it loses nothing.
+ * too, with `ok: false`, `code`, `message` and `retry` at its top level beside the full `error`
+ * object: Codex forwards only structuredContent when a result has it, so that part alone must say
+ * that the call failed, how, and what to do.
+ *
+ * Every result is bounded (boundResult) below what MCP clients accept in one message: the SDK
+ * client's stdio reader stops at 10 MiB, and a larger message kills its connection.
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { CallResult } from "../../session.js";
@@ -14,6 +19,9 @@ import type { Content, ToolDefinition } from "../../tools/types.js";
 /** `_meta` keys (MCP reserves only prefixes under modelcontextprotocol/mcp). */
 export const META_DETAILS = "keel/details";
 export const META_ELAPSED_MS = "keel/elapsedMs";
+
+/** Tools that run code the model wrote: those reach whatever the code reaches (openWorldHint stays true). */
+const OPEN_WORLD_TOOLS = new Set(["bash", "python", "python_jobs"]);
 
 export function toMcpTool(def: ToolDefinition): Tool {
 	const a = def.annotations;
@@ -27,6 +35,8 @@ export function toMcpTool(def: ToolDefinition): Tool {
 			readOnlyHint: a.readOnly,
 			destructiveHint: a.destructive,
 			idempotentHint: a.idempotent,
+			// File and search tools touch only the roots (the MCP default, true, would say otherwise).
+			openWorldHint: OPEN_WORLD_TOOLS.has(def.name),
 		},
 	};
 }
@@ -49,7 +59,15 @@ export function toCallToolResult(r: CallResult): CallToolResult {
 		return {
 			isError: true,
 			content: [{ type: "text", text: errorText(r) }],
-			structuredContent: jsonSafe({ error: r.error, elapsedMs: r.elapsedMs }) as Record<string, unknown>,
+			structuredContent: jsonSafe({
+				ok: false,
+				code: r.error.code,
+				message: r.error.message,
+				retry: r.error.retry,
+				...(r.error.directive ? { directive: r.error.directive } : {}),
+				error: r.error,
+				elapsedMs: r.elapsedMs,
+			}) as Record<string, unknown>,
 			_meta: meta,
 		};
 	}

@@ -18,7 +18,9 @@ import {
 	type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Session } from "../../session.js";
-import { progressForwarder } from "./progress.js";
+import { boundResult, MAX_RESULT_BYTES } from "./bound.js";
+import { withoutClientControl } from "./client-control.js";
+import { ProgressReporter } from "./progress.js";
 import { toCallToolResult, toMcpTool } from "./results.js";
 import { type ClientPeer, fixedSession, type SessionProvider } from "./sessions.js";
 
@@ -29,15 +31,19 @@ const VERSION: string = createRequire(import.meta.url)("../../../package.json").
 const ROOTS_TIMEOUT_MS = 10_000;
 
 const INSTRUCTIONS =
-	"keel's file, search and shell tools work inside the workspace roots (the client's MCP roots when it " +
-	"offers them); relative paths resolve against the first root. A failed call returns isError with a " +
-	"stable code in brackets, e.g. [NOT_FOUND]; structuredContent.error.retry says whether to retry, " +
-	"change approach, or retarget; structuredContent.error.directive, when present, is the same advice " +
-	"that ends the text: what to do instead of repeating the call.";
+	"keel's file, search and shell tools work inside the workspace roots (the server's --root, or the " +
+	"client's MCP roots when the server was given none); relative paths resolve against the first root. " +
+	"A failed call returns isError with a stable code in brackets, e.g. [NOT_FOUND]; structuredContent " +
+	"then holds ok: false, code, message and retry (whether to retry, change approach, or retarget), and " +
+	"directive, when present: what to do instead of repeating the call.";
 
 export interface McpServerOptions {
 	/** Diagnostics (stderr); never stdout, which may be the stdio transport. */
 	log?: (line: string) => void;
+	/** A call that runs this long without output sends a progress heartbeat (default 10 s). */
+	heartbeatMs?: number;
+	/** Largest result, in bytes of JSON (default 8 MiB, below the SDK client's 10 MiB). */
+	maxResultBytes?: number;
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -67,18 +73,29 @@ export function createMcpServer(source: Session | SessionProvider, options: McpS
 		{ capabilities: { tools: {} }, instructions: INSTRUCTIONS },
 	);
 	const tools = provider.tools.map(toMcpTool);
+	const schemaProperties = new Map(
+		provider.tools.map((t) => [t.name, new Set(Object.keys(t.parameters.properties ?? {}))]),
+	);
 	server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 	server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
 		const token = request.params._meta?.progressToken;
-		const onUpdate =
-			token === undefined ? undefined : progressForwarder(token, (n) => extra.sendNotification(n));
-		const result = await provider.call(
-			request.params.name,
-			request.params.arguments ?? {},
-			{ signal: extra.signal, onUpdate },
-			clientPeer(server, extra),
-		);
-		return toCallToolResult(result);
+		const progress =
+			token === undefined
+				? undefined
+				: new ProgressReporter(token, (n) => extra.sendNotification(n), { heartbeatMs: options.heartbeatMs });
+		progress?.startHeartbeat();
+		const name = request.params.name;
+		try {
+			const result = await provider.call(
+				name,
+				withoutClientControl(request.params.arguments ?? {}, schemaProperties.get(name)),
+				{ signal: extra.signal, onUpdate: progress && ((partial) => progress.update(partial)) },
+				clientPeer(server, extra),
+			);
+			return boundResult(toCallToolResult(result), options.maxResultBytes ?? MAX_RESULT_BYTES);
+		} finally {
+			progress?.stop();
+		}
 	});
 	server.setNotificationHandler(RootsListChangedNotificationSchema, () => provider.rootsChanged?.());
 	server.onerror = (e) => options.log?.(`keel: MCP transport error: ${e.message}`);

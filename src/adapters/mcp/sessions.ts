@@ -4,9 +4,13 @@
  * A Session's roots are fixed when it is created, and the client's roots are only known after the
  * handshake, so `LazySession` creates the session on the first tool call: it asks the client for its
  * roots then (if the client declared the roots capability) and opens the session on them. Listing the
- * tools needs no session. Later `roots/list_changed` notifications do not move an open session: its
+ * tools needs no session. Explicit configuration wins: the client's roots are asked for only when the
+ * server was given no --root and no --allow (policy "unless-configured"), or always with
+ * --client-roots ("always"); the log names the roots in force when the session opens. Later `roots/list_changed` notifications do not move an open session: its
  * read state and mutation queue are tied to its roots; the client reconnects to change them.
  */
+
+import { resolve } from "node:path";
 import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
 import { type CallOptions, type CallResult, Session, type SessionOptions } from "../../session.js";
@@ -27,6 +31,21 @@ export interface SessionProvider {
 	rootsChanged?(): void;
 }
 
+/** When the client's roots replace the server's: "unless-configured" (the default), "always", "never". */
+export type ClientRootsPolicy = "unless-configured" | "always" | "never";
+
+export function rootsConfigured(base: SessionOptions): boolean {
+	return base.root !== undefined || (base.allow?.length ?? 0) > 0;
+}
+
+function describeRoots(o: SessionOptions): string {
+	const root = resolve(o.root ?? process.cwd());
+	const parts = [`workspace ${root}`];
+	if (o.allow?.length) parts.push(`read-write ${o.allow.map((p) => resolve(root, p)).join(", ")}`);
+	if (o.allowRead?.length) parts.push(`read-only ${o.allowRead.map((p) => resolve(root, p)).join(", ")}`);
+	return parts.join("; ");
+}
+
 /** A session the caller created and will close. */
 export function fixedSession(session: Session): SessionProvider {
 	return { tools: session.tools, call: (name, args, opts) => session.call(name, args, opts) };
@@ -44,6 +63,7 @@ export class LazySession implements SessionProvider {
 	constructor(
 		private readonly base: SessionOptions,
 		private readonly log: (line: string) => void = () => {},
+		private readonly clientRoots: ClientRootsPolicy = "unless-configured",
 	) {
 		// The same palette Session.create builds, without opening a session.
 		const disabled = new Set(base.disabledTools ?? []);
@@ -111,19 +131,24 @@ export class LazySession implements SessionProvider {
 
 	private async open(peer: ClientPeer): Promise<Session> {
 		let opts = this.base;
-		if (peer.supportsRoots && clientRootsApply(this.base)) {
+		let from = rootsConfigured(this.base) ? "the server's options" : "the server's working directory";
+		const wanted =
+			this.clientRoots === "always" ||
+			(this.clientRoots === "unless-configured" && !rootsConfigured(this.base));
+		if (wanted && peer.supportsRoots && clientRootsApply(this.base)) {
 			try {
 				const withRoots = await optionsWithRoots(this.base, await peer.listRoots());
 				if (withRoots) {
 					opts = withRoots;
-					this.log(
-						`keel: using the client's roots: ${[withRoots.root, ...(withRoots.allow ?? [])].join(", ")}`,
-					);
-				} else this.log("keel: the client offered no usable file:// roots; using the server's roots.");
+					from = "the client's roots";
+				} else from += " (the client offered no usable file:// root)";
 			} catch (e) {
-				this.log(`keel: could not list the client's roots (${(e as Error).message}); using the server's.`);
+				from += ` (could not list the client's roots: ${(e as Error).message})`;
 			}
-		}
-		return Session.create(opts);
+		} else if (peer.supportsRoots && !wanted)
+			from += "; the client's roots are not used (--client-roots uses them)";
+		const session = await Session.create(opts);
+		this.log(`keel: session roots: ${describeRoots(opts)} (from ${from})`);
+		return session;
 	}
 }

@@ -1,10 +1,10 @@
 /** `keel serve` over stdio: one MCP connection, one keel session, for the life of the process. */
 import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { SessionOptions } from "../../session.js";
-import { createMcpServer } from "./server.js";
-import { LazySession } from "./sessions.js";
+import { createMcpServer, type McpServerOptions } from "./server.js";
+import { type ClientRootsPolicy, LazySession } from "./sessions.js";
+import { LimitedStdioTransport } from "./stdio-transport.js";
 
 export interface StdioOptions {
 	stdin: Readable;
@@ -12,13 +12,17 @@ export interface StdioOptions {
 	log: (line: string) => void;
 	/** Aborted on SIGINT/SIGTERM. */
 	stop: AbortSignal;
+	/** Longest JSON-RPC message read from stdin (default 64 MiB). */
+	maxMessageBytes?: number;
+	clientRoots?: ClientRootsPolicy;
+	server?: Omit<McpServerOptions, "log">;
 }
 
 /** Serves until stdin ends, the transport closes, or `stop` aborts; then closes the session. */
 export async function serveStdio(base: SessionOptions, io: StdioOptions): Promise<void> {
-	const provider = new LazySession(base, io.log);
-	const server = createMcpServer(provider, { log: io.log });
-	const transport = new StdioServerTransport(io.stdin, io.stdout);
+	const provider = new LazySession(base, io.log, io.clientRoots);
+	const server = createMcpServer(provider, { ...io.server, log: io.log });
+	const transport = new LimitedStdioTransport(io.stdin, io.stdout, io.maxMessageBytes);
 	const done = new AbortController();
 	const finish = () => done.abort();
 	io.stdin.once("end", finish);
