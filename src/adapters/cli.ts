@@ -27,7 +27,7 @@ Options:
   --root DIR            workspace root (default: current directory)
   --allow PATH          extra read-write root (repeatable)
   --allow-read PATH     read-only root (repeatable)
-  --profile pi|unified  tool palette (default: pi)
+  --profile pi|unified|codex  tool palette (default: pi)
   --backend SPEC        where tools run: local (default), bwrap (commands in a bubblewrap
                         sandbox), ssh://user@host[:port]/path
   --network             bwrap: keep the network (default: off)
@@ -87,7 +87,7 @@ function parse(argv: string[]): Parsed {
 	if (positionals.length === 0) throw new UsageError("missing command");
 	const profile = (values.profile ?? "pi") as Profile;
 	if (!PROFILES.includes(profile))
-		throw new UsageError(`unknown profile "${values.profile}" (use pi or unified)`);
+		throw new UsageError(`unknown profile "${values.profile}" (use ${PROFILES.join(", ")})`);
 	let choice: BackendChoice;
 	try {
 		choice = chooseBackend({
