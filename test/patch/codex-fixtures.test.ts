@@ -49,7 +49,10 @@ type Difference =
 const DIFFERENCES: Record<string, Difference> = {
 	"015_failure_after_partial_success_leaves_changes": { kind: "all-or-nothing" },
 	"unit-019_update_file_without_trailing_newline": { kind: "no-final-newline", file: "no_newline.txt" },
-	"unit-020_crlf_file_without_trailing_newline": { kind: "no-final-newline", file: "no_trailing_newline.txt" },
+	"unit-020_crlf_file_without_trailing_newline": {
+		kind: "no-final-newline",
+		file: "no_trailing_newline.txt",
+	},
 	"010_move_overwrites_existing_destination": { kind: "collision", file: "renamed/dir/name.txt" },
 	"011_add_overwrites_existing_file": { kind: "collision", file: "duplicate.txt" },
 };
