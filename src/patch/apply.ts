@@ -90,7 +90,41 @@ function reindenter(old: string[], match: LineMatch, file: Line[]): ((s: string)
 	}
 	if (addOk && add) return (s) => (isBlankLine(s) ? s : add + s);
 	if (dropOk && drop) return (s) => (s.startsWith(drop!) ? s.slice(drop!.length) : s);
-	return undefined;
+	return tabsForSpaces(old, match, file);
+}
+
+/**
+ * The file indents with tabs where the patch uses spaces (or the reverse), at one width for every
+ * matched line: added lines get the file's character at that width.
+ */
+function tabsForSpaces(old: string[], match: LineMatch, file: Line[]): ((s: string) => string) | undefined {
+	let width: number | undefined;
+	let fileTabs: boolean | undefined;
+	for (let j = 0; j < old.length; j++) {
+		const fi = match.map[j];
+		if (fi === -1 || isBlankLine(old[j])) continue;
+		const p = leading(old[j]);
+		const f = leading(file[fi].text);
+		if (p === "" && f === "") continue;
+		const tabs =
+			/^\t+$/.test(f) && /^ +$/.test(p) ? true : /^ +$/.test(f) && /^\t+$/.test(p) ? false : undefined;
+		if (tabs === undefined || (fileTabs !== undefined && tabs !== fileTabs)) return undefined;
+		fileTabs = tabs;
+		const w = tabs ? p.length / f.length : f.length / p.length;
+		if (!Number.isInteger(w) || (width !== undefined && w !== width)) return undefined;
+		width = w;
+	}
+	if (width === undefined || fileTabs === undefined) return undefined;
+	const w = width;
+	return fileTabs
+		? (s) => {
+				const n = leading(s).length;
+				return /^ *$/.test(leading(s)) && n % w === 0 ? "\t".repeat(n / w) + s.slice(n) : s;
+			}
+		: (s) => {
+				const n = leading(s).length;
+				return /^\t*$/.test(leading(s)) ? " ".repeat(n * w) + s.slice(n) : s;
+			};
 }
 
 function build(hunk: PatchLine[], match: LineMatch, file: FileLines): Line[] {
