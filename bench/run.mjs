@@ -22,6 +22,7 @@ import { compare, comparisonTable, machineInfo } from "./lib.mjs";
 const AREAS = [
 	"./cases-local.mjs",
 	"./cases-commit.mjs",
+	"./cases-multi.mjs",
 	"./cases-drift.mjs",
 	"./cases-mcp.mjs",
 	"./cases-python.mjs",

@@ -28,6 +28,7 @@ export {
 	type SmokeResult,
 	smokeTestExtension,
 } from "./extensions/smoke.js";
+export type { RecoveryReport } from "./safety/recovery.js";
 export {
 	type CallError,
 	type CallOptions,
@@ -35,6 +36,7 @@ export {
 	Session,
 	type SessionOptions,
 } from "./session.js";
+export { type ApplyPatchArgs, applyPatch, type PatchFileResult } from "./tools/apply-patch.js";
 export { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";
 export type { Content, ToolAnnotations, ToolDefinition, ToolResult } from "./tools/types.js";
 

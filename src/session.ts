@@ -16,10 +16,12 @@ import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
+import { defaultStateDir, Journal } from "./safety/journal.js";
 import { type MutationQueue, QueueRegistry } from "./safety/mutation-queue.js";
 import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
 import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
+import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
 import { type Profile, toolsForProfile } from "./tools/registry.js";
 import type { Content, ToolDefinition, ToolResult } from "./tools/types.js";
 
@@ -50,6 +52,11 @@ export interface SessionOptions {
 	 * same workspace then serialize their commits per file. Default: a queue of this session's own.
 	 */
 	queues?: QueueRegistry;
+	/**
+	 * Where multi-file changes keep their intent journal (default: $XDG_STATE_HOME/keel, else
+	 * ~/.local/state/keel); see safety/journal.ts.
+	 */
+	stateDir?: string;
 	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
 	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
 }
@@ -88,6 +95,8 @@ export class Session {
 	private pythonCoordinator: PythonCoordinator | undefined;
 	/** The scopes of calls still running: a closing session aborts them. */
 	private readonly running = new Set<CallScope>();
+	/** Multi-file changes a dead keel process left on this workspace, finished by create() (M11). */
+	recovery: RecoveryReport[] = [];
 
 	private constructor(
 		readonly backend: Backend,
@@ -101,7 +110,8 @@ export class Session {
 		/** The per-path mutation queue of this session's workspace (shared when a registry was given). */
 		readonly queue: MutationQueue,
 		private readonly releaseQueue: () => void,
-		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend"> = {},
+		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend">,
+		readonly journal: Journal,
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
 	}
@@ -128,6 +138,9 @@ export class Session {
 		// Temp files of a writer that was killed mid-commit are swept from the workspace root; every
 		// other directory is swept the first time this session writes into it.
 		await backend.fs.sweepTemps(guard.workspace);
+		// A multi-file change cut off by a crash is finished (rolled back or forward) before anything else.
+		const journal = new Journal(opts.stateDir ?? defaultStateDir(), backend.kind, guard.workspace);
+		const recovery = await recoverJournal(backend.fs, journal);
 		const payloads = new PayloadStore(
 			join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`),
 			opts.payloadLimits,
@@ -138,7 +151,7 @@ export class Session {
 			spillFiles = { fs, guard: await PathGuard.create(fs, { roots: [spillDir], home: homedir() }) };
 		}
 		const queue = (opts.queues ?? new QueueRegistry()).acquire(guard.workspace);
-		return new Session(
+		const session = new Session(
 			backend,
 			guard,
 			spill,
@@ -150,7 +163,10 @@ export class Session {
 			queue.queue,
 			queue.release,
 			opts.python ?? {},
+			journal,
 		);
+		session.recovery = recovery;
+		return session;
 	}
 
 	/** This session's Python coordinator (R6): made on first access; its worker starts on the first python call. */

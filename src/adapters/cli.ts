@@ -28,7 +28,7 @@ Options:
   --root DIR            workspace root (default: current directory)
   --allow PATH          extra read-write root (repeatable)
   --allow-read PATH     read-only root (repeatable)
-  --profile pi|unified  tool palette (default: pi)
+  --profile pi|unified|codex  tool palette (default: pi)
   --backend SPEC        where tools run: local (default), bwrap (commands in a bubblewrap
                         sandbox), ssh://user@host[:port]/path
   --network             bwrap: keep the network (default: off)
@@ -148,7 +148,7 @@ function parse(argv: string[]): Parsed {
 	if (positionals.length === 0) throw new UsageError("missing command");
 	const profile = (values.profile ?? "pi") as Profile;
 	if (!PROFILES.includes(profile))
-		throw new UsageError(`unknown profile "${values.profile}" (use pi or unified)`);
+		throw new UsageError(`unknown profile "${values.profile}" (use ${PROFILES.join(", ")})`);
 	let choice: BackendChoice;
 	try {
 		choice = chooseBackend({
@@ -245,7 +245,15 @@ async function openSession(io: CliIO, p: Parsed): Promise<Session | number> {
 	const opts = await withBackend(io, p);
 	if (typeof opts === "number") return opts;
 	try {
-		return await Session.create(opts);
+		const session = await Session.create(opts);
+		// A multi-file change a killed keel left half done was finished before anything else (M11).
+		for (const r of session.recovery) {
+			const left = r.unresolved.map((u) => `${u.path} (${u.state})`).join("; ");
+			io.stderr(
+				`keel: recovered an interrupted multi-file change: ${r.outcome}${r.restored.length ? `, restored ${r.restored.join(", ")}` : ""}${left ? `; not restored: ${left}; previous bytes kept in ${r.record}` : ""}`,
+			);
+		}
+		return session;
 	} catch (e) {
 		const msg = e instanceof Error ? e.message : String(e);
 		io.stderr(`keel: ${msg}`);

@@ -23,6 +23,11 @@ export const MAX_REPLANS = 8;
  * so back off exponentially, with jitter so two processes do not retry in lockstep. At most
  * about 0.8 s over all re-plans, spent inside this path's queue.
  */
+/** Wait before planning again after losing to another writer (short, growing). */
+export function replanBackoff(replans: number): Promise<void> {
+	return new Promise((r) => setTimeout(r, backoffMs(replans)));
+}
+
 function backoffMs(replans: number): number {
 	return Math.min(200, 5 * 2 ** replans) * (0.5 + Math.random());
 }

@@ -12,3 +12,14 @@ export interface DriftCase {
 }
 
 export declare const CASES: DriftCase[];
+
+/** A drift case sent as an apply_patch patch (its path written FILE). */
+export interface PatchCase {
+	category: "patch";
+	name: string;
+	file: string;
+	patch: string;
+	expect: { file: string; rungs: string[] } | { refuse: "NO_MATCH" };
+}
+
+export declare const PATCH_CASES: PatchCase[];

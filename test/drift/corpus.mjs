@@ -644,3 +644,120 @@ add(
 );
 
 export const CASES = cases;
+
+// --- patch-shaped cases: the same drift, sent as an apply_patch patch ----------------------------
+// `patch` names the file FILE; the runner substitutes the case's file name. `rungs` is what keel's
+// apply_patch reports per hunk (exact, rstrip, trim, fold, blankLines, append).
+
+/** @type {import("./corpus.d.mts").PatchCase[]} */
+const patchCases = [];
+const U = (...lines) =>
+	["*** Begin Patch", "*** Update File: FILE", ...lines, "*** End Patch", ""].join("\n");
+const addPatch = (name, file, patch, expect) =>
+	patchCases.push({ category: "patch", name, file, patch, expect });
+const landed = (file, rungs) => ({ file, rungs });
+
+addPatch("exact hunk", "a\nb\nc\n", U("@@", " a", "-b", "+B", " c"), landed("a\nB\nc\n", ["exact"]));
+addPatch(
+	"trailing blanks in the file's context lines",
+	"if x:   \n    y = 1\nz\n",
+	U("@@", " if x:", "-    y = 1", "+    y = 2", " z"),
+	landed("if x:   \n    y = 2\nz\n", ["rstrip"]),
+);
+addPatch(
+	"indentation offset: added lines re-indented into the file",
+	"class A:\n        def f(self):\n            return 1\n",
+	U("@@", "     def f(self):", "-        return 1", "+        y = 2", "+        return y"),
+	landed("class A:\n        def f(self):\n            y = 2\n            return y\n", ["trim"]),
+);
+addPatch(
+	"curly quotes in a context line: the file keeps them",
+	"// Say \u201chello\u201d\nlet n = 1;\n",
+	U("@@", ' // Say "hello"', "-let n = 1;", "+let n = 2;"),
+	landed("// Say \u201chello\u201d\nlet n = 2;\n", ["fold"]),
+);
+addPatch(
+	"an en dash in the removed line",
+	"range 1\u20132\nnext\n",
+	U("@@", "-range 1-2", "+range 1-3", " next"),
+	landed("range 1-3\nnext\n", ["fold"]),
+);
+addPatch(
+	"the patch drops a blank line the file has",
+	"def f():\n    a = 1\n\n    return a\n",
+	U("@@", " def f():", "     a = 1", "-    return a", "+    return a + 1"),
+	landed("def f():\n    a = 1\n\n    return a + 1\n", ["blankLines"]),
+);
+addPatch(
+	"CRLF file, LF patch: endings kept, new lines CRLF",
+	"one\r\ntwo\r\nthree\r\n",
+	U("@@", " one", "-two", "+TWO", "+2.5", " three"),
+	landed("one\r\nTWO\r\n2.5\r\nthree\r\n", ["exact"]),
+);
+addPatch(
+	"no final newline stays without one",
+	"first\nlast",
+	U("@@", " first", "-last", "+LAST"),
+	landed("first\nLAST", ["exact"]),
+);
+addPatch(
+	"@@ context picks the second of two identical blocks",
+	"def a():\n    return 0\ndef b():\n    return 0\n",
+	U("@@ def b():", "-    return 0", "+    return 1"),
+	landed("def a():\n    return 0\ndef b():\n    return 1\n", ["exact"]),
+);
+addPatch(
+	"*** End of File picks the last occurrence",
+	"x\nmid\nx\n",
+	U("@@", "-x", "+X", "*** End of File"),
+	landed("x\nmid\nX\n", ["exact"]),
+);
+addPatch(
+	"a stray blank line before *** End Patch",
+	"a\nb\n",
+	U("@@", " a", "-b", "+B", ""),
+	landed("a\nB\n", ["exact"]),
+);
+addPatch("first hunk without @@", "k\nv\n", U(" k", "-v", "+V"), landed("k\nV\n", ["exact"]));
+addPatch(
+	"heredoc wrapper and padded markers",
+	"p\nq\n",
+	[
+		"<<'EOF'",
+		"  *** Begin Patch",
+		" *** Update File: FILE",
+		"@@",
+		"-p",
+		"+P",
+		"*** End Patch  ",
+		"EOF",
+		"",
+	].join("\n"),
+	landed("P\nq\n", ["exact"]),
+);
+addPatch(
+	"two hunks, in file order, each after the previous",
+	"v = 0\nsep\nv = 0\nsep\nv = 0\n",
+	U("@@", "-v = 0", "+v = 1", "@@", "-v = 0", "+v = 2"),
+	landed("v = 1\nsep\nv = 2\nsep\nv = 0\n", ["exact", "exact"]),
+);
+addPatch(
+	"tabs in the file, spaces in the patch's context",
+	"if (x) {\n\tfoo();\n}\n",
+	U("@@", " if (x) {", "-    foo();", "+    bar();", " }"),
+	landed("if (x) {\n\tbar();\n}\n", ["trim"]),
+);
+addPatch(
+	"elided code is refused",
+	"function f() {\n  a();\n  b();\n  c();\n}\n",
+	U("@@", " function f() {", "   a();", "-  // ...", "+  d();", " }"),
+	{ refuse: "NO_MATCH" },
+);
+addPatch(
+	"a near-miss identifier is refused",
+	"const total = sum(items);\n",
+	U("@@", "-const totals = sum(items);", "+const total = sum(all);"),
+	{ refuse: "NO_MATCH" },
+);
+
+export const PATCH_CASES = patchCases;

@@ -17,8 +17,8 @@ export interface Connected {
 
 export type Connect = (root: string, profile: Profile) => Promise<Connected>;
 
-const READ_ONLY = ["read", "grep", "find", "ls"];
-const DESTRUCTIVE = ["write", "edit", "file", "bash", "python", "python_jobs"];
+const READ_ONLY = ["read", "grep", "find", "ls", "read_file", "list_dir"];
+const DESTRUCTIVE = ["write", "edit", "file", "bash", "python", "python_jobs", "apply_patch", "shell"];
 
 const FILES = {
 	"src/a.ts": "export const a = 1; // needle\n",
@@ -44,7 +44,7 @@ export function mcpContract(transport: string, connect: Connect): void {
 			await removeDir(dir);
 		});
 
-		for (const profile of ["pi", "unified"] as const) {
+		for (const profile of ["pi", "unified", "codex"] as const) {
 			it(`lists the ${profile} palette with schemas, descriptions and annotations`, async () => {
 				const client = await open(profile);
 				const { tools } = await client.listTools();

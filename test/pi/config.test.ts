@@ -60,7 +60,7 @@ describe("pi extension config", () => {
 		});
 		expect(c.profile).toBe("pi");
 		expect(c.warnings).toEqual([
-			'unknown keel profile "x" (use pi or unified); using "pi"',
+			'unknown keel profile "x" (use pi, unified, codex); using "pi"',
 			"--keel-disable needs a value",
 		]);
 	});

@@ -94,7 +94,10 @@ describe("registration", () => {
 		// A name in both profiles is registered once, with the pi profile's definition (pi's schema:
 		// pi registers tools at load, before the profile is known).
 		const keelTools = new Map(
-			[...toolsForProfile("unified"), ...toolsForProfile("pi")].map((t) => [t.name, t]),
+			[...toolsForProfile("codex"), ...toolsForProfile("unified"), ...toolsForProfile("pi")].map((t) => [
+				t.name,
+				t,
+			]),
 		);
 		expect([...tools.keys()].sort()).toEqual([...keelTools.keys()].sort());
 		for (const name of [...BUILTINS, "file"]) expect(tools.has(name), name).toBe(true);

@@ -55,7 +55,7 @@ export const SWITCHES: ReadonlySet<FlagKey> = new Set<FlagKey>(["network", "inse
 
 export const FLAG_HELP: Record<FlagKey, string> = {
 	profile:
-		"keel tool palette: pi (pi's tool names, keel's engine) or unified (one file tool for every change, plus python)",
+		"keel tool palette: pi (pi's tool names, keel's engine), unified (one file tool for every change, apply_patch, python) or codex (apply_patch, shell, read_file, list_dir, grep, find)",
 	root: "keel workspace root (default: the session's cwd)",
 	allow: "extra read-write roots for keel's tools, comma separated",
 	allowRead: "extra read-only roots for keel's tools, comma separated",
@@ -190,7 +190,7 @@ export function resolveConfig(src: ConfigSources): KeelPiConfig {
 	const profileName = pick("profile", text) ?? "pi";
 	let profile: Profile = "pi";
 	if ((PROFILES as readonly string[]).includes(profileName)) profile = profileName as Profile;
-	else warnings.push(`unknown keel profile "${profileName}" (use ${PROFILES.join(" or ")}); using "pi"`);
+	else warnings.push(`unknown keel profile "${profileName}" (use ${PROFILES.join(", ")}); using "pi"`);
 	const { backend, root: remoteRoot } = resolveBackend(
 		{
 			backend: pick("backend", text),

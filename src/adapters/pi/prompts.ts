@@ -40,6 +40,15 @@ export const PROMPTS: Record<string, PromptMeta> = {
 	grep: { promptSnippet: "Search file contents by regex or literal text (respects .gitignore)" },
 	find: { promptSnippet: "Find files by glob pattern (respects .gitignore)" },
 	ls: { promptSnippet: "List a directory" },
+	apply_patch: {
+		promptSnippet: "Change files with a patch (*** Begin Patch … *** End Patch): add, delete, update, move",
+		promptGuidelines: [
+			"apply_patch applies the whole patch or nothing; give each hunk about 3 unchanged context lines, and read a file before adding over it or moving onto it.",
+		],
+	},
+	shell: { promptSnippet: 'Run a command given as an argv (use ["bash", "-lc", script] for shell syntax)' },
+	read_file: { promptSnippet: "Read a text file by lines (offset/limit) or an image" },
+	list_dir: { promptSnippet: "List a directory" },
 	python: { promptSnippet: "Run Python code in a persistent per-session interpreter" },
 	python_jobs: { promptSnippet: "List, wait for or cancel background Python jobs" },
 };

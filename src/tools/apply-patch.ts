@@ -1,0 +1,126 @@
+/**
+ * `apply_patch` (REQUIREMENTS T6): Codex's patch format under Codex's JSON function shape (one
+ * string argument, `input`). The patch is parsed whole, every path resolved through the guard,
+ * then, holding the mutation queue of every file, each file is planned (matched, encoded) and the
+ * set is committed all-or-nothing (safety/transaction.ts). `applyPatch` is the library entry for
+ * hosts that want an apply_patch editor over a session.
+ */
+import { KeelError } from "../boundary/errors.js";
+import { object, string } from "../boundary/schema.js";
+import { renderDiff } from "../edit/diff.js";
+import { parsePatch } from "../patch/parse.js";
+import { type PlannedFile, planOp, resolveOps } from "../patch/plan.js";
+import { commitChanges, withPaths } from "../safety/transaction.js";
+import type { Session } from "../session.js";
+import { checkAborted } from "./common.js";
+import { defineTool, type ToolResult, text } from "./types.js";
+
+export interface ApplyPatchArgs {
+	input: string;
+}
+
+export interface PatchFileResult {
+	path: string;
+	action: PlannedFile["action"];
+	movedTo?: string;
+	/** The rung each hunk matched on (exact, rstrip, trim, fold, blankLines, append). */
+	matched?: string[];
+	diff?: string;
+}
+
+const LETTER: Record<PlannedFile["action"], string> = {
+	added: "A",
+	deleted: "D",
+	updated: "M",
+	moved: "M",
+	unchanged: "=",
+};
+
+/** Apply a patch in Codex's format through `session`: every file changes, or none does. */
+export async function applyPatch(session: Session, input: string, signal?: AbortSignal): Promise<ToolResult> {
+	const ops = parsePatch(input);
+	const resolved = await resolveOps(session, ops);
+	const keys = resolved.flatMap((r) =>
+		r.dest ? [r.target.canonical, r.dest.canonical] : [r.target.canonical],
+	);
+	const planned = await withPaths(session, keys, async () => {
+		const plans: PlannedFile[] = [];
+		for (const r of resolved) {
+			try {
+				plans.push(await planOp(session, r));
+			} catch (e) {
+				const err = e instanceof KeelError ? e : new KeelError("INTERNAL", "planning failed", { cause: e });
+				const note =
+					ops.length > 1 && !err.message.includes("Nothing was changed") ? " Nothing was changed." : "";
+				throw new KeelError(err.code, `${err.message}${note}`, {
+					path: err.path ?? r.op.path,
+					payloadRef: err.payloadRef,
+					details: err.details,
+				});
+			}
+		}
+		checkAborted(signal);
+		const changes = plans.flatMap((p) => p.changes);
+		for (const c of changes) if (c.after.kind !== "absent") await session.sweepOnce(parentOf(c.canonical));
+		if (changes.length > 0) await commitChanges(session, changes);
+		return plans;
+	});
+	const files: PatchFileResult[] = planned.map((p) => {
+		const out: PatchFileResult = { path: p.path, action: p.action };
+		if (p.movedTo) out.movedTo = p.movedTo;
+		if (p.matched) out.matched = p.matched;
+		if (p.beforeText !== undefined && p.afterText !== undefined && p.action !== "unchanged")
+			out.diff = renderDiff(p.beforeText.replace(/\r\n/g, "\n"), p.afterText.replace(/\r\n/g, "\n")).diff;
+		return out;
+	});
+	const lines = planned.map((p) => {
+		const lenient = (p.matched ?? []).filter((m) => m !== "exact" && m !== "append");
+		const how = lenient.length ? ` (matched: ${p.matched!.join(", ")})` : "";
+		return `${LETTER[p.action]} ${p.path}${p.movedTo ? ` -> ${p.movedTo}` : ""}${how}`;
+	});
+	return {
+		content: [text(`Success. Updated the following files:\n${lines.join("\n")}`)],
+		details: { files },
+	};
+}
+
+function parentOf(canonical: string): string {
+	const i = canonical.lastIndexOf("/");
+	return i <= 0 ? "/" : canonical.slice(0, i);
+}
+
+const DESCRIPTION = `Edit files with a patch. Pass the whole patch as \`input\`. Format:
+
+*** Begin Patch
+*** Add File: <path>          (every following line starts with +: the new file's content)
+*** Delete File: <path>
+*** Update File: <path>
+*** Move to: <new path>       (optional, right after Update File: rename the file)
+@@ <a line near the change>   (optional: the hunk is searched after this line; "@@" alone is fine)
+ unchanged line               (context: a space, then the line as it is in the file)
+-removed line
++added line
+*** End of File               (optional: the hunk's lines end the file)
+*** End Patch
+
+Give about 3 lines of context above and below each change, unchanged, so the hunk is found; a
+file's hunks go in file order. Paths are relative to the workspace root. Lines are matched exactly,
+else tolerating trailing/leading whitespace, Unicode quotes and dashes, and blank lines; the file's
+line endings, BOM and missing final newline are kept. The patch applies whole or not at all: if any
+file fails, nothing is changed. Adding a file that exists, or moving onto one, needs a read of it
+first.`;
+
+export const applyPatchTool = defineTool<ApplyPatchArgs>({
+	name: "apply_patch",
+	label: "apply_patch",
+	description: DESCRIPTION,
+	parameters: object({
+		input: string({
+			description: "The entire contents of the patch, from *** Begin Patch to *** End Patch.",
+		}),
+	}),
+	annotations: { readOnly: false, destructive: true, idempotent: false },
+	execute(args, { session, signal }) {
+		return applyPatch(session, args.input, signal);
+	},
+});

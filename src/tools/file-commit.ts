@@ -1,0 +1,199 @@
+/**
+ * The `file` tool's commit step: each preflighted plan re-checked inside the mutation queues and
+ * turned into a planned change (safety/transaction.ts), then the set committed all-or-nothing,
+ * then each query's result (contentRef, diff) built from what was committed.
+ */
+import { sameIdentity } from "../backend/temp-names.js";
+import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { type AppliedEdits, applyEdits } from "../edit/apply.js";
+import { renderDiff, unifiedPatch } from "../edit/diff.js";
+import { replanNote, replanOn } from "../edit/replan.js";
+import { encodeUtf8 } from "../safety/encoding.js";
+import { sha256 } from "../safety/read-state.js";
+import type { Before, Change, Committed } from "../safety/transaction.js";
+import type { Session } from "../session.js";
+import { type Plan, parentDir, snapshotText } from "./file-plan.js";
+
+export interface QueryResult {
+	index: number;
+	type: "edit" | "write" | "delete";
+	path: string;
+	ok: boolean;
+	summary: string;
+	contentRef?: string;
+	diff?: string;
+	patch?: string;
+	firstChangedLine?: number;
+	matched?: string[];
+	/** How many times the edit was planned again on another writer's bytes (edit/replan.ts). */
+	replanned?: number;
+}
+
+/** A plan made ready to commit: its change, and what its result needs afterwards. */
+export interface Prepared {
+	plan: Plan;
+	change: Change;
+	applied?: AppliedEdits;
+	/** The edit was planned again on bytes another writer left. */
+	replanned?: boolean;
+}
+
+/**
+ * Whether a plan may be planned again on another writer's bytes: an edit found by its text. Line
+ * ranges and hashline refs point at positions, replaceAll's set of matches may have grown, and
+ * writes and deletes were decided on a whole read: those fail closed instead.
+ */
+export function replannable(p: Plan): boolean {
+	return (
+		p.type === "edit" &&
+		p.edits.every((e) => !e.replaceAll && e.matchMode !== "lineRange" && e.matchMode !== "hashline")
+	);
+}
+
+async function readVerified(session: Session, p: Plan, stat: Before & { kind: "file" }): Promise<Uint8Array> {
+	let bytes: Buffer;
+	try {
+		bytes = await session.backend.fs.readFile(p.target.canonical, stat.stat);
+	} catch (e) {
+		throw fromSystemError(e, p.q.path);
+	}
+	if (sha256(bytes) !== stat.sha256) {
+		throw new KeelError(
+			"CHANGED_ON_DISK",
+			`${p.q.path} was changed by another writer after it was checked; read it again.`,
+			{
+				path: p.q.path,
+			},
+		);
+	}
+	return bytes;
+}
+
+async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Promise<Prepared> {
+	const { target, q } = p;
+	// Re-read inside the queue. If this session's own earlier commit changed the file since the
+	// preflight, anchors are matched again on the current bytes (line ranges are not: they would
+	// point elsewhere). Another writer's change re-plans an edit found by its text (a real conflict
+	// fails, saying so); anything else fails closed.
+	const snap = await snapshotText(session, target.canonical, q.path);
+	let applied = p.applied;
+	let replanned = false;
+	if (snap.sha256 !== p.snapshot.sha256 || !sameIdentity(snap.stat, p.snapshot.stat)) {
+		const own = session.readState.get(target.canonical);
+		const ours = own && own.sha256 === snap.sha256 && sameIdentity(own.stat, snap.stat);
+		if (!ours && !replannable(p)) {
+			throw new KeelError(
+				"CHANGED_ON_DISK",
+				`${q.path} was changed by another writer after it was checked; read it again and redo the edit.`,
+				{ path: q.path },
+			);
+		}
+		if (p.edits.some((e) => e.matchMode === "lineRange")) {
+			throw new KeelError(
+				"STALE_READ",
+				`${q.path} changed since it was read; read it again, then redo the lineRange edit.`,
+				{ path: q.path },
+			);
+		}
+		if (ours) applied = applyEdits(snap.text, p.edits, q.path);
+		else {
+			applied = replanOn({ plan: (s: typeof snap) => applyEdits(s.text, p.edits, q.path) }, snap, q.path, 1);
+			replanned = true;
+		}
+	}
+	const before: Before = { kind: "file", stat: snap.stat, sha256: snap.sha256, bytes: snap.bytes };
+	const after = { kind: "data" as const, data: encodeUtf8(applied.text, snap.bom) };
+	return {
+		plan: p,
+		change: { canonical: target.canonical, shown: q.path, before, after },
+		applied,
+		replanned,
+	};
+}
+
+/** Prepare one plan; `multi`: the change has several files, so previous bytes are kept for a restore. */
+export async function preparePlan(session: Session, p: Plan, multi: boolean): Promise<Prepared> {
+	await session.probes.afterAdmission?.(p.target.canonical);
+	const base = { canonical: p.target.canonical, shown: p.q.path };
+	if (p.type === "edit") return prepareEdit(session, p);
+	if (p.type === "delete") {
+		if (p.stat.type === "symlink") {
+			const target = await session.backend.fs.readlink(p.target.canonical).catch(() => "?");
+			return {
+				plan: p,
+				change: { ...base, before: { kind: "link", stat: p.stat, target }, after: { kind: "absent" } },
+			};
+		}
+		const before: Before & { kind: "file" } = { kind: "file", stat: p.stat, sha256: "" };
+		if (multi) {
+			let bytes: Buffer;
+			try {
+				bytes = await session.backend.fs.readFile(p.target.canonical, p.stat);
+			} catch (e) {
+				throw fromSystemError(e, p.q.path);
+			}
+			before.bytes = bytes;
+			before.sha256 = sha256(bytes);
+		}
+		return { plan: p, change: { ...base, before, after: { kind: "absent" } } };
+	}
+	await session.sweepOnce(parentDir(p));
+	let before: Before = { kind: "absent" };
+	if (p.expect !== "absent") {
+		const file: Before & { kind: "file" } = { kind: "file", stat: p.expect.stat, sha256: p.expect.sha256 };
+		if (multi) file.bytes = await readVerified(session, p, file);
+		before = file;
+	}
+	const after = p.ref ? { kind: "copy" as const, source: p.ref } : { kind: "data" as const, data: p.data! };
+	return { plan: p, change: { ...base, before, after } };
+}
+
+/** The query's result once everything committed. */
+export async function resultOf(
+	session: Session,
+	prep: Prepared,
+	out: Committed,
+	replanned = 0,
+): Promise<QueryResult> {
+	const p = prep.plan;
+	const q = p.q;
+	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
+	if (p.type === "delete") {
+		const what = p.stat.type === "symlink" ? "symlink" : "file";
+		return { index: p.i, type: "delete", path: q.path, ok: true, summary: `deleted ${what} ${q.path}` };
+	}
+	const contentRef = session.contentRefs.issue({
+		canonical: p.target.canonical,
+		stat: out.stat!,
+		sha256: out.sha256!,
+	});
+	if (p.type === "write") {
+		const verb = p.expect === "absent" ? "created" : "overwrote";
+		return {
+			index: p.i,
+			type: "write",
+			path: q.path,
+			ok: true,
+			summary: `${verb} ${q.path} (${out.stat!.size} bytes)`,
+			contentRef,
+		};
+	}
+	const applied = prep.applied!;
+	const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
+	const patch = unifiedPatch(q.path, applied.beforeLf, applied.afterLf);
+	const lenient = applied.matched.some((m) => m !== "exact");
+	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${lenient ? ` (${applied.matched.join(", ")})` : ""}${replanNote(replanned)}`;
+	return {
+		index: p.i,
+		type: "edit",
+		path: q.path,
+		ok: true,
+		summary,
+		diff,
+		patch,
+		firstChangedLine,
+		contentRef,
+		matched: applied.matched,
+		...(replanned ? { replanned } : {}),
+	};
+}
