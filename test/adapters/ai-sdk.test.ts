@@ -1,0 +1,202 @@
+/**
+ * keel/ai-sdk in the AI SDK's own loops (generateText, streamText, ToolLoopAgent) with its mock
+ * language model: the model's prompts show what the SDK handed back for each keel result.
+ */
+import { existsSync } from "node:fs";
+import { generateText, type ModelMessage, stepCountIs, streamText, ToolLoopAgent } from "ai";
+import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { keelTools } from "../../src/adapters/ai-sdk.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
+import {
+	EXPECTED_TEXT,
+	FINAL_TEXT,
+	SCRIPT,
+	type ScriptedCall,
+	sleeper,
+	type Workspace,
+	workspace,
+} from "./helpers.js";
+
+const usage = {
+	inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+	outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+type CallOptions = Parameters<MockLanguageModelV4["doGenerate"]>[0];
+
+/** A model that makes `script`'s calls one per step, then answers FINAL_TEXT; it keeps every prompt. */
+function scriptedModel(script: ScriptedCall[]) {
+	const prompts: CallOptions[] = [];
+	const step = (options: CallOptions) => {
+		prompts.push(options);
+		return script[prompts.length - 1];
+	};
+	const model = new MockLanguageModelV4({
+		doGenerate: async (options) => {
+			const call = step(options);
+			return call
+				? {
+						content: [
+							{
+								type: "tool-call",
+								toolCallId: call.id,
+								toolName: call.name,
+								input: JSON.stringify(call.args),
+							},
+						],
+						finishReason: { unified: "tool-calls", raw: "tool_calls" },
+						usage,
+						warnings: [],
+					}
+				: {
+						content: [{ type: "text", text: FINAL_TEXT }],
+						finishReason: { unified: "stop", raw: "stop" },
+						usage,
+						warnings: [],
+					};
+		},
+		doStream: async (options) => {
+			const call = step(options);
+			const parts = call
+				? [{ type: "tool-call", toolCallId: call.id, toolName: call.name, input: JSON.stringify(call.args) }]
+				: [
+						{ type: "text-start", id: "t" },
+						{ type: "text-delta", id: "t", delta: FINAL_TEXT },
+						{ type: "text-end", id: "t" },
+					];
+			return {
+				stream: convertArrayToReadableStream([
+					{ type: "stream-start", warnings: [] },
+					...parts,
+					{
+						type: "finish",
+						finishReason: call
+							? { unified: "tool-calls", raw: "tool_calls" }
+							: { unified: "stop", raw: "stop" },
+						usage,
+					},
+				] as never[]),
+			};
+		},
+	});
+	return { model, prompts };
+}
+
+/** The tool results in the last prompt the model saw, by toolCallId. */
+function toolOutputs(prompts: CallOptions[]): Map<string, { type: string; value: unknown }> {
+	const out = new Map<string, { type: string; value: unknown }>();
+	for (const m of prompts.at(-1)!.prompt as ModelMessage[]) {
+		if (m.role !== "tool") continue;
+		for (const part of m.content)
+			if (part.type === "tool-result") out.set(part.toolCallId, part.output as never);
+	}
+	return out;
+}
+
+function checkScriptOutputs(prompts: CallOptions[]) {
+	const outputs = toolOutputs(prompts);
+	expect([...outputs.keys()]).toEqual(SCRIPT.map((c) => c.id));
+	for (const [id, pattern] of Object.entries(EXPECTED_TEXT)) {
+		const o = outputs.get(id)!;
+		expect(o.type).toBe(id === "c2" ? "error-text" : "text");
+		expect(o.value).toMatch(pattern);
+	}
+	// The image reaches the model as an image part, not as text.
+	const image = outputs.get("c5") as { type: string; value: Array<Record<string, unknown>> };
+	expect(image.type).toBe("content");
+	const file = image.value.find((p) => p.type === "file")!;
+	expect(file.mediaType).toBe("image/png");
+	expect((file.data as { type: string; data: string }).data).toMatch(/^iVBORw0KGgo/);
+}
+
+describe("keel/ai-sdk", () => {
+	let ws: Workspace;
+	beforeEach(async () => {
+		ws = await workspace();
+	});
+	afterEach(async () => {
+		await ws.close();
+	});
+
+	it("offers keel's palette with keel's JSON Schemas", async () => {
+		const { model, prompts } = scriptedModel([]);
+		await generateText({ model, tools: keelTools(ws.session), prompt: "hi" });
+		const offered = prompts[0].tools!.map((t) => t as { name: string; inputSchema: unknown });
+		expect(offered.map((t) => t.name)).toEqual(ws.session.tools.map((t) => t.name));
+		for (const t of ws.session.tools) {
+			expect(offered.find((o) => o.name === t.name)!.inputSchema).toEqual(t.parameters);
+		}
+	});
+
+	it("generateText: read, a failing edit, an edit, bash and an image read", async () => {
+		const { model, prompts } = scriptedModel(SCRIPT);
+		const result = await generateText({
+			model,
+			tools: keelTools(ws.session),
+			prompt: "work",
+			stopWhen: stepCountIs(10),
+		});
+		expect(result.text).toBe(FINAL_TEXT);
+		expect(await ws.notes()).toBe("ALPHA\nbeta\n");
+		checkScriptOutputs(prompts);
+		// The host keeps keel's structured error.
+		const failed = result.steps[1].toolResults[0].output as { isError: boolean; error: { code: string } };
+		expect(failed.isError).toBe(true);
+		expect(failed.error.code).toBe("NO_MATCH");
+	});
+
+	it("streamText runs the same loop", async () => {
+		const { model, prompts } = scriptedModel(SCRIPT);
+		const result = streamText({
+			model,
+			tools: keelTools(ws.session),
+			prompt: "work",
+			stopWhen: stepCountIs(10),
+		});
+		expect(await result.text).toBe(FINAL_TEXT);
+		expect(await ws.notes()).toBe("ALPHA\nbeta\n");
+		checkScriptOutputs(prompts);
+	});
+
+	it("ToolLoopAgent runs the same loop", async () => {
+		const { model, prompts } = scriptedModel(SCRIPT);
+		const agent = new ToolLoopAgent({ model, tools: keelTools(ws.session), stopWhen: stepCountIs(10) });
+		const result = await agent.generate({ prompt: "work" });
+		expect(result.text).toBe(FINAL_TEXT);
+		expect(await ws.notes()).toBe("ALPHA\nbeta\n");
+		checkScriptOutputs(prompts);
+	});
+
+	it("arguments the schema refuses reach keel's validator, not the SDK's, and change nothing", async () => {
+		const { model, prompts } = scriptedModel([
+			{ id: "w1", name: "write", args: { path: "notes.txt", content: "x", mode: "force" } },
+			{ id: "w2", name: "edit", args: { path: "notes.txt", edits: "not-a-list" } },
+		]);
+		await generateText({ model, tools: keelTools(ws.session), prompt: "p", stopWhen: stepCountIs(5) });
+		const outputs = toolOutputs(prompts);
+		expect(outputs.get("w1")).toMatchObject({ type: "error-text" });
+		expect(outputs.get("w1")!.value).toMatch(/^\[INVALID_ARGS\] .*mode/);
+		expect(outputs.get("w2")!.value).toMatch(/^\[INVALID_ARGS\] /);
+		expect(await ws.notes()).toBe("alpha\nbeta\n");
+	});
+
+	it("an abort kills the running command and rejects the run", async () => {
+		const marker = `keel-aisdk-abort-${process.pid}`;
+		const { command, started } = sleeper(ws.dir, marker);
+		const { model } = scriptedModel([{ id: "s1", name: "bash", args: { command } }]);
+		const controller = new AbortController();
+		const run = generateText({
+			model,
+			tools: keelTools(ws.session),
+			prompt: "p",
+			abortSignal: controller.signal,
+			stopWhen: stepCountIs(5),
+		});
+		expect(await waitFor(() => existsSync(started), 10_000)).toBe(true);
+		controller.abort();
+		// The SDK rejects the whole run with the abort; keel has killed the command by then.
+		await expect(run).rejects.toMatchObject({ name: "AbortError" });
+		expect(await waitFor(() => processesWith(marker).length === 0, 10_000)).toBe(true);
+	});
+});
