@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Agent, applyPatchTool, run, shellTool } from "@openai/agents";
+import { Agent, type ApplyPatchOperation, applyPatchTool, run, shellTool } from "@openai/agents";
 import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keelEditor, keelShell, keelTools } from "../../src/adapters/openai-agents/index.js";
@@ -122,7 +122,7 @@ describe("keel/openai-agents Editor and Shell", () => {
 		await ws.close();
 	});
 
-	const patchCall = (callId: string, operation: Record<string, unknown>) => ({
+	const patchCall = (callId: string, operation: ApplyPatchOperation) => ({
 		type: "apply_patch_call" as const,
 		callId,
 		status: "completed" as const,
