@@ -95,6 +95,23 @@ export function bindTools(source: ToolSource, options: BindOptions = {}): BoundT
 		}));
 }
 
+/**
+ * keel's JSON Schema as a Standard JSON Schema (standardschema.dev) that leaves validation to keel:
+ * frameworks that check input against a tool's schema themselves (LangChain, Mastra) would
+ * otherwise answer with their own error text and skip keel's repair of known model quirks.
+ */
+export function standardSchema(schema: JsonSchema) {
+	// No JSON Schema keywords of its own, so a framework's JSON Schema validator finds nothing to check.
+	return {
+		"~standard": {
+			version: 1 as const,
+			vendor: "keel",
+			validate: (value: unknown) => ({ value }),
+			jsonSchema: { input: () => schema, output: () => schema },
+		},
+	};
+}
+
 /** A JSON-only copy: bigints become numbers (or strings past 2^53), functions and undefined drop out. */
 export function jsonSafe(value: unknown): unknown {
 	try {

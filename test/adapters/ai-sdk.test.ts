@@ -3,11 +3,11 @@
  * language model: the model's prompts show what the SDK handed back for each keel result.
  */
 import { existsSync } from "node:fs";
-import { generateText, type ModelMessage, stepCountIs, streamText, ToolLoopAgent } from "ai";
-import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
+import { generateText, stepCountIs, streamText, ToolLoopAgent } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keelTools } from "../../src/adapters/ai-sdk.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
+import { type CallOptions, scriptedModel, toolOutputs } from "./ai-mock.js";
 import {
 	EXPECTED_TEXT,
 	FINAL_TEXT,
@@ -17,82 +17,6 @@ import {
 	type Workspace,
 	workspace,
 } from "./helpers.js";
-
-const usage = {
-	inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-	outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-
-type CallOptions = Parameters<MockLanguageModelV4["doGenerate"]>[0];
-
-/** A model that makes `script`'s calls one per step, then answers FINAL_TEXT; it keeps every prompt. */
-function scriptedModel(script: ScriptedCall[]) {
-	const prompts: CallOptions[] = [];
-	const step = (options: CallOptions) => {
-		prompts.push(options);
-		return script[prompts.length - 1];
-	};
-	const model = new MockLanguageModelV4({
-		doGenerate: async (options) => {
-			const call = step(options);
-			return call
-				? {
-						content: [
-							{
-								type: "tool-call",
-								toolCallId: call.id,
-								toolName: call.name,
-								input: JSON.stringify(call.args),
-							},
-						],
-						finishReason: { unified: "tool-calls", raw: "tool_calls" },
-						usage,
-						warnings: [],
-					}
-				: {
-						content: [{ type: "text", text: FINAL_TEXT }],
-						finishReason: { unified: "stop", raw: "stop" },
-						usage,
-						warnings: [],
-					};
-		},
-		doStream: async (options) => {
-			const call = step(options);
-			const parts = call
-				? [{ type: "tool-call", toolCallId: call.id, toolName: call.name, input: JSON.stringify(call.args) }]
-				: [
-						{ type: "text-start", id: "t" },
-						{ type: "text-delta", id: "t", delta: FINAL_TEXT },
-						{ type: "text-end", id: "t" },
-					];
-			return {
-				stream: convertArrayToReadableStream([
-					{ type: "stream-start", warnings: [] },
-					...parts,
-					{
-						type: "finish",
-						finishReason: call
-							? { unified: "tool-calls", raw: "tool_calls" }
-							: { unified: "stop", raw: "stop" },
-						usage,
-					},
-				] as never[]),
-			};
-		},
-	});
-	return { model, prompts };
-}
-
-/** The tool results in the last prompt the model saw, by toolCallId. */
-function toolOutputs(prompts: CallOptions[]): Map<string, { type: string; value: unknown }> {
-	const out = new Map<string, { type: string; value: unknown }>();
-	for (const m of prompts.at(-1)!.prompt as ModelMessage[]) {
-		if (m.role !== "tool") continue;
-		for (const part of m.content)
-			if (part.type === "tool-result") out.set(part.toolCallId, part.output as never);
-	}
-	return out;
-}
 
 function checkScriptOutputs(prompts: CallOptions[]) {
 	const outputs = toolOutputs(prompts);

@@ -3,13 +3,17 @@
  * ToolNode, deepagents), and a deepagents sandbox backend over the same session (deepagents.ts).
  *
  * LangChain validates a tool's input against a JSON Schema itself, which would put its own error
- * text (and no repair of known model quirks) in front of keel's. The schema is therefore handed
- * over as a Standard JSON Schema whose JSON Schema is keel's and whose validation passes the input
- * through to Session.call, where keel validates it.
+ * text (and no repair of known model quirks) in front of keel's, so the schema goes over as the
+ * binding's pass-through Standard JSON Schema and keel validates in Session.call.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { JsonSchema } from "../../boundary/schema.js";
-import { type BindOptions, type BoundResult, bindTools, type ToolSource } from "../binding.js";
+import {
+	type BindOptions,
+	type BoundResult,
+	bindTools,
+	standardSchema,
+	type ToolSource,
+} from "../binding.js";
 import { importPeer } from "../peer.js";
 
 const [core, messages] = await importPeer("@langchain/core", "keel/langchain", () =>
@@ -17,19 +21,6 @@ const [core, messages] = await importPeer("@langchain/core", "keel/langchain", (
 );
 
 export { KeelSandbox } from "./deepagents.js";
-
-/** keel's JSON Schema as a Standard JSON Schema that leaves validation to keel. */
-function passThrough(schema: JsonSchema) {
-	// No JSON Schema keywords of its own: LangChain's validator finds nothing to check.
-	return {
-		"~standard": {
-			version: 1 as const,
-			vendor: "keel",
-			validate: (value: unknown) => ({ value }),
-			jsonSchema: { input: () => schema, output: () => schema },
-		},
-	};
-}
 
 /** Content for the model: the text, or text and image blocks (LangChain's standard blocks). */
 export function toLangChainContent(r: BoundResult) {
@@ -58,7 +49,7 @@ export function keelTools(session: ToolSource, options: BindOptions = {}): Struc
 						artifact: r,
 					});
 				},
-				{ name: t.name, description: t.description, schema: passThrough(t.inputSchema) as never },
+				{ name: t.name, description: t.description, schema: standardSchema(t.inputSchema) as never },
 			) as unknown as StructuredToolInterface,
 	);
 }
