@@ -12,7 +12,6 @@ import {
 	EXPECTED_TEXT,
 	FINAL_TEXT,
 	SCRIPT,
-	type ScriptedCall,
 	sleeper,
 	type Workspace,
 	workspace,
