@@ -8,14 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keelTools } from "../../src/adapters/ai-sdk.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
 import { type CallOptions, scriptedModel, toolOutputs } from "./ai-mock.js";
-import {
-	EXPECTED_TEXT,
-	FINAL_TEXT,
-	SCRIPT,
-	sleeper,
-	type Workspace,
-	workspace,
-} from "./helpers.js";
+import { EXPECTED_TEXT, FINAL_TEXT, SCRIPT, sleeper, type Workspace, workspace } from "./helpers.js";
 
 function checkScriptOutputs(prompts: CallOptions[]) {
 	const outputs = toolOutputs(prompts);
