@@ -7,8 +7,8 @@
  * then a write of the edited content (by contentRef) to the new path and a delete of the old one.
  */
 import type { ApplyPatchOperation, ApplyPatchResult, Editor } from "@openai/agents";
-import { applyDiff } from "@openai/agents";
 import { type BoundResult, type BoundTool, bindTools, type ToolSource } from "../binding.js";
+import { agents } from "./sdk.js";
 
 interface Edit {
 	oldText: string;
@@ -61,7 +61,7 @@ export function keelEditor(session: ToolSource): Editor {
 		async createFile(op) {
 			let content: string;
 			try {
-				content = applyDiff("", op.diff, "create");
+				content = agents.applyDiff("", op.diff, "create");
 			} catch (e) {
 				return failed(
 					`[INVALID_ARGS] The create diff for ${op.path} is not valid V4A: ${(e as Error).message}`,

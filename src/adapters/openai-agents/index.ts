@@ -7,9 +7,7 @@
  */
 import type { FunctionTool } from "@openai/agents";
 import { type BindOptions, type BoundResult, bindTools, type ToolSource } from "../binding.js";
-import { importPeer } from "../peer.js";
-
-const agents = await importPeer("@openai/agents", "keel/openai-agents", () => import("@openai/agents"));
+import { agents } from "./sdk.js";
 
 export { keelEditor } from "./editor.js";
 export { keelShell } from "./shell.js";
