@@ -4,6 +4,7 @@
  * what each keel result became.
  */
 import { existsSync } from "node:fs";
+import { symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
@@ -139,6 +140,22 @@ describe("deepagents on KeelSandbox", () => {
 		expect(text("d5")).toMatch(/ALPHA\nbeta/);
 		expect(text("d6")).toMatch(/PATH_OUTSIDE_ROOTS/);
 		expect(await ws.notes()).toBe("ALPHA\nbeta\n");
+		await session.close();
+	});
+
+	it("KeelSandbox keeps keel's promises: no blind overwrite, no way out through a planted link", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		const sandbox = new KeelSandbox(session);
+		const notes = join(ws.dir, "notes.txt");
+		const overwrite = await sandbox.write(notes, "clobbered\n");
+		expect(overwrite.error).toMatch(/NOT_READ/);
+		expect(await ws.notes()).toBe("alpha\nbeta\n");
+		await symlink("/etc", join(ws.dir, "etc-link"));
+		expect((await sandbox.read(join(ws.dir, "etc-link", "passwd"))).error).toMatch(/PATH_OUTSIDE_ROOTS/);
+		expect((await sandbox.ls(join(ws.dir, "etc-link"))).error).toMatch(/PATH_OUTSIDE_ROOTS/);
+		expect((await sandbox.grep("root", join(ws.dir, "etc-link"))).error).toMatch(/PATH_OUTSIDE_ROOTS/);
+		const [download] = await sandbox.downloadFiles([join(ws.dir, "etc-link", "passwd")]);
+		expect(download.content).toBeNull();
 		await session.close();
 	});
 });
