@@ -1,0 +1,265 @@
+/**
+ * A deepagents sandbox backend (SandboxBackendProtocolV2) over a keel session: every method is one
+ * or more keel tool calls through the binding, so the roots, the bash policy, compare-and-swap
+ * writes and the bounds hold for a deepagents agent as for any other.
+ *
+ * keel's tools answer in text for the model; this file reads the few facts deepagents wants as
+ * structure (entries, matches, continuation offsets) back out of that text. deepagents counts read
+ * offsets from 0, keel from 1.
+ */
+import { randomBytes } from "node:crypto";
+import { posix } from "node:path";
+import type {
+	EditResult,
+	ExecuteResponse,
+	FileDownloadResponse,
+	FileInfo,
+	FileUploadResponse,
+	GlobResult,
+	GrepResult,
+	LsResult,
+	ReadRawResult,
+	ReadResult,
+	SandboxBackendProtocolV2,
+	WriteResult,
+} from "deepagents";
+import type { Session } from "../../session.js";
+import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
+
+/** keel's continuation notice at the end of a read page. */
+const READ_NOTICE =
+	/\n\n\[(?:Showing lines \d+-(\d+) of \d+[^\]]*|\d+ more lines in file\. Use offset=(\d+) to continue\.)\]$/;
+const GREP_ROW = /^(.*?):(\d+): (.*)$/;
+
+/** deepagents' wording for keel's codes where its tools and tests expect it. */
+function failure(r: BoundResult, path?: string): string {
+	if (r.error?.code === "NOT_FOUND") return `File '${path}' not found. ${r.text}`;
+	if (r.error?.code === "AMBIGUOUS_MATCH") return `String occurs multiple times. ${r.text}`;
+	if (r.error?.code === "NO_MATCH") return `String not found in file. ${r.text}`;
+	return r.text;
+}
+
+export class KeelSandbox implements SandboxBackendProtocolV2 {
+	readonly id = `keel-${randomBytes(6).toString("hex")}`;
+	private readonly tools: Map<string, BoundTool>;
+
+	constructor(private readonly session: Session) {
+		this.tools = new Map(bindTools(session).map((t) => [t.name, t]));
+	}
+
+	private call(name: string, args: Record<string, unknown>): Promise<BoundResult> {
+		const tool = this.tools.get(name);
+		if (!tool) {
+			const error = {
+				code: "UNKNOWN_TOOL" as const,
+				message: `This session has no ${name} tool.`,
+				retry: "change-approach" as const,
+			};
+			return Promise.resolve({
+				isError: true,
+				content: [],
+				text: `[UNKNOWN_TOOL] ${error.message}`,
+				images: [],
+				error,
+				elapsedMs: 0,
+			});
+		}
+		return tool.call(args);
+	}
+
+	private abs(path: string): string {
+		return posix.resolve(this.session.workspace, path);
+	}
+
+	async ls(path: string): Promise<LsResult> {
+		const r = await this.call("ls", { path, limit: 100_000 });
+		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, path) };
+		if (r.text === "(empty directory)") return { files: [] };
+		const dir = this.abs(path);
+		const files: FileInfo[] = [];
+		for (const line of r.text.split("\n")) {
+			if (line === "" || line.startsWith("[")) break;
+			const isDir = line.endsWith("/");
+			files.push({ path: posix.join(dir, isDir ? line.slice(0, -1) : line), is_dir: isDir });
+		}
+		return { files };
+	}
+
+	async read(filePath: string, offset = 0, limit?: number): Promise<ReadResult> {
+		// limit 0 asks for nothing, but the file must still be readable.
+		const r = await this.call("read", {
+			path: filePath,
+			offset: offset + 1,
+			...(limit === undefined ? {} : { limit: Math.max(limit, 1) }),
+		});
+		if (!r.isError && limit === 0) return { content: "", mimeType: "text/plain" };
+		if (r.isError) {
+			if (r.error?.code === "OFFSET_OUT_OF_RANGE") return { content: "" };
+			return { error: failure(r, filePath) };
+		}
+		const image = r.images[0];
+		if (image) return { content: Buffer.from(image.data, "base64"), mimeType: image.mimeType };
+		const notice = READ_NOTICE.exec(r.text);
+		if (!notice) return { content: r.text, mimeType: "text/plain" };
+		const next = notice[1] ? Number(notice[1]) : Number(notice[2]) - 1;
+		return { content: r.text.slice(0, notice.index), mimeType: "text/plain", nextOffset: next };
+	}
+
+	async readRaw(filePath: string): Promise<ReadRawResult> {
+		const pages: string[] = [];
+		let offset = 0;
+		for (;;) {
+			const page = await this.read(filePath, offset);
+			if (page.error) return { error: page.error };
+			const now = new Date().toISOString();
+			if (typeof page.content !== "string") {
+				return {
+					data: {
+						content: page.content ?? new Uint8Array(),
+						mimeType: page.mimeType ?? "",
+						created_at: now,
+						modified_at: now,
+					},
+				};
+			}
+			pages.push(page.content);
+			if (page.nextOffset === undefined) {
+				return {
+					data: { content: pages.join("\n"), mimeType: "text/plain", created_at: now, modified_at: now },
+				};
+			}
+			offset = page.nextOffset;
+		}
+	}
+
+	async write(filePath: string, content: string): Promise<WriteResult> {
+		const r = await this.call("write", { path: filePath, content });
+		if (!r.isError) return { path: filePath, filesUpdate: null };
+		// The unified palette writes through its file tool.
+		if (r.error?.code === "UNKNOWN_TOOL")
+			return this.viaFile([{ type: "write", path: filePath, content }], filePath);
+		return { error: failure(r, filePath) };
+	}
+
+	async edit(
+		filePath: string,
+		oldString: string,
+		newString: string,
+		replaceAll = false,
+	): Promise<EditResult> {
+		const edit = { oldText: oldString, newText: newString, ...(replaceAll ? { replaceAll: true } : {}) };
+		if (replaceAll && !this.tools.has("file")) {
+			return { error: 'replaceAll needs keel\'s file tool: open the session with profile "unified".' };
+		}
+		const r = this.tools.has("file")
+			? await this.call("file", { queries: [{ type: "edit", path: filePath, edits: [edit] }] })
+			: await this.call("edit", { path: filePath, edits: [edit] });
+		if (r.isError) return { error: failure(r, filePath) };
+		// keel does not report how many places a replaceAll changed, so that count is left out.
+		return { path: filePath, filesUpdate: null, ...(replaceAll ? {} : { occurrences: 1 }) };
+	}
+
+	async delete(filePath: string) {
+		const r = await this.call("file", { queries: [{ type: "delete", path: filePath }] });
+		return r.isError ? { error: failure(r, filePath) } : { path: filePath, filesUpdate: null };
+	}
+
+	async grep(
+		pattern: string,
+		path?: string | null,
+		glob?: string | null,
+		maxCount?: number | null,
+	): Promise<GrepResult> {
+		const where = path ?? ".";
+		const args = {
+			pattern,
+			path: where,
+			literal: true,
+			limit: maxCount ?? 100_000,
+			...(glob ? { glob } : {}),
+		};
+		const r = await this.call("grep", args);
+		if (r.isError) return r.error?.code === "NOT_FOUND" ? { matches: [] } : { error: failure(r, where) };
+		if (r.text === "No matches found") return { matches: [] };
+		const base = this.abs(where);
+		// A file searched directly is shown by its name; a directory's matches relative to it.
+		const dirOf = (name: string) => (posix.basename(base) === name ? posix.dirname(base) : base);
+		const matches = [];
+		for (const row of r.text.split("\n")) {
+			const m = GREP_ROW.exec(row);
+			if (m) matches.push({ path: posix.join(dirOf(m[1]), m[1]), line: Number(m[2]), text: m[3] });
+		}
+		return {
+			matches,
+			truncated: Boolean((r.details as Record<string, unknown> | undefined)?.matchLimitReached),
+		};
+	}
+
+	async glob(pattern: string, path = "."): Promise<GlobResult> {
+		const r = await this.call("find", { pattern, path, limit: 100_000 });
+		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, path) };
+		if (r.text === "No files found matching pattern") return { files: [] };
+		const files: FileInfo[] = [];
+		for (const line of r.text.split("\n")) {
+			if (line === "" || line.startsWith("[")) break;
+			const isDir = line.endsWith("/");
+			files.push({ path: isDir ? line.slice(0, -1) : line, is_dir: isDir });
+		}
+		return { files };
+	}
+
+	async execute(command: string): Promise<ExecuteResponse> {
+		const r = await this.call("bash", { command });
+		const facts = (r.details ?? r.error?.details) as Record<string, unknown> | undefined;
+		const truncated = Boolean(facts?.truncation);
+		if (!r.isError) return { output: r.text, exitCode: 0, truncated };
+		const exitCode = r.error?.details?.exitCode;
+		// A command that ran and failed shows its output and status; anything else keel's error text.
+		const output = r.error?.code === "COMMAND_FAILED" ? r.error.message : r.text;
+		return { output, exitCode: typeof exitCode === "number" ? exitCode : 1, truncated };
+	}
+
+	/** Text files only: keel writes text; bytes that are not UTF-8 are refused. */
+	async uploadFiles(files: Array<[string, Uint8Array]>): Promise<FileUploadResponse[]> {
+		const out: FileUploadResponse[] = [];
+		for (const [path, bytes] of files) {
+			let content: string;
+			try {
+				content = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+			} catch {
+				out.push({ path, error: "invalid_path" });
+				continue;
+			}
+			const r = await this.write(path, content);
+			out.push({ path, error: r.error ? "permission_denied" : null });
+		}
+		return out;
+	}
+
+	async downloadFiles(paths: string[]): Promise<FileDownloadResponse[]> {
+		const out: FileDownloadResponse[] = [];
+		for (const path of paths) {
+			const r = await this.readRaw(path);
+			if (r.error || !r.data) {
+				out.push({
+					path,
+					content: null,
+					error: r.error?.includes("not found") ? "file_not_found" : "permission_denied",
+				});
+				continue;
+			}
+			const c = r.data.content;
+			out.push({
+				path,
+				content: typeof c === "string" ? Buffer.from(c, "utf8") : (c as Uint8Array),
+				error: null,
+			});
+		}
+		return out;
+	}
+
+	private async viaFile(queries: Record<string, unknown>[], path: string): Promise<WriteResult> {
+		const r = await this.call("file", { queries });
+		return r.isError ? { error: failure(r, path) } : { path, filesUpdate: null };
+	}
+}

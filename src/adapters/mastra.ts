@@ -1,0 +1,28 @@
+/**
+ * keel/mastra: a session's tools as @mastra/core 1.x tools (createTool), keyed by name for
+ * `new Agent({ tools })`. Mastra validates input against a tool's schema itself, so the schema is
+ * the binding's pass-through Standard JSON Schema and keel validates in Session.call. The model
+ * gets images as image parts and failures as error text (the AI SDK's output shapes, which Mastra
+ * hands to its models).
+ */
+import { toModelOutput } from "./ai-sdk-output.js";
+import { type BindOptions, type BoundResult, bindTools, standardSchema, type ToolSource } from "./binding.js";
+import { importPeer } from "./peer.js";
+
+const mastra = await importPeer("@mastra/core", "keel/mastra", () => import("@mastra/core/tools"));
+
+export type KeelMastraTools = Record<string, ReturnType<typeof mastra.createTool>>;
+
+export function keelTools(session: ToolSource, options: BindOptions = {}): KeelMastraTools {
+	const tools: KeelMastraTools = {};
+	for (const t of bindTools(session, options)) {
+		tools[t.name] = mastra.createTool({
+			id: t.name,
+			description: t.description,
+			inputSchema: standardSchema(t.inputSchema) as never,
+			execute: async (input: unknown, context) => t.call(input, { signal: context?.abortSignal }),
+			toModelOutput: (output: unknown) => toModelOutput(output as BoundResult, 7),
+		}) as unknown as KeelMastraTools[string];
+	}
+	return tools;
+}

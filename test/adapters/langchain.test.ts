@@ -1,0 +1,161 @@
+/**
+ * keel/langchain in LangChain's own agent loop (createAgent) and in a deepagents agent on
+ * KeelSandbox, both driven by @langchain/core's fakeModel: the messages the model is handed show
+ * what each keel result became.
+ */
+import { existsSync } from "node:fs";
+import { symlink } from "node:fs/promises";
+import { join } from "node:path";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { createDeepAgent } from "deepagents";
+import { createAgent } from "langchain";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { KeelSandbox, keelTools } from "../../src/adapters/langchain/index.js";
+import { createSession } from "../../src/index.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
+import {
+	EXPECTED_TEXT,
+	FINAL_TEXT,
+	SCRIPT,
+	type ScriptedCall,
+	sleeper,
+	type Workspace,
+	workspace,
+} from "./helpers.js";
+
+function scripted(calls: ScriptedCall[]) {
+	const model = fakeModel();
+	for (const c of calls) model.respondWithTools([{ name: c.name, args: c.args, id: c.id }]);
+	model.respond(new AIMessage(FINAL_TEXT));
+	return model;
+}
+
+/** ToolMessages in the last prompt the model saw, by tool_call_id. */
+function toolMessages(model: ReturnType<typeof fakeModel>): Map<string, ToolMessage> {
+	const last = model.calls.at(-1)!.messages as BaseMessage[];
+	return new Map(
+		last.filter((m): m is ToolMessage => ToolMessage.isInstance(m)).map((m) => [m.tool_call_id, m]),
+	);
+}
+
+describe("keel/langchain tools", () => {
+	let ws: Workspace;
+	beforeEach(async () => {
+		ws = await workspace();
+	});
+	afterEach(async () => {
+		await ws.close();
+	});
+
+	it("providers are offered keel's JSON Schemas unchanged", () => {
+		const tools = keelTools(ws.session);
+		expect(tools.map((t) => t.name)).toEqual(ws.session.tools.map((t) => t.name));
+		for (const [i, t] of ws.session.tools.entries()) {
+			expect(convertToOpenAITool(tools[i]).function.parameters).toEqual(t.parameters);
+		}
+	});
+
+	it("createAgent: read, a failing edit, an edit, bash and an image read", async () => {
+		const model = scripted(SCRIPT);
+		const agent = createAgent({ model, tools: keelTools(ws.session) });
+		const result = await agent.invoke({ messages: [{ role: "user", content: "work" }] });
+		expect(result.messages.at(-1)!.content).toBe(FINAL_TEXT);
+		expect(await ws.notes()).toBe("ALPHA\nbeta\n");
+		const seen = toolMessages(model);
+		for (const [id, pattern] of Object.entries(EXPECTED_TEXT)) expect(seen.get(id)!.content).toMatch(pattern);
+		expect(seen.get("c2")!.status).toBe("error");
+		expect(seen.get("c3")!.status).toBe("success");
+		expect((seen.get("c2")!.artifact as { error: { code: string } }).error.code).toBe("NO_MATCH");
+		const image = seen.get("c5")!.content as Array<Record<string, unknown>>;
+		expect(image[1]).toMatchObject({ type: "image", mimeType: "image/png" });
+		expect(image[1].data).toMatch(/^iVBORw0KGgo/);
+	});
+
+	it("LangChain does not pre-validate: keel repairs a stringified edits array and refuses extra fields", async () => {
+		const model = scripted([
+			{
+				id: "j1",
+				name: "edit",
+				args: { path: "notes.txt", edits: JSON.stringify([{ oldText: "beta", newText: "BETA" }]) },
+			},
+			{ id: "j2", name: "write", args: { path: "notes.txt", content: "x", mode: "force" } },
+		]);
+		await createAgent({ model, tools: keelTools(ws.session) }).invoke({
+			messages: [{ role: "user", content: "p" }],
+		});
+		const seen = toolMessages(model);
+		expect(seen.get("j1")!.content).toMatch(/Successfully replaced/);
+		expect(seen.get("j2")!.content).toMatch(/^\[INVALID_ARGS\] .*mode/);
+		expect(await ws.notes()).toBe("alpha\nBETA\n");
+	});
+
+	it("an abort kills the running command and rejects the run", async () => {
+		const marker = `keel-lc-abort-${process.pid}`;
+		const { command, started } = sleeper(ws.dir, marker);
+		const model = scripted([{ id: "s1", name: "bash", args: { command } }]);
+		const controller = new AbortController();
+		const running = createAgent({ model, tools: keelTools(ws.session) }).invoke(
+			{ messages: [{ role: "user", content: "p" }] },
+			{ signal: controller.signal },
+		);
+		expect(await waitFor(() => existsSync(started), 10_000)).toBe(true);
+		controller.abort();
+		await expect(running).rejects.toThrow(/abort/i);
+		expect(await waitFor(() => processesWith(marker).length === 0, 10_000)).toBe(true);
+	});
+});
+
+describe("deepagents on KeelSandbox", () => {
+	let ws: Workspace;
+	beforeEach(async () => {
+		ws = await workspace();
+	});
+	afterEach(async () => {
+		await ws.close();
+	});
+
+	it("a deep agent's read_file, failing edit_file, edit_file and execute run on keel", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		const notes = join(ws.dir, "notes.txt");
+		const model = scripted([
+			{ id: "d1", name: "read_file", args: { file_path: notes } },
+			{ id: "d2", name: "edit_file", args: { file_path: notes, old_string: "gamma", new_string: "GAMMA" } },
+			{ id: "d3", name: "edit_file", args: { file_path: notes, old_string: "alpha", new_string: "ALPHA" } },
+			{ id: "d4", name: "execute", args: { command: "cat notes.txt; rm -rf /" } },
+			{ id: "d5", name: "execute", args: { command: "cat notes.txt" } },
+			{ id: "d6", name: "read_file", args: { file_path: "/etc/passwd" } },
+		]);
+		const agent = createDeepAgent({ model, backend: new KeelSandbox(session) });
+		await agent.invoke({ messages: [{ role: "user", content: "work" }] });
+		const seen = toolMessages(model);
+		const text = (id: string) => {
+			const c = seen.get(id)!.content;
+			return typeof c === "string" ? c : c.map((b) => ("text" in b ? b.text : "")).join("\n");
+		};
+		expect(text("d1")).toMatch(/alpha/);
+		expect(text("d2")).toMatch(/NO_MATCH/);
+		expect(text("d4")).toMatch(/COMMAND_REFUSED/);
+		expect(text("d5")).toMatch(/ALPHA\nbeta/);
+		expect(text("d6")).toMatch(/PATH_OUTSIDE_ROOTS/);
+		expect(await ws.notes()).toBe("ALPHA\nbeta\n");
+		await session.close();
+	});
+
+	it("KeelSandbox keeps keel's promises: no blind overwrite, no way out through a planted link", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		const sandbox = new KeelSandbox(session);
+		const notes = join(ws.dir, "notes.txt");
+		const overwrite = await sandbox.write(notes, "clobbered\n");
+		expect(overwrite.error).toMatch(/NOT_READ/);
+		expect(await ws.notes()).toBe("alpha\nbeta\n");
+		await symlink("/etc", join(ws.dir, "etc-link"));
+		expect((await sandbox.read(join(ws.dir, "etc-link", "passwd"))).error).toMatch(/PATH_OUTSIDE_ROOTS/);
+		expect((await sandbox.ls(join(ws.dir, "etc-link"))).error).toMatch(/PATH_OUTSIDE_ROOTS/);
+		expect((await sandbox.grep("root", join(ws.dir, "etc-link"))).error).toMatch(/PATH_OUTSIDE_ROOTS/);
+		const [download] = await sandbox.downloadFiles([join(ws.dir, "etc-link", "passwd")]);
+		expect(download.content).toBeNull();
+		await session.close();
+	});
+});
