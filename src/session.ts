@@ -20,6 +20,7 @@ import { MutationQueue } from "./safety/mutation-queue.js";
 import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
 import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
+import { lookalikes } from "./safety/path-lookalikes.js";
 import { type Profile, toolsForProfile } from "./tools/registry.js";
 import type { Content, ToolDefinition, ToolResult } from "./tools/types.js";
 
@@ -164,7 +165,8 @@ export class Session {
 	/**
 	 * A path to read and the files it lives in: spill files are on this machine even when the
 	 * backend's files are elsewhere (ssh, exec), so those are read locally, through a guard whose
-	 * only root is the spill directory.
+	 * only root is the spill directory. A name that does not exist falls back to the first
+	 * look-alike that does (path-lookalikes.ts).
 	 */
 	async resolveReadable(input: unknown): Promise<{ target: ResolvedPath; fs: FileOps }> {
 		if (
@@ -174,7 +176,13 @@ export class Session {
 		) {
 			return { target: await this.spillFiles.guard.resolve(input, "read"), fs: this.spillFiles.fs };
 		}
-		return { target: await this.guard.resolve(input, "read"), fs: this.backend.fs };
+		const exact = await this.guard.resolve(input, "read");
+		if (exact.exists || typeof input !== "string") return { target: exact, fs: this.backend.fs };
+		for (const name of lookalikes(input)) {
+			const candidate = await this.guard.resolve(name, "read").catch(() => undefined);
+			if (candidate?.exists) return { target: candidate, fs: this.backend.fs };
+		}
+		return { target: exact, fs: this.backend.fs };
 	}
 
 	/** Sweep dead writers' temp files from `dir` once per session. */

@@ -37,7 +37,6 @@ export interface ResolvedPath {
 const MAX_LINK_HOPS = 40;
 const MAX_PATH_LENGTH = 4096;
 const MAX_NAME_BYTES = 255;
-const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
 const SHELL_RC_FILES = new Set([
 	".bashrc",
 	".bash_profile",
@@ -57,8 +56,7 @@ const SHELL_RC_FILES = new Set([
 
 /** Expand pi's conventions: a leading `@` is dropped, `~` is the home directory. */
 export function expandInput(input: string, home: string): string {
-	let p = input.startsWith("@") ? input.slice(1) : input;
-	p = p.replace(UNICODE_SPACES, " ");
+	const p = input.startsWith("@") ? input.slice(1) : input;
 	if (p === "~") return home;
 	if (p.startsWith("~/")) return home + p.slice(1);
 	return p;
