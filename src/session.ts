@@ -18,9 +18,9 @@ import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coord
 import { ContentRefs } from "./safety/content-refs.js";
 import { MutationQueue } from "./safety/mutation-queue.js";
 import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
+import { lookalikes } from "./safety/path-lookalikes.js";
 import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
-import { lookalikes } from "./safety/path-lookalikes.js";
 import { type Profile, toolsForProfile } from "./tools/registry.js";
 import type { Content, ToolDefinition, ToolResult } from "./tools/types.js";
 

@@ -79,7 +79,8 @@ function normalizedHits(input: LadderInput, compat: boolean): Hit[] {
 	if (keys.every((k) => k === "")) return [];
 	// Compatibility forms fold onto ASCII, so under compat no character of a key is safe to probe
 	// the raw text with: every line is a candidate (searchLines falls back to one KMP pass).
-	if (compat && keys.every((k, j) => k === lineKey(anchor[j], true)) && !hasCompatForms(input.text)) return [];
+	if (compat && keys.every((k, j) => k === lineKey(anchor[j], true)) && !hasCompatForms(input.text))
+		return [];
 	const next = input.newText.split("\n");
 	const hits: Hit[] = [];
 	const { at, probe } = compat ? { at: 0, probe: "" } : bestProbe(keys);
@@ -95,8 +96,7 @@ function normalizedHits(input: LadderInput, compat: boolean): Hit[] {
 		if (w <= lastWindow || w < 0 || w + m > lines.count) return true;
 		lastWindow = w;
 		if (m === 1) return singleLine(lines, w, keys[0], key, norm, push);
-		if (!middleChecked)
-			for (let j = 1; j < m - 1; j++) if (key(lines.line(w + j)) !== keys[j]) return true;
+		if (!middleChecked) for (let j = 1; j < m - 1; j++) if (key(lines.line(w + j)) !== keys[j]) return true;
 		const first = norm(lines.line(w));
 		if (!first.text.endsWith(keys[0])) return true;
 		const last = norm(lines.line(w + m - 1));
@@ -135,7 +135,11 @@ function singleLine(
 	if (!key(lines.line(w)).includes(anchorKey)) return true;
 	const folded = norm(lines.line(w));
 	const base = lines.start(w);
-	for (let s = folded.text.indexOf(anchorKey); s !== -1; s = folded.text.indexOf(anchorKey, s + anchorKey.length)) {
+	for (
+		let s = folded.text.indexOf(anchorKey);
+		s !== -1;
+		s = folded.text.indexOf(anchorKey, s + anchorKey.length)
+	) {
 		if (!push(base + folded.starts[s], base + folded.ends[s + anchorKey.length - 1])) return false;
 	}
 	return true;

@@ -129,7 +129,8 @@ export function lineKey(line: string, keepIndent: boolean, compat = false): stri
 	for (let i = indent; i < line.length; i++) {
 		const c = line.charCodeAt(i);
 		const next = i + 1 < line.length ? line.charCodeAt(i + 1) : 0x20;
-		if (c === 0x09 || c >= 0x80 || (c === 0x20 && next === 0x20)) return normalizeLine(line, keepIndent, compat).text;
+		if (c === 0x09 || c >= 0x80 || (c === 0x20 && next === 0x20))
+			return normalizeLine(line, keepIndent, compat).text;
 	}
 	// ASCII without tabs, double or trailing spaces past the indentation: nothing to fold.
 	return keepIndent ? line : line.slice(indent);
