@@ -46,6 +46,8 @@ export interface SessionOptions {
 	probes?: SessionProbes;
 	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
 	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
+	/** Shell text run before every `bash` command, on its own line (pi's `shellCommandPrefix`). */
+	commandPrefix?: string;
 }
 
 export interface CallOptions {
@@ -92,6 +94,8 @@ export class Session {
 		readonly probes: SessionProbes,
 		tools: ToolDefinition[],
 		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend"> = {},
+		/** Run before every bash command (SessionOptions.commandPrefix). */
+		readonly commandPrefix?: string,
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
 	}
@@ -136,6 +140,7 @@ export class Session {
 			opts.probes ?? {},
 			tools,
 			opts.python ?? {},
+			opts.commandPrefix || undefined,
 		);
 	}
 

@@ -34,6 +34,7 @@ Options:
   --identity FILE       ssh: private key (default: ssh-agent, then ~/.ssh/id_*)
   --insecure-host-key   ssh: skip host key checking against known_hosts
   --allow-protected     permit writes to .git/config, .git/hooks/, shell rc files
+  --command-prefix TEXT shell text run before every bash command (pi's shellCommandPrefix)
   --http PORT           serve: Streamable HTTP instead of stdio (0: any free port)
   --host HOST           serve --http: interface to bind (default: 127.0.0.1)
   --timeout SECONDS     smoke-extension: wall-clock limit (default: 10)`;
@@ -64,6 +65,7 @@ const OPTIONS = {
 	profile: { type: "string" },
 	backend: { type: "string" },
 	"allow-protected": { type: "boolean" },
+	"command-prefix": { type: "string" },
 	http: { type: "string" },
 	host: { type: "string" },
 	network: { type: "boolean" },
@@ -122,6 +124,7 @@ function parse(argv: string[]): Parsed {
 			allowRead: values["allow-read"],
 			profile,
 			allowProtected: values["allow-protected"],
+			commandPrefix: values["command-prefix"],
 		},
 	};
 }
