@@ -139,3 +139,25 @@ export async function runCodex(cwd: string, modelUrl: string, keel: Served): Pro
 		SCRIPTED_API_KEY: "scripted",
 	});
 }
+
+/** `keel serve --http 0` for `root` with a fixed bearer token; resolves once it names its URL. */
+export function startKeelHttp(root: string, extra: string[] = []): Promise<Served & { close(): void }> {
+	const token = `keel-test-${process.pid}-${Date.now()}`;
+	const child = spawn(process.execPath, [BIN, "serve", "--root", root, "--http", "0", ...extra], {
+		env: { ...process.env, KEEL_MCP_TOKEN: token },
+		stdio: ["ignore", "ignore", "pipe"],
+	});
+	return new Promise((resolve, reject) => {
+		let stderr = "";
+		child.stderr.setEncoding("utf8").on("data", (d: string) => {
+			stderr += d;
+			const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
+			if (m)
+				resolve({
+					http: { url: m[1], headers: { Authorization: `Bearer ${token}` } },
+					close: () => child.kill("SIGTERM"),
+				});
+		});
+		child.on("exit", (code) => reject(new Error(`keel serve exited (${code}): ${stderr}`)));
+	});
+}

@@ -1,6 +1,6 @@
 /**
  * A3 in real clients: Claude Code and Codex each run a whole agent loop against keel's MCP server
- * (stdio), driven by a scripted model: a read, a failing edit, an edit, an image, and the unified
+ * (stdio, and Streamable HTTP with a bearer token), driven by a scripted model: a read, a failing edit, an edit, an image, and the unified
  * profile's file tool. The test checks the files on disk and what each client sent back to the
  * model after every call: the text, the failure with its code, the image.
  */
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import photon from "@silvia-odwyer/photon-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ScriptedModel, type Step, startScriptedModel } from "../fixtures/scripted-model.js";
-import { CLAUDE, CODEX, keelStdio, missing, runClaude, runCodex } from "./agents.js";
+import { CLAUDE, CODEX, keelStdio, missing, runClaude, runCodex, startKeelHttp } from "./agents.js";
 
 let dir: string;
 let model: ScriptedModel | undefined;
@@ -149,6 +149,23 @@ for (const c of clients) {
 			expect(back[1].text).toMatch(/\[(NOT_READ|STALE_READ)\]/);
 			expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("hello file\nvia file tool\n");
 			expect(await readFile(join(dir, "b.txt"), "utf8")).toBe("never read\n");
+		}, 120_000);
+
+		it("over Streamable HTTP with the bearer token: the same loop", async () => {
+			model = await startScriptedModel(c.dialect, PI_STEPS(c.tool), c.isMainLoop);
+			const served = await startKeelHttp(dir);
+			try {
+				const r = await c.run(dir, model.url, served);
+				expect(r.code, r.stderr.slice(-2000)).toBe(0);
+			} finally {
+				served.close();
+			}
+			const back = c.returned(model);
+			expect(back[0].text).toContain("hello file");
+			expect(back[1].failed).toBe(true);
+			expect(back[1].text).toContain("NO_MATCH");
+			expect(back[3].images).toBe(1);
+			expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("edited by the agent\nsecond line\n");
 		}, 120_000);
 	});
 }
