@@ -19,6 +19,7 @@ import { ContentRefs } from "./safety/content-refs.js";
 import { defaultStateDir, Journal } from "./safety/journal.js";
 import { type MutationQueue, QueueRegistry } from "./safety/mutation-queue.js";
 import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
+import { lookalikes } from "./safety/path-lookalikes.js";
 import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
@@ -59,6 +60,8 @@ export interface SessionOptions {
 	stateDir?: string;
 	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
 	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
+	/** Shell text run before every `bash` command, on its own line (pi's `shellCommandPrefix`). */
+	commandPrefix?: string;
 }
 
 export interface CallOptions {
@@ -112,6 +115,8 @@ export class Session {
 		private readonly releaseQueue: () => void,
 		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend">,
 		readonly journal: Journal,
+		/** Run before every bash command (SessionOptions.commandPrefix). */
+		readonly commandPrefix?: string,
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
 	}
@@ -164,6 +169,7 @@ export class Session {
 			queue.release,
 			opts.python ?? {},
 			journal,
+			opts.commandPrefix || undefined,
 		);
 		session.recovery = recovery;
 		return session;
@@ -195,7 +201,8 @@ export class Session {
 	/**
 	 * A path to read and the files it lives in: spill files are on this machine even when the
 	 * backend's files are elsewhere (ssh, exec), so those are read locally, through a guard whose
-	 * only root is the spill directory.
+	 * only root is the spill directory. A name that does not exist falls back to the first
+	 * look-alike that does (path-lookalikes.ts).
 	 */
 	async resolveReadable(input: unknown): Promise<{ target: ResolvedPath; fs: FileOps }> {
 		if (
@@ -205,7 +212,13 @@ export class Session {
 		) {
 			return { target: await this.spillFiles.guard.resolve(input, "read"), fs: this.spillFiles.fs };
 		}
-		return { target: await this.guard.resolve(input, "read"), fs: this.backend.fs };
+		const exact = await this.guard.resolve(input, "read");
+		if (exact.exists || typeof input !== "string") return { target: exact, fs: this.backend.fs };
+		for (const name of lookalikes(input)) {
+			const candidate = await this.guard.resolve(name, "read").catch(() => undefined);
+			if (candidate?.exists) return { target: candidate, fs: this.backend.fs };
+		}
+		return { target: exact, fs: this.backend.fs };
 	}
 
 	/** Sweep dead writers' temp files from `dir` once per session. */

@@ -38,6 +38,7 @@ Options:
                         agent config, shell rc files; docs/SAFETY.md lists them)
   --protect PATH        protect PATH too (repeatable): no tool writes it, bwrap mounts it read-only
   --env NAME            bwrap: pass the host variable NAME into the sandbox (repeatable)
+  --command-prefix TEXT shell text run before every bash command (pi's shellCommandPrefix)
   --http PORT           serve: Streamable HTTP instead of stdio (0: any free port)
   --host HOST           serve --http: interface to bind (default: 127.0.0.1)
   --token-file FILE     serve --http: the bearer token clients must send (default: $KEEL_MCP_TOKEN,
@@ -82,6 +83,7 @@ const OPTIONS = {
 	"allow-protected": { type: "boolean" },
 	protect: { type: "string", multiple: true },
 	env: { type: "string", multiple: true },
+	"command-prefix": { type: "string" },
 	http: { type: "string" },
 	host: { type: "string" },
 	"token-file": { type: "string" },
@@ -186,6 +188,7 @@ function parse(argv: string[]): Parsed {
 			profile,
 			allowProtected: values["allow-protected"],
 			protectedPaths: values.protect,
+			commandPrefix: values["command-prefix"],
 		},
 	};
 }

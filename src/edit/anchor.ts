@@ -17,6 +17,7 @@ const RUNG_NOTE: Record<Rung, string> = {
 	normalized: " once quotes, dashes and blanks are normalized",
 	indentation: " once indentation is ignored",
 	blankLines: " once indentation and blank lines are ignored",
+	compat: " once fullwidth and other compatibility forms are folded",
 };
 
 function label(i: number, n: number): string {
@@ -84,7 +85,7 @@ export function locateAnchor(
 	const how =
 		rungs.length === 1
 			? "it must match the file exactly, including whitespace"
-			: "quotes, dashes, blanks, indentation and blank lines may differ, nothing else";
+			: "quotes, dashes, blanks, fullwidth forms, indentation and blank lines may differ, nothing else";
 	const hint = elisionHint(oldText) || nearestLines(view.text, oldText);
 	throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, { path });
 }
@@ -93,6 +94,7 @@ const DRIFT_NOTE: Partial<Record<Matched, string>> = {
 	normalized: "once quotes, dashes and blanks were normalized",
 	indentation: "once indentation was ignored (new lines re-indented to the file's style)",
 	blankLines: "once indentation and blank lines were ignored (new lines re-indented to the file's style)",
+	compat: "once fullwidth and other compatibility forms (NFKC) were folded",
 };
 
 /** One sentence for a result when some edit needed a tolerant rung; "" when all matched exactly. */

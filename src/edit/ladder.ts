@@ -6,19 +6,22 @@
  *   indentation  whole lines, indentation compared as relative levels (tabs and spaces, a uniform
  *                offset, another width); new lines are re-indented into the file's style;
  *   blankLines   as indentation, with blank lines skipped on both sides and a final newline the
- *                file lacks forgiven.
+ *                file lacks forgiven;
+ *   compat       as normalized, with compatibility forms folded too (NFKC, one character for one:
+ *                `，` for `,`, `Ａ` for `A`). Last, because no raw-text probe can find its candidates:
+ *                it reads every line.
  * The caller goes down the ladder and stops at the first rung with a match. Each rung is linear in
  * the file (search.ts).
  */
 import { type LineAnchor, lineHits } from "./line-rungs.js";
 import type { LineIndex } from "./lines.js";
-import { lineKey, normalizeLine } from "./normalize.js";
+import { lineKey, type NormalizedLine, normalizeLine } from "./normalize.js";
 import { rebuild, type Unit } from "./preserve.js";
 import { bestProbe, kmp, searchLines } from "./search.js";
 
-export type Rung = "exact" | "normalized" | "indentation" | "blankLines";
+export type Rung = "exact" | "normalized" | "indentation" | "blankLines" | "compat";
 
-export const RUNGS: readonly Rung[] = ["exact", "normalized", "indentation", "blankLines"];
+export const RUNGS: readonly Rung[] = ["exact", "normalized", "indentation", "blankLines", "compat"];
 
 /** A match: view range [start, end) and the LF text that replaces it. */
 export interface Hit {
@@ -46,7 +49,9 @@ export function findOnRung(rung: Rung, input: LadderInput): Hit[] {
 		case "exact":
 			return exactHits(input);
 		case "normalized":
-			return normalizedHits(input);
+			return normalizedHits(input, false);
+		case "compat":
+			return normalizedHits(input, true);
 		default:
 			return lineHits(input, rung === "blankLines");
 	}
@@ -63,16 +68,22 @@ function exactHits({ text, oldText, newText, max }: LadderInput): Hit[] {
 	return hits;
 }
 
-function normalizedHits(input: LadderInput): Hit[] {
+function normalizedHits(input: LadderInput, compat: boolean): Hit[] {
 	const lines = input.lines();
 	const anchor = input.oldText.split("\n");
 	const m = anchor.length;
 	if (m > lines.count) return [];
-	const keys = anchor.map((l) => lineKey(l, true));
+	const key = (l: string) => lineKey(l, true, compat);
+	const norm = (l: string) => normalizeLine(l, true, compat);
+	const keys = anchor.map(key);
 	if (keys.every((k) => k === "")) return [];
+	// Compatibility forms fold onto ASCII, so under compat no character of a key is safe to probe
+	// the raw text with: every line is a candidate (searchLines falls back to one KMP pass).
+	if (compat && keys.every((k, j) => k === lineKey(anchor[j], true)) && !hasCompatForms(input.text))
+		return [];
 	const next = input.newText.split("\n");
 	const hits: Hit[] = [];
-	const { at, probe } = bestProbe(keys);
+	const { at, probe } = compat ? { at: 0, probe: "" } : bestProbe(keys);
 	let lastWindow = -1;
 	const push = (start: number, end: number) => {
 		const pieces = input.text.slice(start, end).split("\n");
@@ -84,12 +95,11 @@ function normalizedHits(input: LadderInput): Hit[] {
 	const tryWindow = (w: number, middleChecked: boolean) => {
 		if (w <= lastWindow || w < 0 || w + m > lines.count) return true;
 		lastWindow = w;
-		if (m === 1) return singleLine(lines, w, keys[0], push);
-		if (!middleChecked)
-			for (let j = 1; j < m - 1; j++) if (lineKey(lines.line(w + j), true) !== keys[j]) return true;
-		const first = normalizeLine(lines.line(w), true);
+		if (m === 1) return singleLine(lines, w, keys[0], key, norm, push);
+		if (!middleChecked) for (let j = 1; j < m - 1; j++) if (key(lines.line(w + j)) !== keys[j]) return true;
+		const first = norm(lines.line(w));
 		if (!first.text.endsWith(keys[0])) return true;
-		const last = normalizeLine(lines.line(w + m - 1), true);
+		const last = norm(lines.line(w + m - 1));
 		if (!last.text.startsWith(keys[m - 1])) return true;
 		const s = first.text.length - keys[0].length;
 		const start = keys[0] === "" ? lines.end(w) : lines.start(w) + first.starts[s];
@@ -107,7 +117,7 @@ function normalizedHits(input: LadderInput): Hit[] {
 			kmp(
 				keys.slice(1, m - 1),
 				lines.count,
-				(i) => lineKey(lines.line(i), true),
+				(i) => key(lines.line(i)),
 				(s) => tryWindow(s - 1, true),
 			),
 	);
@@ -117,14 +127,25 @@ function normalizedHits(input: LadderInput): Hit[] {
 function singleLine(
 	lines: LineIndex,
 	w: number,
-	key: string,
+	anchorKey: string,
+	key: (line: string) => string,
+	norm: (line: string) => NormalizedLine,
 	push: (start: number, end: number) => boolean,
 ): boolean {
-	if (!lineKey(lines.line(w), true).includes(key)) return true;
-	const norm = normalizeLine(lines.line(w), true);
+	if (!key(lines.line(w)).includes(anchorKey)) return true;
+	const folded = norm(lines.line(w));
 	const base = lines.start(w);
-	for (let s = norm.text.indexOf(key); s !== -1; s = norm.text.indexOf(key, s + key.length)) {
-		if (!push(base + norm.starts[s], base + norm.ends[s + key.length - 1])) return false;
+	for (
+		let s = folded.text.indexOf(anchorKey);
+		s !== -1;
+		s = folded.text.indexOf(anchorKey, s + anchorKey.length)
+	) {
+		if (!push(base + folded.starts[s], base + folded.ends[s + anchorKey.length - 1])) return false;
 	}
 	return true;
+}
+
+/** Whether the text has any character the compatibility fold changes (cheap: a regex scan). */
+function hasCompatForms(text: string): boolean {
+	return /[\u00a0-\u4dff\ua000-\uabff\uf900-\uffef]/.test(text);
 }

@@ -1,7 +1,7 @@
 /**
  * Line normalization for the matching ladder: Unicode quotes, dashes and spaces folded to ASCII,
  * inner runs of blanks collapsed to one space, trailing blanks dropped. Indentation is either kept
- * verbatim (rung "normalized") or dropped (rungs "indentation" and "blankLines"). A normalized
+ * verbatim (rungs "normalized" and "compat") or dropped (rungs "indentation" and "blankLines"). A normalized
  * line can carry a map back to offsets in the original line, so a match maps to exact bytes.
  */
 
@@ -45,6 +45,23 @@ export function fold(c: number): number {
 	return c >= 0x2010 && c <= 0x2015 ? 0x2d : c;
 }
 
+/**
+ * The compatibility fold (rung "compat"): a character whose NFKC form is one other UTF-16 unit
+ * (fullwidth and halfwidth forms, compatibility letters and digits) becomes that unit, then `fold`.
+ * Multi-character expansions (ligatures, circled numbers) stay as they are: a match must map each
+ * folded character to exactly one character of the file.
+ */
+export function compatFold(c: number): number {
+	if (c < 0x80) return c;
+	if (c >= 0xff01 && c <= 0xff5e) return c - 0xfee0;
+	// Ideographs, Hangul syllables and surrogates: NFKC leaves them alone (or cannot see them alone).
+	if ((c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7a3) || (c >= 0xd800 && c <= 0xdfff)) {
+		return fold(c);
+	}
+	const nfkc = String.fromCharCode(c).normalize("NFKC");
+	return fold(nfkc.length === 1 ? nfkc.charCodeAt(0) : c);
+}
+
 /** A character normalization never produces or changes: safe to search for in the raw text. */
 function isStable(c: number): boolean {
 	return !isBlank(c) && fold(c) === c && c !== 0x27 && c !== 0x22 && c !== 0x2d && c !== 0x0a;
@@ -69,7 +86,8 @@ export interface NormalizedLine {
  * Normalize one line (no "\n"). With `keepIndent` the leading spaces and tabs stay verbatim (a
  * line of blanks only is still empty), otherwise every leading blank is dropped.
  */
-export function normalizeLine(line: string, keepIndent: boolean): NormalizedLine {
+export function normalizeLine(line: string, keepIndent: boolean, compat = false): NormalizedLine {
+	const foldChar = compat ? compatFold : fold;
 	const out: number[] = [];
 	const starts: number[] = [];
 	const ends: number[] = [];
@@ -96,7 +114,7 @@ export function normalizeLine(line: string, keepIndent: boolean): NormalizedLine
 			i = j;
 			continue;
 		}
-		out.push(fold(c));
+		out.push(foldChar(c));
 		starts.push(i);
 		ends.push(i + 1);
 		i++;
@@ -105,13 +123,14 @@ export function normalizeLine(line: string, keepIndent: boolean): NormalizedLine
 }
 
 /** The normalized text of a line, without the offset maps (the hot path of the line rungs). */
-export function lineKey(line: string, keepIndent: boolean): string {
+export function lineKey(line: string, keepIndent: boolean, compat = false): string {
 	const indent = indentLength(line);
 	if (indent === line.length) return "";
 	for (let i = indent; i < line.length; i++) {
 		const c = line.charCodeAt(i);
 		const next = i + 1 < line.length ? line.charCodeAt(i + 1) : 0x20;
-		if (c === 0x09 || c >= 0x80 || (c === 0x20 && next === 0x20)) return normalizeLine(line, keepIndent).text;
+		if (c === 0x09 || c >= 0x80 || (c === 0x20 && next === 0x20))
+			return normalizeLine(line, keepIndent, compat).text;
 	}
 	// ASCII without tabs, double or trailing spaces past the indentation: nothing to fold.
 	return keepIndent ? line : line.slice(indent);

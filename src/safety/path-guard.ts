@@ -40,12 +40,10 @@ export interface ResolvedPath {
 const MAX_LINK_HOPS = 40;
 const MAX_PATH_LENGTH = 4096;
 const MAX_NAME_BYTES = 255;
-const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
 
 /** Expand pi's conventions: a leading `@` is dropped, `~` is the home directory. */
 export function expandInput(input: string, home: string): string {
-	let p = input.startsWith("@") ? input.slice(1) : input;
-	p = p.replace(UNICODE_SPACES, " ");
+	const p = input.startsWith("@") ? input.slice(1) : input;
 	if (p === "~") return home;
 	if (p.startsWith("~/")) return home + p.slice(1);
 	return p;

@@ -120,7 +120,8 @@ const bashDefinition = (withBackground: boolean) =>
 			let result: ExecResult;
 			try {
 				result = await session.backend.exec.run({
-					command: args.command,
+					// As pi: the configured prefix on its own line, then the command.
+					command: session.commandPrefix ? `${session.commandPrefix}\n${args.command}` : args.command,
 					cwd: session.workspace,
 					timeoutMs: args.timeout === undefined ? undefined : args.timeout * 1000,
 					signal,

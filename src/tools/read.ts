@@ -13,6 +13,7 @@ import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
 import { checkAborted, positiveInt, requireFile } from "./common.js";
 import { detectImage } from "./image-types.js";
 import { RANGES } from "./ranges.js";
+import { imageResult } from "./read-image.js";
 import { defineTool, type ToolContext, type ToolResult, text } from "./types.js";
 
 const fields = {
@@ -82,14 +83,7 @@ async function readFile(args: ReadArgs, { session, signal }: ToolContext): Promi
 	session.readState.record(target.canonical, st, bytes);
 
 	const mimeType = detectImage(bytes);
-	if (mimeType) {
-		return {
-			content: [
-				text(`Read image file [${mimeType}]`),
-				{ type: "image", data: bytes.toString("base64"), mimeType },
-			],
-		};
-	}
+	if (mimeType) return imageResult(bytes, mimeType);
 	if (looksBinary(bytes)) {
 		throw new KeelError(
 			"BINARY_FILE",

@@ -1,5 +1,5 @@
 /** Types of corpus.mjs and score.mjs (plain JS, shared with bench/cases-drift.mjs). */
-export type Rung = "exact" | "normalized" | "indentation" | "blankLines";
+export type Rung = "exact" | "normalized" | "indentation" | "blankLines" | "compat";
 
 export interface DriftCase {
 	category: string;

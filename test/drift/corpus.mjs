@@ -346,6 +346,35 @@ add(
 	ok("a = 1 \r\nb = 3\r\n", "normalized"),
 );
 
+// --- compatibility forms (pi folds with NFKC) ---------------------------------------------------
+{
+	const f = 'greet = "你好，世界"\nother = "你好，世界！"\n';
+	add(
+		"compat",
+		"ASCII comma for a fullwidth one",
+		f,
+		one('greet = "你好,世界"', 'greet = "你好,朋友"'),
+		ok('greet = "你好,朋友"\nother = "你好，世界！"\n', "compat"),
+	);
+	const g = 'code = "ＡＢＣ１２３"\nlabel = "ＡＢＣ"\nlast = 1\n';
+	add(
+		"compat",
+		"ASCII letters and digits for fullwidth ones, kept lines keep theirs",
+		g,
+		one('code = "ABC123"\nlabel = "ABC"', 'code = "ABC124"\nlabel = "ABC"'),
+		ok('code = "ABC124"\nlabel = "ＡＢＣ"\nlast = 1\n', "compat"),
+	);
+	add(
+		"compat",
+		"fullwidth anchor for an ASCII file",
+		"x = (1, 2)\ny = 3\n",
+		one("x = （1， 2）", "x = (1, 3)"),
+		ok("x = (1, 3)\ny = 3\n", "compat"),
+	);
+	add("compat", "two fullwidth places", "a：1\nb\na：1\n", one("a:1", "a:2"), refuse("AMBIGUOUS_MATCH"));
+	add("compat", "a ligature is not folded", "ﬁle = 1\n", one("file = 1", "file = 2"), refuse("NO_MATCH"));
+}
+
 // --- the final newline -----------------------------------------------------------------------
 add("eof-newline", "file lacks the final newline", "a\nb", one("b\n", "c\n"), ok("a\nc", "blankLines"));
 add(

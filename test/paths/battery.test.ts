@@ -904,7 +904,6 @@ const FILE_LOOKALIKES: FileLookalike[] = [
 		path: () => "ünïcødé/日本語 ✓.txt",
 		real: "root/ünïcødé/日本語 ✓.txt",
 	},
-	{ name: "no-break space nb\\u00A0space.txt", path: () => "nb\u00A0space.txt", real: "root/nb space.txt" },
 	{ name: "symlink inside -> inside file (inlink -> real.txt)", path: () => "inlink", real: "root/real.txt" },
 	{ name: "symlinked dir inside -> inside (indir/f.txt)", path: () => "indir/f.txt", real: "root/sub/f.txt" },
 	{ name: "extra root ../extra/e.txt", path: () => "../extra/e.txt", real: "extra/e.txt" },
@@ -957,6 +956,23 @@ describe("look-alike files are allowed", () => {
 			expect(text(r)).toContain(`${LOOKALIKE} ${l.real}`);
 		});
 	}
+
+	it("a no-break space for a plain one: read finds the file, writes, edits and grep take the exact name", async () => {
+		const s = await lookalikeSession();
+		const typed = "nb\u00A0space.txt";
+		const r = await s.call("read", { path: typed });
+		expectOk(r);
+		expect(text(r)).toBe(`${LOOKALIKE} root/nb space.txt`);
+		const before = await snapshot(fx.tmp);
+		expect((await s.call("edit", { path: typed, edits: [{ oldText: LOOKALIKE, newText: "X" }] })).ok).toBe(
+			false,
+		);
+		expect((await s.call("grep", { pattern: LOOKALIKE, path: typed })).ok).toBe(false);
+		expect(await snapshot(fx.tmp)).toEqual(before);
+		expectOk(await s.call("write", { path: typed, content: "NEW\n" }));
+		expect(await readFile(fx.at(`root/${typed}`), "utf8")).toBe("NEW\n");
+		expect(await readFile(fx.at("root/nb space.txt"), "utf8")).toBe(`${LOOKALIKE} root/nb space.txt\n`);
+	});
 
 	it("write through an inside link changes the target and keeps the link a link", async () => {
 		const s = await lookalikeSession();

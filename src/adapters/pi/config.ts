@@ -120,6 +120,8 @@ export interface KeelPiConfig {
 	allowRead: string[];
 	disabled: string[];
 	backend: BackendSetting;
+	/** pi's own `shellCommandPrefix` setting, run before every keel bash command as pi runs it. */
+	commandPrefix?: string;
 	/** Problems worth telling the user about (a bad profile name, unreadable settings). */
 	warnings: string[];
 }
@@ -131,6 +133,8 @@ export interface ConfigSources {
 	/** The "keel" objects of the project and global settings (undefined when absent). */
 	projectSettings?: Record<string, unknown>;
 	globalSettings?: Record<string, unknown>;
+	/** pi's `shellCommandPrefix` (its project settings over its global ones, as pi merges them). */
+	shellCommandPrefix?: string;
 }
 
 function list(v: unknown): string[] | undefined {
@@ -215,6 +219,7 @@ export function resolveConfig(src: ConfigSources): KeelPiConfig {
 		allowRead: (pick("allowRead", list) ?? []).map((p) => resolve(root, p)),
 		disabled: pick("disable", list) ?? [],
 		backend,
+		...(src.shellCommandPrefix ? { commandPrefix: src.shellCommandPrefix } : {}),
 		warnings,
 	};
 }
@@ -254,8 +259,8 @@ export function agentDir(env: Record<string, string | undefined>): string {
 	return join(homedir(), ".pi", "agent");
 }
 
-/** The "keel" object of a settings.json, if the file exists and has one. */
-export function readKeelSettings(file: string, warnings: string[]): Record<string, unknown> | undefined {
+/** A settings.json as an object, if the file exists and parses. */
+function readSettings(file: string, warnings: string[]): Record<string, unknown> | undefined {
 	let raw: string;
 	try {
 		raw = readFileSync(file, "utf8");
@@ -263,13 +268,23 @@ export function readKeelSettings(file: string, warnings: string[]): Record<strin
 		return undefined;
 	}
 	try {
-		const keel = (JSON.parse(raw) as { keel?: unknown }).keel;
-		return keel && typeof keel === "object" ? (keel as Record<string, unknown>) : undefined;
+		const all = JSON.parse(raw) as unknown;
+		return all && typeof all === "object" ? (all as Record<string, unknown>) : undefined;
 	} catch (e) {
 		warnings.push(`${file} is not valid JSON (${(e as Error).message}); its keel settings are ignored`);
 		return undefined;
 	}
 }
+
+const objectAt = (o: Record<string, unknown> | undefined, key: string) => {
+	const v = o?.[key];
+	return v && typeof v === "object" ? (v as Record<string, unknown>) : undefined;
+};
+
+const stringAt = (o: Record<string, unknown> | undefined, key: string) => {
+	const v = o?.[key];
+	return typeof v === "string" ? v : undefined;
+};
 
 /** Gather every source for `cwd` and resolve. */
 export function loadConfig(
@@ -278,9 +293,17 @@ export function loadConfig(
 	env: Record<string, string | undefined> = process.env,
 ): KeelPiConfig {
 	const warnings: string[] = [];
-	const projectSettings = readKeelSettings(join(cwd, ".pi", "settings.json"), warnings);
-	const globalSettings = readKeelSettings(join(agentDir(env), "settings.json"), warnings);
-	const config = resolveConfig({ cwd, flag, env, projectSettings, globalSettings });
+	const project = readSettings(join(cwd, ".pi", "settings.json"), warnings);
+	const global = readSettings(join(agentDir(env), "settings.json"), warnings);
+	const config = resolveConfig({
+		cwd,
+		flag,
+		env,
+		projectSettings: objectAt(project, "keel"),
+		globalSettings: objectAt(global, "keel"),
+		// pi's own bash runs it from either file, so keel's does too (it adds no reach: bash runs code).
+		shellCommandPrefix: stringAt(project, "shellCommandPrefix") ?? stringAt(global, "shellCommandPrefix"),
+	});
 	config.warnings.unshift(...warnings);
 	return config;
 }

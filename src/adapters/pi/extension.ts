@@ -61,6 +61,7 @@ export default function keel(pi: ExtensionAPI): void {
 				allowRead: c.allowRead,
 				disabledTools: c.disabled,
 				backendSetting: c.backend,
+				commandPrefix: c.commandPrefix,
 			});
 		},
 	};

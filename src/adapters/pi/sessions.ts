@@ -42,6 +42,7 @@ export class SessionSlot {
 			req.allow,
 			req.allowRead,
 			req.disabledTools,
+			req.commandPrefix,
 			b && [b.spec, b.network, b.env, b.identity, b.insecureHostKey, b.error],
 		]);
 		if (this.current?.key === key) return this.current.session;
