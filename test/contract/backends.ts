@@ -14,11 +14,13 @@ import { tmpdir } from "node:os";
 import { dirname } from "node:path";
 import { createSandboxRunner } from "../../src/backend/bwrap/runner.js";
 import { createBwrapBackend, createBwrapTransport } from "../../src/backend/bwrap.js";
+import { createContainerBackend, engineTarget } from "../../src/backend/container/index.js";
 import { createExecBackend, type ExecSearchEngine } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { createLocalBackend } from "../../src/backend/local.js";
 import { createSshBackend } from "../../src/backend/ssh/index.js";
 import type { Backend } from "../../src/backend/types.js";
+import { podmanContainer, podmanMissing } from "../fixtures/podman.js";
 import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 import { type SshTransport, sshTransport } from "./transports.js";
 
@@ -140,7 +142,27 @@ export const BACKENDS: BackendFactory[] = [
 	),
 	execSshFactory(),
 	sshFactory(),
+	podmanFactory(),
 ];
+
+/** The container backend (persistent shells over `podman exec -i`) in the CI's podman container. */
+function podmanFactory(): BackendFactory {
+	return {
+		name: "podman",
+		available: async () => podmanMissing() ?? true,
+		testTimeoutMs: 120_000,
+		async create() {
+			const backend = createContainerBackend(
+				engineTarget({ engine: "podman", container: podmanContainer() }),
+			);
+			return {
+				backend,
+				makeSymlink: (target, path) => transportSymlink(backend.transport, target, path),
+				cleanup: () => backend.close(),
+			};
+		},
+	};
+}
 
 /** keel's ssh backend (ssh2: SFTP files, persistent remote shells) against the test sshd. */
 function sshFactory(): BackendFactory {

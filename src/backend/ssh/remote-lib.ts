@@ -4,7 +4,8 @@
  *
  * Records (see framing.ts) are `\037<marker><body>\n`:
  *   helper requests  stdout: output, then `r <status>`
- *   jobs (k_run)     stderr: `p <pgid> <start|-> <relay> [<relay>]`, `x <status>`, `d` (last);
+ *   jobs (k_run M c|a|b CWD WORDS...; b: argv with stdin from a base64 here-document on fd 9)
+ *                    stderr: `p <pgid> <start|-> <relay> [<relay>]`, `x <status>`, `d` (last);
  *                    `n` = no such cwd
  *                    stdout: output, then `e` (last)
  * A job's output goes through its own FIFO and relay (`cat`), so a background child that keeps
@@ -110,7 +111,12 @@ k_run() {
   else
     mkfifo -m 600 "$k_o.e"
     cat "$k_o.e" >&2 & k_e=$!
-    setsid "$@" </dev/null >"$k_o" 2>"$k_o.e" & k_p=$!
+    if [ "$k_mode" = b ]; then
+      # stdin: the request's here-document on fd 9, base64 (the job is the pipeline's last process).
+      base64 -d <&9 | setsid "$@" 9<&- >"$k_o" 2>"$k_o.e" & k_p=$!
+    else
+      setsid "$@" </dev/null >"$k_o" 2>"$k_o.e" & k_p=$!
+    fi
   fi
   # The leader's start time (Linux /proc, read without a fork) tells it from a later reuse of its pid.
   k_t=
