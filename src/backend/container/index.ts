@@ -9,17 +9,9 @@ import { KeelError } from "../../boundary/errors.js";
 import { createExecBackend, type ExecSearchEngine } from "../exec/index.js";
 import type { ExecTransport } from "../exec/transport.js";
 import type { Backend } from "../types.js";
-import { childShellPipe, type ExecPrefix, execPerCall } from "./pipe.js";
-import { createShellTransport } from "./shell-transport.js";
-
-export interface ContainerTarget {
-	/** "podman" | "docker" | "k8s": the backend's kind. */
-	kind: string;
-	/** The exec client's argv before the program's (see execPrefix). */
-	prefix: ExecPrefix;
-	/** For messages: "podman container web". */
-	label: string;
-}
+import { childShellPipe, execPerCall } from "./pipe.js";
+import { createShellPool } from "./shell-transport.js";
+import type { ContainerTarget } from "./targets.js";
 
 export interface ContainerBackendOptions {
 	/** Persistent shells at most (default 4): concurrent calls beyond this wait. */
@@ -37,48 +29,12 @@ export interface ContainerBackend extends Backend {
 	connect(): Promise<void>;
 }
 
-export interface EngineTarget {
-	engine: "podman" | "docker";
-	container: string;
-	/** The runtime's executable (default: the engine's name on PATH). */
-	command?: string;
-	/** Global options before `exec` (e.g. podman's `--cgroup-manager=cgroupfs`). */
-	globalArgs?: string[];
-	/** Run as this user inside the container (`--user`). */
-	user?: string;
-}
-
-export interface KubectlTarget {
-	namespace: string;
-	pod: string;
-	container?: string;
-	/** Default "kubectl" on PATH. */
-	command?: string;
-	/** Options before `exec` (e.g. `--context`, `--kubeconfig`). */
-	globalArgs?: string[];
-}
-
-export function engineTarget(t: EngineTarget): ContainerTarget {
-	const prefix = [t.command ?? t.engine, ...(t.globalArgs ?? []), "exec", "-i"];
-	if (t.user) prefix.push("--user", t.user);
-	prefix.push("--", t.container);
-	return { kind: t.engine, prefix, label: `${t.engine} container ${t.container}` };
-}
-
-export function kubectlTarget(t: KubectlTarget): ContainerTarget {
-	const prefix = [t.command ?? "kubectl", ...(t.globalArgs ?? []), "exec", "-i", "-n", t.namespace, t.pod];
-	if (t.container) prefix.push("-c", t.container);
-	prefix.push("--");
-	const where = `${t.namespace}/${t.pod}${t.container ? `/${t.container}` : ""}`;
-	return { kind: "k8s", prefix, label: `pod ${where}` };
-}
-
 export function createContainerBackend(
 	target: ContainerTarget,
 	opts: ContainerBackendOptions = {},
 ): ContainerBackend {
 	const direct = execPerCall(target.prefix, target.label);
-	const shells = createShellTransport({
+	const shells = createShellPool({
 		open: () => childShellPipe(target.prefix, target.label),
 		direct,
 		maxShells: opts.maxShells,
@@ -92,6 +48,7 @@ export function createContainerBackend(
 	});
 	return {
 		...backend,
+		exec: shells.exec,
 		label: target.label,
 		transport: shells.transport,
 		get shellsOpened() {
@@ -119,4 +76,12 @@ export function createContainerBackend(
 }
 
 export { execPerCall } from "./pipe.js";
-export { createShellTransport } from "./shell-transport.js";
+export { createShellPool } from "./shell-transport.js";
+
+export {
+	type ContainerTarget,
+	type EngineTarget,
+	engineTarget,
+	type KubectlTarget,
+	kubectlTarget,
+} from "./targets.js";

@@ -80,15 +80,15 @@ k_rm() {
 k_mkdirp() { mkdir -p -- "$1"; }
 k_sweep() { find "$1" -maxdepth 1 -type f -name '.keel-tmp-*' -mmin "+$2" -print -exec rm -f -- {} +; }
 k_kill() {
-  if [ "$1" != - ]; then kill -KILL -- "-$1" "$1" 2>/dev/null; fi
-  shift; if [ $# -gt 0 ]; then kill -KILL -- "$@" 2>/dev/null; fi; return 0
+  if [ "$1" != - ]; then kill -s KILL -- "-$1" "$1" 2>/dev/null; fi
+  shift; if [ $# -gt 0 ]; then kill -s KILL -- "$@" 2>/dev/null; fi; return 0
 }
 # Kill the group led by $1 if its leader is still the process that started at $2 (after a drop).
 k_reap() {
   k_t=
   if read -r k_t < "/proc/$1/stat" 2>/dev/null; then
     k_t=${"$"}{k_t##*) }; set -- "$1" "$2" $k_t
-    if [ "${"$"}{22}" = "$2" ]; then kill -KILL -- "-$1" 2>/dev/null; fi
+    if [ "${"$"}{22}" = "$2" ]; then kill -s KILL -- "-$1" 2>/dev/null; fi
   fi
   return 0
 }
