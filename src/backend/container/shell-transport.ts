@@ -104,6 +104,7 @@ export function createShellPool(opts: ShellPoolOptions): ShellPool {
 			cwd: "/",
 			words: argv,
 			stdin: t.stdin,
+			direct: true, // keel's scripts, rg, fd and probes: nothing left running in the background
 			signal: t.signal,
 			onStdout: (c) => t.onData?.(c, "stdout"),
 			onStderr: (c) => t.onData?.(c, "stderr"),

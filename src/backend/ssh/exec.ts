@@ -20,6 +20,8 @@ export interface JobRequest {
 	words: string[];
 	/** mode a: the job's stdin (else /dev/null). */
 	stdin?: Uint8Array;
+	/** mode a: no FIFO relays (see Job.direct in shell.ts). */
+	direct?: boolean;
 	signal?: AbortSignal;
 	timeoutMs?: number;
 	onStdout: (c: Buffer) => void;
@@ -111,6 +113,7 @@ export async function runJob(host: JobHost, req: JobRequest): Promise<JobOutcome
 				cwd: req.cwd,
 				words: req.words,
 				stdin: req.stdin,
+				direct: req.direct,
 				onStdout: (c) => {
 					if (!settled) req.onStdout(c);
 				},

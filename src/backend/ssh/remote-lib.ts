@@ -4,7 +4,9 @@
  *
  * Records (see framing.ts) are `\037<marker><body>\n`:
  *   helper requests  stdout: output, then `r <status>`
- *   jobs (k_run M c|a|b CWD WORDS...; b: argv with stdin from a base64 here-document on fd 9)
+ *   jobs (k_run M MODE CWD WORDS...): c command line; a argv; b argv with stdin from a base64
+ *                    here-document on fd 9; f and g: a and b without the FIFO relays (keel's own
+ *                    programs, which leave no background children)
  *                    stderr: `p <pgid> <start|-> <relay> [<relay>]`, `x <status>`, `d` (last);
  *                    `n` = no such cwd
  *                    stdout: output, then `e` (last)
@@ -98,6 +100,20 @@ k_run() {
     printf '\037%s n\n' "$k_m" >&2; printf '\037%s e\n' "$k_m"; printf '\037%s d\n' "$k_m" >&2; return
   fi
   shift 3
+  if [ "$k_mode" = f ] || [ "$k_mode" = g ]; then
+    # keel's own argv (scripts, rg, fd): output straight to the shell's streams, no FIFO relays.
+    if [ "$k_mode" = g ]; then base64 -d <&9 | setsid "$@" 9<&- & k_p=$!
+    else setsid "$@" </dev/null & k_p=$!; fi
+    k_t=
+    if read -r k_t < "/proc/$k_p/stat" 2>/dev/null; then k_t=${"$"}{k_t##*) }; set -- $k_t; k_t=${"$"}{20}; fi
+    printf '\037%s p %s %s\n' "$k_m" "$k_p" "${"$"}{k_t:--}" >&2
+    wait "$k_p" 2>/dev/null; k_c=$?
+    cd /
+    printf '\037%s x %s\n' "$k_m" "$k_c" >&2
+    printf '\037%s e\n' "$k_m"
+    printf '\037%s d\n' "$k_m" >&2
+    return
+  fi
   k_o="${"$"}{TMPDIR:-/tmp}/.keel-$k_m"
   k_e=
   if ! mkfifo -m 600 "$k_o"; then

@@ -172,6 +172,11 @@ export interface Job {
 	words: string[];
 	/** mode a: bytes for the job's stdin (else /dev/null), sent inside the request (base64). */
 	stdin?: Uint8Array;
+	/**
+	 * mode a: output straight to the shell's streams, without the FIFO relays that cut off
+	 * background children. Only for programs that leave none (keel's own scripts, rg, fd).
+	 */
+	direct?: boolean;
 	onStdout: (c: Buffer) => void;
 	onStderr?: (c: Buffer) => void;
 	/** The job's process group, its leader's start time (when the host tells) and relays. */
@@ -225,13 +230,15 @@ export class JobShell extends ShellChannel {
 		};
 		this.job = state;
 		const words = [job.cwd, ...job.words].map(shq).join(" ");
-		if (job.mode === "a" && job.stdin) {
+		const argv = job.mode === "a";
+		if (argv && job.stdin) {
 			// A here-document is read by the shell itself, so this works in any sh (dash reads its
 			// input in blocks: bytes after the command line would be gone before a job could read them).
+			const mode = job.direct ? "g" : "b";
 			this.write(
-				`k_run ${marker} b ${words} 9<<'KEEL_${marker}_END'\n${base64Lines(job.stdin)}KEEL_${marker}_END\n`,
+				`k_run ${marker} ${mode} ${words} 9<<'KEEL_${marker}_END'\n${base64Lines(job.stdin)}KEEL_${marker}_END\n`,
 			);
-		} else this.write(`k_run ${marker} ${job.mode} ${words}\n`);
+		} else this.write(`k_run ${marker} ${argv && job.direct ? "f" : job.mode} ${words}\n`);
 	}
 
 	private maybeDone(): void {
