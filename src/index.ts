@@ -7,6 +7,11 @@ export {
 	createBwrapTransport,
 } from "./backend/bwrap.js";
 export {
+	type AiSdkSandboxSession,
+	aiSdkSandboxTransport,
+	createAiSdkSandboxBackend,
+} from "./backend/container/ai-sdk.js";
+export {
 	type ContainerBackend,
 	type ContainerBackendOptions,
 	type ContainerTarget,
