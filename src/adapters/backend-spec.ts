@@ -67,7 +67,7 @@ export function chooseBackend(
 	if (spec.startsWith("ssh://")) return chooseSsh(spec, flags);
 	if (isContainerSpec(spec)) return chooseContainer(spec);
 	throw new BackendSpecError(
-		`unknown backend "${spec}" (use local, bwrap, ssh://user@host[:port]/path, docker://NAME/path, podman://NAME/path or k8s://NAMESPACE/POD[/CONTAINER]/path)`,
+		`unknown backend "${spec}" (use local, bwrap or ssh://user@host[:port]/path, or a container: docker://NAME/path, podman://NAME/path, k8s://NAMESPACE/POD[/CONTAINER]/path)`,
 	);
 }
 
