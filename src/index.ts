@@ -6,6 +6,22 @@ export {
 	createBwrapBackend,
 	createBwrapTransport,
 } from "./backend/bwrap.js";
+export {
+	type AiSdkSandboxSession,
+	aiSdkSandboxTransport,
+	createAiSdkSandboxBackend,
+} from "./backend/container/ai-sdk.js";
+export {
+	type ContainerBackend,
+	type ContainerBackendOptions,
+	type ContainerTarget,
+	createContainerBackend,
+	type EngineTarget,
+	engineTarget,
+	type KubectlTarget,
+	kubectlTarget,
+} from "./backend/container/index.js";
+export { type ContainerSpec, parseContainerSpec } from "./backend/container/spec.js";
 export { createExecBackend, type ExecBackendOptions, type ExecTransport } from "./backend/exec/index.js";
 export { createLocalBackend, type LocalBackendOptions } from "./backend/local.js";
 export { createSshBackend, type SshBackend, type SshBackendOptions } from "./backend/ssh/index.js";

@@ -2,10 +2,12 @@
  * `--backend SPEC` for the CLI: `local` (default), `bwrap` (commands in a bubblewrap sandbox; with
  * `--network` to keep the network), or `ssh://user@host[:port]/path` (`--identity FILE`,
  * `--insecure-host-key`; the host may be a ~/.ssh/config alias, whose HostName, User, Port and
- * IdentityFile apply where the spec and flags give none). Heavy backends are imported only when
- * asked for.
+ * IdentityFile apply where the spec and flags give none), or a container: `docker://NAME/path`,
+ * `podman://NAME/path`, `k8s://NAMESPACE/POD[/CONTAINER]/path` (persistent shells over the runtime's
+ * `exec -i`). Heavy backends are imported only when asked for.
  */
 import { resolve } from "node:path";
+import { isContainerSpec, parseContainerSpec } from "../backend/container/spec.js";
 import { parseSshSpecAsWritten } from "../backend/ssh/spec.js";
 import type { Backend } from "../backend/types.js";
 
@@ -80,7 +82,33 @@ export function chooseBackend(
 		};
 	}
 	if (spec.startsWith("ssh://")) return chooseSsh(spec, flags);
-	throw new BackendSpecError(`unknown backend "${spec}" (use local, bwrap or ssh://user@host[:port]/path)`);
+	if (isContainerSpec(spec)) return chooseContainer(spec);
+	throw new BackendSpecError(
+		`unknown backend "${spec}" (use local, bwrap or ssh://user@host[:port]/path, or a container: docker://NAME/path, podman://NAME/path, k8s://NAMESPACE/POD[/CONTAINER]/path)`,
+	);
+}
+
+function chooseContainer(spec: string): BackendChoice {
+	let parsed: ReturnType<typeof parseContainerSpec>;
+	try {
+		parsed = parseContainerSpec(spec);
+	} catch (e) {
+		throw new BackendSpecError((e as Error).message);
+	}
+	if (!parsed.root) {
+		throw new BackendSpecError(
+			`${spec} needs the directory to work in inside the container, e.g. ${spec.replace(/\/*$/, "")}/work`,
+		);
+	}
+	return {
+		root: parsed.root,
+		open: async () => {
+			const { createContainerBackend } = await import("../backend/container/index.js");
+			const backend = createContainerBackend(parsed.target);
+			await backend.connect(); // fail fast: no such container, runtime missing
+			return backend;
+		},
+	};
 }
 
 function chooseSsh(spec: string, flags: BackendFlags): BackendChoice {

@@ -30,7 +30,8 @@ Options:
   --allow-read PATH     read-only root (repeatable)
   --profile pi|unified|codex  tool palette (default: pi)
   --backend SPEC        where tools run: local (default), bwrap (commands in a bubblewrap
-                        sandbox), ssh://user@host[:port]/path
+                        sandbox), ssh://user@host[:port]/path, podman://NAME/path,
+                        docker://NAME/path, k8s://NAMESPACE/POD[/CONTAINER]/path
   --network             bwrap: keep the network (default: off)
   --identity FILE       ssh: private key (default: ssh-agent, then ~/.ssh/id_*)
   --insecure-host-key   ssh: skip host key checking against known_hosts

@@ -14,11 +14,13 @@ import { tmpdir } from "node:os";
 import { dirname } from "node:path";
 import { createSandboxRunner } from "../../src/backend/bwrap/runner.js";
 import { createBwrapBackend, createBwrapTransport } from "../../src/backend/bwrap.js";
+import { createContainerBackend, engineTarget, kubectlTarget } from "../../src/backend/container/index.js";
 import { createExecBackend, type ExecSearchEngine } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { createLocalBackend } from "../../src/backend/local.js";
 import { createSshBackend } from "../../src/backend/ssh/index.js";
 import type { Backend } from "../../src/backend/types.js";
+import { FAKE_KUBECTL, podmanContainer, podmanMissing } from "../fixtures/podman.js";
 import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 import { type SshTransport, sshTransport } from "./transports.js";
 
@@ -140,7 +142,34 @@ export const BACKENDS: BackendFactory[] = [
 	),
 	execSshFactory(),
 	sshFactory(),
+	podmanFactory(),
+	podmanFactory("k8s (fake kubectl → podman)"),
 ];
+
+/**
+ * The container backend (persistent shells over `podman exec -i`) in the CI's podman container;
+ * with a name, over `kubectl exec -i` with test/fixtures/fake-kubectl standing in for kubectl
+ * (no cluster here: it checks keel's kubectl argv and runs `podman exec -i` in its place).
+ */
+function podmanFactory(kubectl?: string): BackendFactory {
+	const target = () =>
+		kubectl
+			? kubectlTarget({ namespace: "keel", pod: podmanContainer(), container: "main", command: FAKE_KUBECTL })
+			: engineTarget({ engine: "podman", container: podmanContainer() });
+	return {
+		name: kubectl ?? "podman",
+		available: async () => podmanMissing() ?? true,
+		testTimeoutMs: 120_000,
+		async create() {
+			const backend = createContainerBackend(target());
+			return {
+				backend,
+				makeSymlink: (target, path) => transportSymlink(backend.transport, target, path),
+				cleanup: () => backend.close(),
+			};
+		},
+	};
+}
 
 /** keel's ssh backend (ssh2: SFTP files, persistent remote shells) against the test sshd. */
 function sshFactory(): BackendFactory {

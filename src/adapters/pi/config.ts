@@ -61,7 +61,7 @@ export const FLAG_HELP: Record<FlagKey, string> = {
 	allowRead: "extra read-only roots for keel's tools, comma separated",
 	disable: "tool names to turn off, comma separated (keel's or pi's)",
 	backend:
-		"where keel's tools run: local (default), bwrap (commands in a bubblewrap sandbox), or ssh://user@host[:port]/path (the path is the root)",
+		"where keel's tools run: local (default), bwrap (commands in a bubblewrap sandbox), ssh://user@host[:port]/path, podman://NAME/path, docker://NAME/path or k8s://NAMESPACE/POD[/CONTAINER]/path (the path is the root)",
 	network: "keel bwrap backend: keep the network (default: off)",
 	env: "keel bwrap backend: host environment variables to pass into the sandbox, comma separated names (default: a minimal set)",
 	identity: "keel ssh backend: private key file (default: ssh-agent, then ~/.ssh/id_*)",

@@ -21,7 +21,7 @@ import {
 	preferredHostKeyAlgorithms,
 	verifyHostKey,
 } from "./known-hosts.js";
-import { HelperShell, JobShell, openChannel } from "./shell.js";
+import { channelPipe, HelperShell, JobShell, openChannel } from "./shell.js";
 
 export interface SshConnectOptions {
 	/** A host name, address or ~/.ssh/config alias (`Host` patterns match it as given). */
@@ -436,7 +436,7 @@ export class SshConnection {
 				if (shells.length >= maxShells) {
 					return new Promise<JobShell>((resolve, reject) => waiters.push({ resolve, reject }));
 				}
-				const shell = new JobShell(await openChannel(client), this.opts.remotePath, onIdle);
+				const shell = new JobShell(channelPipe(await openChannel(client)), this.opts.remotePath, onIdle);
 				shells.push(shell);
 				return shell;
 			},
@@ -464,7 +464,7 @@ export class SshConnection {
 				),
 				openChannel(client),
 			]);
-			const helper = new HelperShell(chan, this.opts.remotePath);
+			const helper = new HelperShell(channelPipe(chan), this.opts.remotePath);
 			// Without SFTP or the helper the backend cannot work: treat either closing as a drop.
 			sftp.on("close", () => markLost("the SFTP channel closed"));
 			chan.on("close", () => markLost("the helper shell exited"));

@@ -5,12 +5,12 @@
  * shell. Concurrent commands each get their own shell (up to maxJobShells, then they queue), so a
  * long command never holds up another; file operations do not use these shells at all.
  */
-
 import { setLongTimeout } from "../../boundary/timing.js";
 import type { ArgvRunner } from "../search/native.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Live, SshConnection } from "./connection.js";
 import { sysError } from "./errors.js";
+import type { JobShell } from "./shell.js";
 
 /** After the command exits, how long to wait for output still held open by background children. */
 const DRAIN_MS = 250;
@@ -19,6 +19,10 @@ export interface JobRequest {
 	mode: "c" | "a";
 	cwd: string;
 	words: string[];
+	/** mode a: the job's stdin (else /dev/null). */
+	stdin?: Uint8Array;
+	/** mode a: no FIFO relays (see Job.direct in shell.ts). */
+	direct?: boolean;
 	signal?: AbortSignal;
 	timeoutMs?: number;
 	onStdout: (c: Buffer) => void;
@@ -31,105 +35,136 @@ export interface JobOutcome {
 	timedOut: boolean;
 }
 
-function killVia(live: Live, pgid: number | "-", relays: number[]): void {
-	live.helper.request("k_kill", String(pgid), ...relays.map(String)).catch(() => {});
+/**
+ * What runJob needs from whatever holds the job shells: the ssh connection here, the container
+ * backend's pool of `podman exec -i` shells (container/shell-transport.ts).
+ */
+export interface JobHost {
+	acquireShell(): Promise<JobShell>;
+	/** kill -KILL the group (and the relays) through a helper shell; "-": only the relays. */
+	kill(pgid: number | "-", relays: number[]): void;
+	/** Record a running job's group (undefined: forget it), to kill or reap it later. */
+	track(key: object, job: { pgid: number; start?: string } | undefined): void;
+	/** Set once the whole link is gone: its jobs are then reaped on reconnect, not killed now. */
+	readonly lost?: Error;
+}
+
+function sshJobHost(conn: SshConnection, live: Live): JobHost {
+	return {
+		acquireShell: () => live.acquireShell(),
+		kill: (pgid, relays) => {
+			live.helper.request("k_kill", String(pgid), ...relays.map(String)).catch(() => {});
+		},
+		track: (key, job) => conn.trackJob(key, job && { live, ...job }),
+		get lost() {
+			return live.lost;
+		},
+	};
 }
 
 export function runRemoteJob(conn: SshConnection, req: JobRequest): Promise<JobOutcome> {
 	if (req.signal?.aborted) return Promise.resolve({ status: null, aborted: true, timedOut: false });
-	return conn.use(async (live) => {
-		const shell = await live.acquireShell();
-		return new Promise<JobOutcome>((resolve, reject) => {
-			let pgid: number | undefined;
-			let relays: number[] = [];
-			let status: number | null = null;
-			let aborted = false;
-			let timedOut = false;
-			let settled = false;
-			let drain: NodeJS.Timeout | undefined;
-			const killGroup = () => {
-				if (pgid !== undefined) killVia(live, pgid, relays);
-			};
-			const onAbort = () => {
-				aborted = true;
-				killGroup();
-			};
-			const timer =
-				req.timeoutMs !== undefined && req.timeoutMs > 0
-					? setLongTimeout(() => {
-							timedOut = true;
-							killGroup();
-						}, req.timeoutMs)
-					: undefined;
-			req.signal?.addEventListener("abort", onAbort, { once: true });
-			const key = {};
-			const settle = (fn: () => void) => {
-				if (settled) return;
-				settled = true;
-				conn.trackJob(key, undefined);
-				timer?.clear();
-				if (drain) clearTimeout(drain);
-				req.signal?.removeEventListener("abort", onAbort);
-				// A child forked while the group was being killed would survive one kill.
-				if (aborted || timedOut) killGroup();
-				fn();
-			};
-			const finish = () => settle(() => resolve({ status, aborted, timedOut }));
-			try {
-				shell.start({
-					mode: req.mode,
-					cwd: req.cwd,
-					words: req.words,
-					onStdout: (c) => {
-						if (!settled) req.onStdout(c);
-					},
-					onStderr: req.onStderr
-						? (c) => {
-								if (!settled) req.onStderr?.(c);
-							}
-						: undefined,
-					onStarted: (p, start, r) => {
-						pgid = p;
-						relays = r;
-						conn.trackJob(key, { live, pgid: p, start });
-						if (aborted || timedOut) killGroup();
-					},
-					onExit: (s) => {
-						status = s;
-						// Background children may hold the output open: stop waiting for them after a
-						// while and cut them off (their relay dies; the shell then frees itself).
-						drain = setTimeout(
-							() => {
-								killVia(live, "-", relays);
-								finish();
-							},
-							aborted || timedOut ? 0 : DRAIN_MS,
-						);
-					},
-					onDone: ({ noCwd }) => {
-						if (noCwd) settle(() => reject(sysError("ENOENT", "no such working directory", req.cwd)));
-						else finish();
-					},
-					onLost: (e) => {
-						// Only the shell died (the connection is fine): do not leave the job running. After
-						// a drop, the connection has already taken the job over, to reap it on reconnect.
-						if (!live.lost) killGroup();
-						settle(() => reject(live.lost ?? e));
-					},
-				});
-			} catch (e) {
-				settle(() => reject(e));
-			}
-		});
+	return conn.use((live) => runJob(sshJobHost(conn, live), req));
+}
+
+/** One job in a shell from `host`: streamed output, abort and timeout kill its group. */
+export async function runJob(host: JobHost, req: JobRequest): Promise<JobOutcome> {
+	if (req.signal?.aborted) return { status: null, aborted: true, timedOut: false };
+	const shell = await host.acquireShell();
+	return new Promise<JobOutcome>((resolve, reject) => {
+		let pgid: number | undefined;
+		let relays: number[] = [];
+		let status: number | null = null;
+		let aborted = false;
+		let timedOut = false;
+		let settled = false;
+		let drain: NodeJS.Timeout | undefined;
+		const killGroup = () => {
+			if (pgid !== undefined) host.kill(pgid, relays);
+		};
+		const onAbort = () => {
+			aborted = true;
+			killGroup();
+		};
+		const timer =
+			req.timeoutMs !== undefined && req.timeoutMs > 0
+				? setLongTimeout(() => {
+						timedOut = true;
+						killGroup();
+					}, req.timeoutMs)
+				: undefined;
+		req.signal?.addEventListener("abort", onAbort, { once: true });
+		if (req.signal?.aborted) aborted = true; // aborted while waiting for a shell
+		const key = {};
+		const settle = (fn: () => void) => {
+			if (settled) return;
+			settled = true;
+			host.track(key, undefined);
+			timer?.clear();
+			if (drain) clearTimeout(drain);
+			req.signal?.removeEventListener("abort", onAbort);
+			// A child forked while the group was being killed would survive one kill.
+			if (aborted || timedOut) killGroup();
+			fn();
+		};
+		const finish = () => settle(() => resolve({ status, aborted, timedOut }));
+		try {
+			shell.start({
+				mode: req.mode,
+				cwd: req.cwd,
+				words: req.words,
+				stdin: req.stdin,
+				direct: req.direct,
+				onStdout: (c) => {
+					if (!settled) req.onStdout(c);
+				},
+				onStderr: req.onStderr
+					? (c) => {
+							if (!settled) req.onStderr?.(c);
+						}
+					: undefined,
+				onStarted: (p, start, r) => {
+					pgid = p;
+					relays = r;
+					host.track(key, { pgid: p, start });
+					if (aborted || timedOut) killGroup();
+				},
+				onExit: (s) => {
+					status = s;
+					// Background children may hold the output open: stop waiting for them after a
+					// while and cut them off (their relay dies; the shell then frees itself).
+					drain = setTimeout(
+						() => {
+							host.kill("-", relays);
+							finish();
+						},
+						aborted || timedOut ? 0 : DRAIN_MS,
+					);
+				},
+				onDone: ({ noCwd }) => {
+					if (noCwd) settle(() => reject(sysError("ENOENT", "no such working directory", req.cwd)));
+					else finish();
+				},
+				onLost: (e) => {
+					// Only the shell died (the link is fine): do not leave the job running. After a
+					// drop, the host has already taken the job over, to reap it on reconnect.
+					if (!host.lost) killGroup();
+					settle(() => reject(host.lost ?? e));
+				},
+			});
+		} catch (e) {
+			settle(() => reject(e));
+		}
 	});
 }
 
-export function createSshExec(conn: SshConnection): ExecOps {
+/** ExecOps over a job runner: a command line in mode c, req.env added to the remote environment. */
+export function createJobExec(run: (req: JobRequest) => Promise<JobOutcome>): ExecOps {
 	return {
 		async run(req: ExecRequest): Promise<ExecResult> {
 			// req.env adds to the remote environment (the local one means nothing there).
 			const env = Object.entries(req.env ?? {}).map(([k, v]) => `${k}=${v}`);
-			const r = await runRemoteJob(conn, {
+			const r = await run({
 				mode: "c",
 				cwd: req.cwd,
 				words: [req.command, ...env],
@@ -146,6 +181,10 @@ export function createSshExec(conn: SshConnection): ExecOps {
 			};
 		},
 	};
+}
+
+export function createSshExec(conn: SshConnection): ExecOps {
+	return createJobExec((req) => runRemoteJob(conn, req));
 }
 
 /** The search engines' transport: argv run remotely, stdout and stderr kept apart. */

@@ -4,7 +4,10 @@
  *
  * Records (see framing.ts) are `\037<marker><body>\n`:
  *   helper requests  stdout: output, then `r <status>`
- *   jobs (k_run)     stderr: `p <pgid> <start|-> <relay> [<relay>]`, `x <status>`, `d` (last);
+ *   jobs (k_run M MODE CWD WORDS...): c command line; a argv; b argv with stdin from a base64
+ *                    here-document on fd 9; f and g: a and b without the FIFO relays (keel's own
+ *                    programs, which leave no background children)
+ *                    stderr: `p <pgid> <start|-> <relay> [<relay>]`, `x <status>`, `d` (last);
  *                    `n` = no such cwd
  *                    stdout: output, then `e` (last)
  * A job's output goes through its own FIFO and relay (`cat`), so a background child that keeps
@@ -79,15 +82,15 @@ k_rm() {
 k_mkdirp() { mkdir -p -- "$1"; }
 k_sweep() { find "$1" -maxdepth 1 -type f -name '.keel-tmp-*' -mmin "+$2" -print -exec rm -f -- {} +; }
 k_kill() {
-  if [ "$1" != - ]; then kill -KILL -- "-$1" "$1" 2>/dev/null; fi
-  shift; if [ $# -gt 0 ]; then kill -KILL -- "$@" 2>/dev/null; fi; return 0
+  if [ "$1" != - ]; then kill -s KILL -- "-$1" "$1" 2>/dev/null; fi
+  shift; if [ $# -gt 0 ]; then kill -s KILL -- "$@" 2>/dev/null; fi; return 0
 }
 # Kill the group led by $1 if its leader is still the process that started at $2 (after a drop).
 k_reap() {
   k_t=
   if read -r k_t < "/proc/$1/stat" 2>/dev/null; then
     k_t=${"$"}{k_t##*) }; set -- "$1" "$2" $k_t
-    if [ "${"$"}{22}" = "$2" ]; then kill -KILL -- "-$1" 2>/dev/null; fi
+    if [ "${"$"}{22}" = "$2" ]; then kill -s KILL -- "-$1" 2>/dev/null; fi
   fi
   return 0
 }
@@ -97,6 +100,20 @@ k_run() {
     printf '\037%s n\n' "$k_m" >&2; printf '\037%s e\n' "$k_m"; printf '\037%s d\n' "$k_m" >&2; return
   fi
   shift 3
+  if [ "$k_mode" = f ] || [ "$k_mode" = g ]; then
+    # keel's own argv (scripts, rg, fd): output straight to the shell's streams, no FIFO relays.
+    if [ "$k_mode" = g ]; then base64 -d <&9 | setsid "$@" 9<&- & k_p=$!
+    else setsid "$@" </dev/null & k_p=$!; fi
+    k_t=
+    if read -r k_t < "/proc/$k_p/stat" 2>/dev/null; then k_t=${"$"}{k_t##*) }; set -- $k_t; k_t=${"$"}{20}; fi
+    printf '\037%s p %s %s\n' "$k_m" "$k_p" "${"$"}{k_t:--}" >&2
+    wait "$k_p" 2>/dev/null; k_c=$?
+    cd /
+    printf '\037%s x %s\n' "$k_m" "$k_c" >&2
+    printf '\037%s e\n' "$k_m"
+    printf '\037%s d\n' "$k_m" >&2
+    return
+  fi
   k_o="${"$"}{TMPDIR:-/tmp}/.keel-$k_m"
   k_e=
   if ! mkfifo -m 600 "$k_o"; then
@@ -110,7 +127,12 @@ k_run() {
   else
     mkfifo -m 600 "$k_o.e"
     cat "$k_o.e" >&2 & k_e=$!
-    setsid "$@" </dev/null >"$k_o" 2>"$k_o.e" & k_p=$!
+    if [ "$k_mode" = b ]; then
+      # stdin: the request's here-document on fd 9, base64 (the job is the pipeline's last process).
+      base64 -d <&9 | setsid "$@" 9<&- >"$k_o" 2>"$k_o.e" & k_p=$!
+    else
+      setsid "$@" </dev/null >"$k_o" 2>"$k_o.e" & k_p=$!
+    fi
   fi
   # The leader's start time (Linux /proc, read without a fork) tells it from a later reuse of its pid.
   k_t=

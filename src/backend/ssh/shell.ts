@@ -1,9 +1,10 @@
 /**
- * Persistent remote shells over ssh2 exec channels. A channel is opened once and then reused:
- * sshd starts every channel through the user's login shell (which may source ~/.bashrc), so that
- * cost is paid once per channel, never per call.
+ * Persistent remote shells over any carrier of three pipes: an ssh2 exec channel here, a
+ * `podman exec -i` / `kubectl exec -i` child for the container backend (container/pipe.ts). A
+ * carrier is opened once and then reused, so its start-up cost (sshd's login shell, which may
+ * source ~/.bashrc; a container runtime's exec) is paid once per shell, never per call.
  *
- *  - HelperShell: file facts SFTP v3 lacks (identity, hashes) and the check-and-commit steps;
+ *  - HelperShell: file facts SFTP v3 lacks (identity, hashes), the check-and-commit steps, kills;
  *    requests are pipelined and answered in order, one round trip each.
  *  - JobShell: one command (or argv) at a time, output streamed, the job in its own process group.
  */
@@ -11,6 +12,17 @@ import type { Client, ClientChannel } from "ssh2";
 import { shq } from "../shell-quote.js";
 import { newMarker, RecordSplitter } from "./framing.js";
 import { START_SHELL, shellInit } from "./remote-lib.js";
+
+/** A shell's stdin, stdout and stderr, whatever carries them. */
+export interface ShellPipe {
+	write(text: string): void;
+	onStdout(fn: (c: Buffer) => void): void;
+	onStderr(fn: (c: Buffer) => void): void;
+	/** Called once when the carrier ends (the shell exited, the channel or process is gone). */
+	onClose(fn: (e: Error) => void): void;
+	/** End the shell's input and release the carrier. */
+	close(): void;
+}
 
 export function openChannel(client: Client): Promise<ClientChannel> {
 	return new Promise((resolve, reject) => {
@@ -22,20 +34,38 @@ export function openChannel(client: Client): Promise<ClientChannel> {
 	});
 }
 
+/** An ssh2 exec channel as a ShellPipe. */
+export function channelPipe(chan: ClientChannel): ShellPipe {
+	return {
+		write: (text) => {
+			chan.write(text);
+		},
+		onStdout: (fn) => chan.on("data", fn),
+		onStderr: (fn) => chan.stderr.on("data", fn),
+		onClose: (fn) => {
+			chan.on("close", () => fn(new Error("the remote shell closed")));
+			chan.on("error", (e: Error) => fn(e));
+		},
+		close: () => {
+			chan.end();
+			chan.close();
+		},
+	};
+}
+
 /** Shared channel plumbing: stdout/stderr routing, death, the last bytes of stray stderr for errors. */
 abstract class ShellChannel {
 	private deadError: Error | undefined;
 	protected strayStderr = "";
 
 	constructor(
-		protected readonly chan: ClientChannel,
+		protected readonly pipe: ShellPipe,
 		remotePath: string | undefined,
 	) {
-		chan.on("data", (c: Buffer) => this.onStdout(c));
-		chan.stderr.on("data", (c: Buffer) => this.onStderr(c));
-		chan.on("close", () => this.die(new Error("the remote shell closed")));
-		chan.on("error", (e: Error) => this.die(e));
-		chan.write(shellInit(remotePath));
+		pipe.onStdout((c) => this.onStdout(c));
+		pipe.onStderr((c) => this.onStderr(c));
+		pipe.onClose((e) => this.die(e));
+		pipe.write(shellInit(remotePath));
 	}
 
 	get dead(): Error | undefined {
@@ -44,7 +74,7 @@ abstract class ShellChannel {
 
 	protected write(text: string): void {
 		if (this.deadError) throw this.deadError;
-		this.chan.write(text);
+		this.pipe.write(text);
 	}
 
 	protected keepStray(c: Buffer): void {
@@ -59,8 +89,7 @@ abstract class ShellChannel {
 	}
 
 	close(): void {
-		this.chan.end();
-		this.chan.close();
+		this.pipe.close();
 	}
 
 	protected abstract onStdout(c: Buffer): void;
@@ -82,8 +111,8 @@ interface PendingRequest {
 export class HelperShell extends ShellChannel {
 	private readonly pending: PendingRequest[] = [];
 
-	constructor(chan: ClientChannel, remotePath?: string) {
-		super(chan, remotePath);
+	constructor(pipe: ShellPipe, remotePath?: string) {
+		super(pipe, remotePath);
 	}
 
 	/** Run one of remote-lib's functions with these arguments; its output and status. */
@@ -141,6 +170,13 @@ export interface Job {
 	cwd: string;
 	/** mode c: [command, ...NAME=value]; mode a: argv. */
 	words: string[];
+	/** mode a: bytes for the job's stdin (else /dev/null), sent inside the request (base64). */
+	stdin?: Uint8Array;
+	/**
+	 * mode a: output straight to the shell's streams, without the FIFO relays that cut off
+	 * background children. Only for programs that leave none (keel's own scripts, rg, fd).
+	 */
+	direct?: boolean;
 	onStdout: (c: Buffer) => void;
 	onStderr?: (c: Buffer) => void;
 	/** The job's process group, its leader's start time (when the host tells) and relays. */
@@ -156,11 +192,11 @@ export class JobShell extends ShellChannel {
 	private job: { job: Job; out: RecordSplitter; err: RecordSplitter; noCwd: boolean } | undefined;
 
 	constructor(
-		chan: ClientChannel,
+		pipe: ShellPipe,
 		remotePath: string | undefined,
 		private readonly onIdle: (shell: JobShell) => void,
 	) {
-		super(chan, remotePath);
+		super(pipe, remotePath);
 	}
 
 	get busy(): boolean {
@@ -193,7 +229,16 @@ export class JobShell extends ShellChannel {
 			),
 		};
 		this.job = state;
-		this.write(`k_run ${marker} ${job.mode} ${[job.cwd, ...job.words].map(shq).join(" ")}\n`);
+		const words = [job.cwd, ...job.words].map(shq).join(" ");
+		const argv = job.mode === "a";
+		if (argv && job.stdin) {
+			// A here-document is read by the shell itself, so this works in any sh (dash reads its
+			// input in blocks: bytes after the command line would be gone before a job could read them).
+			const mode = job.direct ? "g" : "b";
+			this.write(
+				`k_run ${marker} ${mode} ${words} 9<<'KEEL_${marker}_END'\n${base64Lines(job.stdin)}KEEL_${marker}_END\n`,
+			);
+		} else this.write(`k_run ${marker} ${argv && job.direct ? "f" : job.mode} ${words}\n`);
 	}
 
 	private maybeDone(): void {
@@ -220,4 +265,12 @@ export class JobShell extends ShellChannel {
 		this.job = undefined;
 		s?.job.onLost(e);
 	}
+}
+
+/** base64 in lines of 76 characters, each ending in a newline (none for no bytes). */
+function base64Lines(data: Uint8Array): string {
+	const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+	let out = "";
+	for (let at = 0; at < text.length; at += 76) out += `${text.slice(at, at + 76)}\n`;
+	return out;
 }

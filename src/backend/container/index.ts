@@ -1,0 +1,87 @@
+/**
+ * Container backends (docker://, podman://, k8s://): the exec backend's files, commands, search and
+ * python (exec/*: POSIX scripts, probed once) over persistent shells inside the container
+ * (shell-transport.ts), reached through the runtime's exec client (`podman exec -i`, `docker exec
+ * -i`, `kubectl exec -i`). Nothing is installed in the container; it needs what the exec backend
+ * needs (sh, GNU coreutils and findutils, util-linux setsid; python3 for python; rg/fd optional).
+ */
+import { KeelError } from "../../boundary/errors.js";
+import { createExecBackend, type ExecSearchEngine } from "../exec/index.js";
+import type { ExecTransport } from "../exec/transport.js";
+import type { Backend } from "../types.js";
+import { childShellPipe, execPerCall } from "./pipe.js";
+import { createShellPool } from "./shell-transport.js";
+import type { ContainerTarget } from "./targets.js";
+
+export interface ContainerBackendOptions {
+	/** Persistent shells at most (default 4): concurrent calls beyond this wait. */
+	maxShells?: number;
+	searchEngine?: ExecSearchEngine;
+}
+
+export interface ContainerBackend extends Backend {
+	readonly label: string;
+	/** The transport the backend runs on (tests, the benchmarks). */
+	readonly transport: ExecTransport;
+	/** Shells opened so far. */
+	readonly shellsOpened: number;
+	/** Open a shell now and check the container answers; throws BACKEND_UNAVAILABLE naming the fix. */
+	connect(): Promise<void>;
+}
+
+export function createContainerBackend(
+	target: ContainerTarget,
+	opts: ContainerBackendOptions = {},
+): ContainerBackend {
+	const direct = execPerCall(target.prefix, target.label);
+	const shells = createShellPool({
+		open: () => childShellPipe(target.prefix, target.label),
+		direct,
+		maxShells: opts.maxShells,
+		label: target.label,
+	});
+	const backend = createExecBackend({
+		transport: shells.transport,
+		kind: target.kind,
+		searchEngine: opts.searchEngine,
+		close: () => shells.close(),
+	});
+	return {
+		...backend,
+		exec: shells.exec,
+		label: target.label,
+		transport: shells.transport,
+		get shellsOpened() {
+			return shells.opened;
+		},
+		async connect() {
+			let r: { exitCode: number | null };
+			try {
+				r = await shells.transport(["sh", "-c", "exit 0"], {});
+			} catch (e) {
+				throw new KeelError(
+					"BACKEND_UNAVAILABLE",
+					`Cannot run a shell in the ${target.label} (${(e as Error).message}); check that it is running and that ${target.prefix[0]} works here.`,
+					{ cause: e },
+				);
+			}
+			if (r.exitCode !== 0) {
+				throw new KeelError(
+					"BACKEND_UNAVAILABLE",
+					`The ${target.label} has no working sh (exit ${r.exitCode}).`,
+				);
+			}
+		},
+	};
+}
+
+export { execPerCall } from "./pipe.js";
+export { createShellPool } from "./shell-transport.js";
+
+export {
+	type ContainerTarget,
+	type EngineTarget,
+	engineTarget,
+	type KubectlTarget,
+	kubectlTarget,
+} from "./targets.js";
