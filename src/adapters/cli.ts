@@ -14,6 +14,7 @@ import { type CallResult, Session, type SessionOptions } from "../session.js";
 import { PROFILES, type Profile } from "../tools/registry.js";
 import type { Content } from "../tools/types.js";
 import { type BackendChoice, chooseBackend } from "./backend-spec.js";
+import { serveOptions, UsageError } from "./cli-serve.js";
 import type { ServeOptions } from "./mcp/serve.js";
 
 const USAGE = `Usage:
@@ -54,7 +55,7 @@ Options:
                         only when neither is given)
   --timeout SECONDS     smoke-extension: wall-clock limit (default: 10)`;
 
-export class UsageError extends Error {}
+export { UsageError };
 
 export interface CliIO {
 	stdout: (line: string) => void;
@@ -106,43 +107,6 @@ function parseOrThrow(argv: string[]) {
 	} catch (e) {
 		throw new UsageError((e as Error).message);
 	}
-}
-
-type Values = ReturnType<typeof parseOrThrow>["values"];
-
-/** A positive number option, or undefined when absent. */
-function positive(values: Values, name: keyof Values, max: number, integer = true): number | undefined {
-	const raw = values[name];
-	if (raw === undefined) return undefined;
-	const n = Number(raw);
-	if (!(Number.isFinite(n) && n > 0 && n <= max && (!integer || Number.isInteger(n))))
-		throw new UsageError(
-			`--${name} needs a ${integer ? "whole " : ""}number above 0, at most ${max} (got "${raw}")`,
-		);
-	return n;
-}
-
-function serveOptions(values: Values, command: string): ServeOptions {
-	const serveOnly = [
-		"token-file",
-		"allow-host",
-		"max-sessions",
-		"session-idle-timeout",
-		"max-message-mib",
-		"client-roots",
-	] as const;
-	const given = serveOnly.find((k) => values[k] !== undefined);
-	if (given && command !== "serve") throw new UsageError(`--${given} applies to serve only`);
-	const idle = positive(values, "session-idle-timeout", 7 * 24 * 3600, false);
-	const mib = positive(values, "max-message-mib", 4096);
-	return {
-		tokenFile: values["token-file"],
-		allowedHosts: values["allow-host"],
-		maxSessions: positive(values, "max-sessions", 100_000),
-		sessionIdleMs: idle === undefined ? undefined : Math.round(idle * 1000),
-		maxMessageBytes: mib === undefined ? undefined : mib * 1024 * 1024,
-		clientRoots: values["client-roots"] ? "always" : undefined,
-	};
 }
 
 function parse(argv: string[]): Parsed {
