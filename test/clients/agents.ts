@@ -94,6 +94,7 @@ export async function runClaude(cwd: string, modelUrl: string, keel: Served): Pr
 			ANTHROPIC_API_KEY: "sk-scripted",
 			// MCP tools offered directly, not behind Claude Code's tool search; no traffic elsewhere.
 			ENABLE_TOOL_SEARCH: "false",
+			MCP_TIMEOUT: "60000",
 			CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
 			DISABLE_AUTOUPDATER: "1",
 		},
@@ -130,6 +131,9 @@ export async function runCodex(cwd: string, modelUrl: string, keel: Served): Pro
 			'env_key = "SCRIPTED_API_KEY"',
 			"[mcp_servers.keel]",
 			server,
+			// The first turn waits for keel's tools (Codex otherwise starts without a slow server).
+			"required = true",
+			"startup_timeout_sec = 60",
 			"",
 		].join("\n"),
 	);
