@@ -71,13 +71,20 @@ export const integer = (meta: NumberMeta = {}): JsonSchema => ({ type: "integer"
 
 /** `schema` with `range` enforced but not published (see UNPUBLISHED_RANGE). */
 export function withUnpublishedRange(schema: JsonSchema, range: NumericRange): JsonSchema {
-	return { ...schema, [UNPUBLISHED_RANGE]: range };
+	return hideRange({ ...schema }, range);
+}
+
+/** Non-enumerable too, so deep comparisons with the published JSON (tests, hosts) do not see it. */
+function hideRange(schema: JsonSchema, range: NumericRange): JsonSchema {
+	Object.defineProperty(schema, UNPUBLISHED_RANGE, { value: range, enumerable: false });
+	return schema;
 }
 
 /** `schema` with `range` published as JSON Schema bounds (the unit stays in the checker's messages). */
 export function withRange(schema: JsonSchema, range: NumericRange): JsonSchema {
 	const { unit, ...bounds } = range;
-	return { ...schema, ...bounds, ...(unit ? { [UNPUBLISHED_RANGE]: { unit } } : {}) };
+	const published: JsonSchema = { ...schema, ...bounds };
+	return unit ? hideRange(published, { unit }) : published;
 }
 
 /** The range the checker enforces on `schema`: its published bounds, then the unpublished ones. */
