@@ -5,9 +5,10 @@
  * (local-commit.ts). The guard's own lookups (realpath, lstat, readlink of paths it is still
  * checking) are by name: they decide, and the pinned operation refuses anything that changed.
  */
-import { fstatSync, lstatSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readFile, unlinkSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
+import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
 import {
 	type CommitHooks,
@@ -27,6 +28,9 @@ import type { DirEntry, FileOps } from "./types.js";
 export { toFileStat } from "./local-stat.js";
 
 export type LocalFsHooks = CommitHooks;
+
+/** The whole file from an open descriptor (the caller closes it). */
+const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
 
 /** FileOps on this machine, with the pinned roots the local search starts from. */
 export interface LocalFileOps extends FileOps {
@@ -56,6 +60,15 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		}
 	}
 
+	function openReadSync(path: string, at: string): number {
+		try {
+			return openSync(at, READ_FLAGS);
+		} catch (e) {
+			if ((e as NodeJS.ErrnoException).code === "ELOOP") throw swappedError(path);
+			throw e;
+		}
+	}
+
 	/** Open a file for reading through its pinned directory; a link there is a swap. */
 	async function openRead(path: string, at: string): Promise<fsp.FileHandle> {
 		try {
@@ -73,9 +86,10 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		realpath: (p) => fsp.realpath(p),
 		lstat: (p) => inDir(p, async (at) => toFileStat(await fsp.lstat(at, { bigint: true }))),
 		// Canonical paths never end in a link: one there now was swapped in after the check.
+		// Synchronous: one lstat(2) through the pinned directory costs less than a thread-pool hop.
 		stat: (p) =>
-			inDir(p, async (at) => {
-				const st = toFileStat(await fsp.lstat(at, { bigint: true }));
+			inDir(p, (at) => {
+				const st = toFileStat(lstatSync(at, { bigint: true }));
 				if (st.type === "symlink") throw swappedError(p);
 				return st;
 			}),
@@ -83,12 +97,13 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 
 		readFile: (p, expect) =>
 			inDir(p, async (at) => {
-				const h = await openRead(p, at);
+				// open(2) with O_NONBLOCK and fstat(2) never wait: done synchronously, the read is not.
+				const fd = openReadSync(p, at);
 				try {
-					if (expect && !sameObject(toFileStat(await h.stat({ bigint: true })), expect)) throw swapped(p);
-					return await h.readFile();
+					if (expect && !sameObject(toFileStat(fstatSync(fd, { bigint: true })), expect)) throw swapped(p);
+					return await readFd(fd);
 				} finally {
-					await h.close();
+					closeSync(fd);
 				}
 			}),
 
