@@ -233,6 +233,41 @@ const ARGS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
 	),
 };
 
+/** Patch-shaped inputs for apply_patch: well formed, truncated, hostile paths, or anything. */
+const patch = fc.oneof(
+	text,
+	fc
+		.tuple(fc.constantFrom("Add", "Update", "Delete"), text, text)
+		.map(
+			([op, path, line]) =>
+				`*** Begin Patch\n*** ${op} File: ${path}\n@@\n-${line}\n+${line}x\n*** End Patch`,
+		),
+	fc.constantFrom(
+		"*** Begin Patch\n*** Add File: ../outside.txt\n+x\n*** End Patch",
+		"*** Begin Patch\n*** Update File: f.txt\n*** Move to: /etc/passwd\n@@\n-a\n+b\n*** End Patch",
+		"*** Begin Patch\n",
+		"<<'EOF'\n*** Begin Patch\n*** End Patch\nEOF",
+	),
+);
+
+// The codex profile's tools.
+ARGS.apply_patch = fc.record({ input: req(patch) }, { requiredKeys: [] });
+ARGS.shell = fc.record(
+	{
+		command: req(
+			fc.oneof(fc.array(text, { maxLength: 3 }), fc.constant(["bash", "-lc", "echo hi"]), anything),
+		),
+		workdir: maybe(text),
+		timeout_ms: maybe(num),
+	},
+	{ requiredKeys: [] },
+);
+ARGS.read_file = fc.record(
+	{ file_path: req(text), offset: maybe(num), limit: maybe(num) },
+	{ requiredKeys: [] },
+);
+ARGS.list_dir = fc.record({ dir_path: req(text), limit: maybe(num) }, { requiredKeys: [] });
+
 function toolCall(profile: Profile) {
 	const names = toolsForProfile(profile)
 		.map((t) => t.name)
