@@ -8,10 +8,11 @@
 
 import { shq } from "../backend/shell-quote.js";
 import { KeelError } from "../boundary/errors.js";
-import { array, integer, number, object, optional, string } from "../boundary/schema.js";
+import { array, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
 import { bashTool } from "./bash.js";
 import { requireDir, statPath } from "./common.js";
 import { lsTool } from "./ls.js";
+import { RANGES } from "./ranges.js";
 import { readTool } from "./read.js";
 import { defineTool } from "./types.js";
 
@@ -39,7 +40,7 @@ export const shellTool = defineTool<ShellArgs>({
 		workdir: optional(
 			string({ description: "Directory to run the command in (default: the workspace root)." }),
 		),
-		timeout_ms: optional(number({ description: "Timeout in milliseconds." })),
+		timeout_ms: optional(withRange(number({ description: "Timeout in milliseconds." }), RANGES.timeoutMs)),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, ctx) {
@@ -71,8 +72,8 @@ export const readFileTool = defineTool<ReadFileArgs>({
 		"Read a text file (or an image) with line paging: `offset` is the 1-based first line, `limit` the number of lines. Long outputs are truncated with a note saying how to continue.",
 	parameters: object({
 		file_path: string({ description: "Path of the file (relative to the workspace root, or absolute)." }),
-		offset: optional(integer({ minimum: 1, description: "1-based line to start from." })),
-		limit: optional(integer({ minimum: 1, description: "Maximum number of lines." })),
+		offset: optional(withRange(integer({ description: "1-based line to start from." }), RANGES.lineNumber)),
+		limit: optional(withRange(integer({ description: "Maximum number of lines." }), RANGES.lineCount)),
 	}),
 	annotations: { readOnly: true, destructive: false, idempotent: true },
 	execute(args, ctx) {
@@ -91,7 +92,7 @@ export const listDirTool = defineTool<ListDirArgs>({
 	description: "List a directory's entries (directories end with /).",
 	parameters: object({
 		dir_path: string({ description: "Directory to list (relative to the workspace root, or absolute)." }),
-		limit: optional(integer({ minimum: 1, description: "Maximum number of entries." })),
+		limit: optional(withRange(integer({ description: "Maximum number of entries." }), RANGES.resultCount)),
 	}),
 	annotations: { readOnly: true, destructive: false, idempotent: true },
 	execute(args, ctx) {

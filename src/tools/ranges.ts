@@ -21,6 +21,8 @@ export const RANGES = {
 	contextLines: { minimum: 0, maximum: 1_000 },
 	/** bash and python timeouts. */
 	timeoutSeconds: { exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS, unit: "seconds" },
+	/** The codex profile's shell timeout_ms (the same year as timeoutSeconds). */
+	timeoutMs: { exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS * 1000, unit: "milliseconds" },
 	/** python_jobs wait (0: look once, do not wait). */
 	waitSeconds: { minimum: 0, maximum: MAX_TIMEOUT_SECONDS, unit: "seconds" },
 } as const satisfies Record<string, NumericRange>;

@@ -6,10 +6,12 @@
  * says what failed (Codex), and progress heartbeats that keep a quiet long call alive in a client
  * that resets its timeout on progress.
  */
+
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startHttp } from "../../src/adapters/mcp/http.js";
+import { IMAGE_BOUNDS } from "../../src/boundary/image-bound.js";
 import {
 	BUILT,
 	call,
@@ -65,15 +67,17 @@ describe.skipIf(!BUILT)("stdio message size", () => {
 		expect(conn.stderr()).toContain("over keel's stdio message limit");
 	});
 
-	it("bounds a result below the client's 10 MiB: a 12 MB image is left out with a note", async () => {
+	it("bounds a result below the client's 10 MiB: a 12 MB image never comes back whole", async () => {
 		const big = Buffer.concat([PNG_1x1, Buffer.alloc(12 * 1000 * 1000, 7)]);
 		await makeDirFiles(dir, { "huge.png": big, "small.png": PNG_1x1 });
 		const conn = await connectStdio(["--root", dir]);
 		close = conn.close;
 		const r = await call(conn.client, "read", { path: "huge.png" });
 		expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThan(10 * MiB);
-		expect(r.content.some((c) => c.type === "image")).toBe(false);
-		expect(textOf(r)).toMatch(/image \(image\/png, [\d.]+ MiB as base64\) left out/);
+		// read bounds images itself (boundary/image-bound.ts): scaled under the cap, or omitted with a note.
+		for (const c of r.content)
+			if (c.type === "image") expect(c.data.length).toBeLessThanOrEqual(IMAGE_BOUNDS.maxBase64);
+		expect(textOf(r)).toMatch(/Read image file/);
 		// The connection survived, and a small image still comes back whole.
 		const small = await call(conn.client, "read", { path: "small.png" });
 		expect(small.content).toContainEqual({

@@ -81,6 +81,7 @@ describe("registration", () => {
 			"keel-disable",
 			"keel-backend",
 			"keel-network",
+			"keel-env",
 			"keel-identity",
 			"keel-insecure-host-key",
 		]);
