@@ -581,19 +581,15 @@ describe("native engine over any transport", () => {
 		rg: { path: "rg", version: "ripgrep 13.0.0" },
 		fd: { path: "fd", version: "fd 8.6.0", noGlobalIgnoreFile: false, noRequireGit: false },
 	};
-	const event = (type: string, data: object) => Buffer.from(`${JSON.stringify({ type, data })}\n`);
+	/** One line of rg's output (--null --line-number --with-filename). */
+	const matchLine = (path: string, n: number, text: string) => Buffer.from(`${path}\0${n}:${text}\n`);
 
 	it("stops the process once a file takes the matches past the limit", async () => {
 		let filesSent = 0;
 		const runner: ArgvRunner = async (_argv, opts) => {
 			for (const name of ["a", "b", "c", "d"]) {
 				if (opts.signal?.aborted) break;
-				const path = { text: `/r/${name}` };
-				opts.onStdout(event("begin", { path }));
-				for (const n of [1, 2]) {
-					opts.onStdout(event("match", { path, lines: { text: `hit ${n}\n` }, line_number: n }));
-				}
-				opts.onStdout(event("end", { path, binary_offset: null }));
+				for (const n of [1, 2]) opts.onStdout(matchLine(`/r/${name}`, n, `hit ${n}`));
 				filesSent++;
 			}
 			return { exitCode: opts.signal?.aborted ? null : 0 };
@@ -602,15 +598,19 @@ describe("native engine over any transport", () => {
 		const r = await ops.grep({ pattern: "hit", path: "/r", context: 0, limit: 3 });
 		expect(r.matches.map((m) => `${m.path}:${m.line}`)).toEqual(["/r/a:1", "/r/a:2", "/r/b:1"]);
 		expect(r.limitReached).toBe(true);
-		expect(filesSent).toBe(2);
+		// b is known complete when c's first line arrives; d is never sent.
+		expect(filesSent).toBe(3);
 	});
 
 	it("drops a file that rg found to be binary", async () => {
 		const runner: ArgvRunner = async (_argv, opts) => {
-			const path = { text: "/r/bin" };
-			opts.onStdout(event("begin", { path }));
-			opts.onStdout(event("match", { path, lines: { text: "hit\n" }, line_number: 1 }));
-			opts.onStdout(event("end", { path, binary_offset: 100 }));
+			opts.onStdout(matchLine("/r/bin", 1, "hit"));
+			opts.onStdout(
+				Buffer.from(
+					'/r/bin: WARNING: stopped searching binary file after match (found "\\0" byte around offset 100)\n',
+				),
+			);
+			opts.onStdout(matchLine("/r/ok", 1, "hit"));
 			return { exitCode: 0 };
 		};
 		const r = await createNativeSearch(runner, fakeTools).grep({
@@ -619,7 +619,29 @@ describe("native engine over any transport", () => {
 			context: 0,
 			limit: 9,
 		});
-		expect(r).toEqual({ matches: [], limitReached: false, engine: "rg" });
+		expect(r.matches.map((m) => `${m.path}:${m.line}`)).toEqual(["/r/ok:1"]);
+	});
+
+	it("splits output arriving a byte at a time, and cuts a previewed line", async () => {
+		const long = "x".repeat(5000);
+		const runner: ArgvRunner = async (_argv, opts) => {
+			const out = Buffer.concat([
+				matchLine("/r/a", 1, `${long.slice(0, 4096)} [... omitted end of long line]`),
+				matchLine("/r/a", 2, "short [... omitted end of long line]"),
+			]);
+			for (let i = 0; i < out.length; i++) opts.onStdout(out.subarray(i, i + 1));
+			return { exitCode: 0 };
+		};
+		const r = await createNativeSearch(runner, fakeTools).grep({
+			pattern: "x",
+			path: "/r",
+			context: 0,
+			limit: 9,
+		});
+		expect(r.matches.map((m) => m.text)).toEqual([
+			long.slice(0, 1000),
+			"short [... omitted end of long line]",
+		]);
 	});
 
 	it("an abort while the tool runs is ABORTED", async () => {

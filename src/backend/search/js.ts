@@ -18,31 +18,57 @@
  *  - limit: at most `limit` results, the first ones in walk order; `limitReached` is true iff
  *    more existed (every engine looks for one result past the limit before stopping).
  */
-import { readFile, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, stat } from "node:fs/promises";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { compileOverride } from "./ignore-rules.js";
-import { compileGlob, compileGrepRegExp, findGlobTarget } from "./patterns.js";
+import {
+	compileGlob,
+	compileGrepMatcher,
+	findGlobTarget,
+	type LineMatcher,
+	loadRe2,
+	type Re2,
+} from "./patterns.js";
 import { grepBuffer, throwIfAborted } from "./semantics.js";
 import { walk } from "./walk.js";
 
-/** Matches of one file, at most `max` (the context of the last one stays complete). */
-async function grepFile(path: string, regex: RegExp, context: number, max: number): Promise<GrepMatch[]> {
-	let buf: Buffer;
+/**
+ * A regular file's bytes, or undefined. O_NONBLOCK and the fstat make a FIFO, device or socket
+ * swapped in after the walk listed a file cost nothing (never read, never waited on).
+ */
+async function readRegular(path: string, signal: AbortSignal | undefined): Promise<Buffer | undefined> {
+	const flags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+	const h = await open(path, flags).catch(() => undefined);
+	if (!h) return undefined; // unreadable or vanished: skipped, as rg does
 	try {
-		buf = await readFile(path);
+		if (!(await h.stat()).isFile()) return undefined;
+		return await h.readFile({ signal });
 	} catch {
-		return []; // unreadable or vanished: skipped, as rg does
+		return undefined;
+	} finally {
+		await h.close().catch(() => {});
 	}
-	return grepBuffer(path, buf, regex, context, max);
+}
+
+/** Matches of one file, at most `max` (the context of the last one stays complete). Never rejects. */
+async function grepFile(
+	path: string,
+	regex: LineMatcher,
+	req: GrepRequest,
+	max: number,
+): Promise<GrepMatch[]> {
+	const buf = await readRegular(path, req.signal);
+	return buf ? grepBuffer(path, buf, regex, req.context, max) : [];
 }
 
 /** Files read ahead of the one being collected, to overlap I/O. */
 const READ_AHEAD = 8;
 
-async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
-	const regex = compileGrepRegExp(req);
-	const override = req.glob ? compileOverride(req.glob) : undefined;
+async function jsGrep(req: GrepRequest, re2: Re2): Promise<GrepOutcome> {
+	const regex = compileGrepMatcher(req, re2);
+	const override = req.glob ? compileOverride(req.glob, re2) : undefined;
 	throwIfAborted(req.signal);
 	const st = await stat(req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
@@ -51,7 +77,7 @@ async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
 	const found: GrepMatch[] = [];
 	if (!st.isDirectory()) {
 		// A file named explicitly is searched whatever the ignore rules and glob say.
-		found.push(...(await grepFile(req.path, regex, req.context, max)));
+		found.push(...(await grepFile(req.path, regex, req, max)));
 	} else {
 		const pending: Promise<GrepMatch[]>[] = [];
 		const collectOne = async () => {
@@ -59,31 +85,37 @@ async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
 			throwIfAborted(req.signal);
 			return found.length >= max;
 		};
-		let full = false;
-		for await (const entry of walk(req.path, { customIgnore: ".rgignore", override, signal: req.signal })) {
-			if (entry.kind !== "file") continue;
-			pending.push(grepFile(entry.abs, regex, req.context, max));
-			if (pending.length >= READ_AHEAD && (await collectOne())) {
-				full = true;
-				break;
+		try {
+			let full = false;
+			const entries = walk(req.path, { customIgnore: ".rgignore", override, signal: req.signal, re2 });
+			for await (const entry of entries) {
+				if (entry.kind !== "file") continue;
+				pending.push(grepFile(entry.abs, regex, req, max));
+				if (pending.length >= READ_AHEAD && (await collectOne())) {
+					full = true;
+					break;
+				}
 			}
+			while (!full && pending.length > 0) full = await collectOne();
+		} finally {
+			// Reads still in flight (limit reached, abort, a failed walk) end before the call does.
+			await Promise.allSettled(pending);
 		}
-		while (!full && pending.length > 0) full = await collectOne();
 	}
 	throwIfAborted(req.signal);
 	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine: "js" };
 }
 
 /** Matcher for a find pattern; "" matches everything (as fd without a pattern). */
-function compileFindMatcher(pattern: string): (rel: string, name: string) => boolean {
+export function compileFindMatcher(pattern: string, re2: Re2): (rel: string, name: string) => boolean {
 	if (pattern === "") return () => true;
 	const target = findGlobTarget(pattern);
-	const match = compileGlob(target.glob);
+	const match = compileGlob(target.glob, re2);
 	return target.fullPath ? (rel) => match(rel) : (_rel, name) => match(name);
 }
 
-async function jsFind(req: FindRequest): Promise<FindOutcome> {
-	const matches = compileFindMatcher(req.pattern);
+async function jsFind(req: FindRequest, re2: Re2): Promise<FindOutcome> {
+	const matches = compileFindMatcher(req.pattern, re2);
 	throwIfAborted(req.signal);
 	const st = await stat(req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
@@ -91,7 +123,7 @@ async function jsFind(req: FindRequest): Promise<FindOutcome> {
 	if (!st.isDirectory())
 		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
 	const paths: string[] = [];
-	for await (const entry of walk(req.path, { customIgnore: ".fdignore", signal: req.signal })) {
+	for await (const entry of walk(req.path, { customIgnore: ".fdignore", signal: req.signal, re2 })) {
 		if (!matches(entry.rel, entry.name)) continue;
 		paths.push(entry.kind === "dir" ? `${entry.rel}/` : entry.rel);
 		if (paths.length > req.limit) break;
@@ -101,5 +133,8 @@ async function jsFind(req: FindRequest): Promise<FindOutcome> {
 }
 
 export function createJsSearch(): SearchOps {
-	return { grep: jsGrep, find: jsFind };
+	return {
+		grep: async (req) => jsGrep(req, await loadRe2()),
+		find: async (req) => jsFind(req, await loadRe2()),
+	};
 }

@@ -2,6 +2,7 @@
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { isIgnored, joinPath, type Level, loadAncestors, loadLevel, type Override } from "./ignore-rules.js";
+import type { Re2 } from "./patterns.js";
 import { comparePaths, throwIfAborted } from "./semantics.js";
 
 export type EntryKind = "file" | "dir" | "symlink" | "other";
@@ -17,6 +18,7 @@ export interface WalkOptions {
 	customIgnore: string;
 	override?: Override;
 	signal?: AbortSignal;
+	re2: Re2;
 }
 
 function kindOf(d: Dirent): EntryKind {
@@ -37,7 +39,7 @@ async function listDir(dir: string): Promise<Dirent[]> {
 
 /** Depth-first, sorted, lazily: the consumer stops the walk by leaving its loop. */
 export async function* walk(root: string, opts: WalkOptions): AsyncGenerator<WalkEntry> {
-	const top = await loadAncestors(root, opts.customIgnore);
+	const top = await loadAncestors(root, opts.customIgnore, opts.re2);
 	yield* walkDir(root, "", await listDir(root), top, opts);
 }
 
@@ -61,7 +63,7 @@ async function* walkDir(
 		if (isDir) {
 			const children = await listDir(entry.abs);
 			const names = new Set(children.map((c) => c.name));
-			const childLevel = await loadLevel(entry.abs, level, opts.customIgnore, names);
+			const childLevel = await loadLevel(entry.abs, level, opts.customIgnore, opts.re2, names);
 			yield* walkDir(entry.abs, entry.rel, children, childLevel, opts);
 		}
 	}
