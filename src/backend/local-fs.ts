@@ -10,6 +10,7 @@ import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { readWindowFrom } from "./read-window.js";
 import { sameIdentity, sameObject, TEMP_PREFIX, tempNameFor, tempNamePid } from "./temp-names.js";
 import type { DirEntry, EntryType, Expected, FileOps, FileStat, WriteOptions } from "./types.js";
 
@@ -198,6 +199,16 @@ export function createLocalFs(hooks: LocalFsHooks = {}): FileOps {
 			try {
 				if (expect && !sameObject(toFileStat(await h.stat({ bigint: true })), expect)) throw swapped(p);
 				return await h.readFile();
+			} finally {
+				await h.close();
+			}
+		},
+
+		async readWindow(p, expect, window) {
+			const h = await fsp.open(p, constants.O_RDONLY | constants.O_NOFOLLOW);
+			try {
+				if (expect && !sameObject(toFileStat(await h.stat({ bigint: true })), expect)) throw swapped(p);
+				return await readWindowFrom(h, window);
 			} finally {
 				await h.close();
 			}

@@ -56,6 +56,12 @@ export interface FileOps {
 	 * checked the path is caught (CHANGED_ON_DISK).
 	 */
 	readFile(path: string, expect?: FileStat): Promise<Buffer>;
+	/**
+	 * Lines of a file from `window.startLine`, streamed (memory bounded by the window, not the
+	 * file); refuses a link in the last component and checks `expect` as readFile does. Optional:
+	 * a backend without it has its large files refused by read.
+	 */
+	readWindow?(path: string, expect: FileStat | undefined, window: LineWindow): Promise<WindowRead>;
 	/** Entries of a directory; with `expect`, it must be that directory before and after listing. */
 	readdir(path: string, expect?: FileStat): Promise<DirEntry[]>;
 	mkdirp(path: string): Promise<void>;
@@ -76,6 +82,29 @@ export interface FileOps {
 	unlink(path: string, expect?: FileStat): Promise<void>;
 	/** Remove keel temp files in `dir` whose writer process is gone; returns how many. */
 	sweepTemps(dir: string): Promise<number>;
+}
+
+/** Which lines of a file to keep: from `startLine` (1-based), at most `maxLines` and `maxBytes`. */
+export interface LineWindow {
+	startLine: number;
+	maxLines: number;
+	/** Stop keeping lines once this many bytes are kept (the line that passes it is kept). */
+	maxBytes: number;
+	/** Each kept line is cut at this many bytes (its full length is in `lineBytes`). */
+	maxLineBytes: number;
+}
+
+export interface WindowRead {
+	/** The first 8 KiB of the file (type and binary detection). */
+	head: Buffer;
+	/** Kept lines without their "\n" (a "\r" stays). */
+	lines: Buffer[];
+	/** Full byte length of each kept line. */
+	lineBytes: number[];
+	/** Lines in the whole file, counted as read splits them (a final "\n" starts no line). */
+	totalLines: number;
+	sha256: string;
+	validUtf8: boolean;
 }
 
 export interface ExecRequest {

@@ -3,7 +3,8 @@
 import { KeelError } from "../boundary/errors.js";
 import { number, object, optional, string } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireDir, requireUnchanged, statPath } from "./common.js";
+import { checkAborted, requireDir, requireUnchanged, statPath } from "./common.js";
+import { FIND_MAX_LIMIT, intInRange } from "./search-args.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 1000;
@@ -13,7 +14,9 @@ const schema = object({
 		description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
 	}),
 	path: optional(string({ description: "Directory to search in (default: current directory)" })),
-	limit: optional(number({ description: "Maximum number of results (default: 1000)" })),
+	limit: optional(
+		number({ description: `Maximum number of results, 1 to ${FIND_MAX_LIMIT} (default: 1000)` }),
+	),
 });
 
 export interface FindArgs {
@@ -29,7 +32,7 @@ export const findTool = defineTool<FindArgs>({
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
 	async execute(args, { session, signal }) {
-		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
+		const limit = intInRange("limit", args.limit, DEFAULT_LIMIT, 1, FIND_MAX_LIMIT);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
 		if (args.pattern?.includes("\0"))
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");

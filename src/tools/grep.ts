@@ -1,5 +1,6 @@
 /** `grep` (pi-compatible): content search through the backend's search engine. */
 import { posix } from "node:path";
+import { MAX_PATTERN_CHARS, patternTooLarge } from "../backend/search/patterns.js";
 import type { GrepMatch } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { boolean, number, object, optional, string } from "../boundary/schema.js";
@@ -10,7 +11,8 @@ import {
 	truncateHead,
 	truncateLine,
 } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireUnchanged, statPath } from "./common.js";
+import { checkAborted, requireUnchanged, statPath } from "./common.js";
+import { GREP_MAX_CONTEXT, GREP_MAX_LIMIT, intInRange } from "./search-args.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 100;
@@ -24,9 +26,13 @@ const schema = object({
 		boolean({ description: "Treat pattern as literal string instead of regex (default: false)" }),
 	),
 	context: optional(
-		number({ description: "Number of lines to show before and after each match (default: 0)" }),
+		number({
+			description: `Number of lines to show before and after each match, 0 to ${GREP_MAX_CONTEXT} (default: 0)`,
+		}),
 	),
-	limit: optional(number({ description: "Maximum number of matches to return (default: 100)" })),
+	limit: optional(
+		number({ description: `Maximum number of matches to return, 1 to ${GREP_MAX_LIMIT} (default: 100)` }),
+	),
 });
 
 export interface GrepArgs {
@@ -46,15 +52,27 @@ export const grepTool = defineTool<GrepArgs>({
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
 	async execute(args, { session, signal }) {
-		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
-		const context = args.context === undefined || args.context <= 0 ? 0 : Math.floor(args.context);
+		const limit = intInRange("limit", args.limit, DEFAULT_LIMIT, 1, GREP_MAX_LIMIT);
+		const context = intInRange("context", args.context, 0, 0, GREP_MAX_CONTEXT);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
+		// Every engine compiles the pattern before searching: a huge one is refused before any does.
+		if (args.pattern.length > MAX_PATTERN_CHARS) {
+			throw patternTooLarge(args.pattern, `${args.pattern.length} characters, over ${MAX_PATTERN_CHARS}`);
+		}
 		if (args.pattern?.includes("\0") || args.glob?.includes("\0"))
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
 		const target = await session.resolvePath(shownPath, "read");
 		const st = await statPath(session, target.canonical, shownPath);
 		const isDir = st.type === "dir";
+		if (!isDir && st.type !== "file") {
+			// A FIFO would block the search forever and a device (/dev/zero) never ends: never opened.
+			throw new KeelError(
+				"NOT_A_FILE",
+				`${shownPath} is not a regular file or directory (a FIFO, device or socket); grep searches regular files only.`,
+				{ path: shownPath },
+			);
+		}
 		checkAborted(signal);
 		const outcome = await session.backend.search.grep({
 			pattern: args.pattern,

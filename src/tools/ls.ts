@@ -4,14 +4,17 @@ import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
 import { number, object, optional, string } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
+import { checkAborted, requireDir, statPath } from "./common.js";
+import { intInRange, LS_MAX_LIMIT } from "./search-args.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 500;
 
 const schema = object({
 	path: optional(string({ description: "Directory to list (default: current directory)" })),
-	limit: optional(number({ description: "Maximum number of entries to return (default: 500)" })),
+	limit: optional(
+		number({ description: `Maximum number of entries to return, 1 to ${LS_MAX_LIMIT} (default: 500)` }),
+	),
 });
 
 export interface LsArgs {
@@ -26,7 +29,7 @@ export const lsTool = defineTool<LsArgs>({
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
 	async execute(args, { session, signal }) {
-		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
+		const limit = intInRange("limit", args.limit, DEFAULT_LIMIT, 1, LS_MAX_LIMIT);
 		const shownPath = args.path || ".";
 		const target = await session.resolvePath(shownPath, "read");
 		const st = await statPath(session, target.canonical, shownPath);
