@@ -14,9 +14,7 @@ const schema = object({
 		description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
 	}),
 	path: optional(string({ description: "Directory to search in (default: current directory)" })),
-	limit: optional(
-		number({ description: `Maximum number of results, 1 to ${FIND_MAX_LIMIT} (default: 1000)` }),
-	),
+	limit: optional(number({ description: "Maximum number of results (default: 1000)" })),
 });
 
 export interface FindArgs {

@@ -26,13 +26,9 @@ const schema = object({
 		boolean({ description: "Treat pattern as literal string instead of regex (default: false)" }),
 	),
 	context: optional(
-		number({
-			description: `Number of lines to show before and after each match, 0 to ${GREP_MAX_CONTEXT} (default: 0)`,
-		}),
+		number({ description: "Number of lines to show before and after each match (default: 0)" }),
 	),
-	limit: optional(
-		number({ description: `Maximum number of matches to return, 1 to ${GREP_MAX_LIMIT} (default: 100)` }),
-	),
+	limit: optional(number({ description: "Maximum number of matches to return (default: 100)" })),
 });
 
 export interface GrepArgs {

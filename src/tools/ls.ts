@@ -12,9 +12,7 @@ const DEFAULT_LIMIT = 500;
 
 const schema = object({
 	path: optional(string({ description: "Directory to list (default: current directory)" })),
-	limit: optional(
-		number({ description: `Maximum number of entries to return, 1 to ${LS_MAX_LIMIT} (default: 500)` }),
-	),
+	limit: optional(number({ description: "Maximum number of entries to return (default: 500)" })),
 });
 
 export interface LsArgs {
