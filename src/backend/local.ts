@@ -8,6 +8,8 @@ import type { Backend } from "./types.js";
 export interface LocalBackendOptions {
 	/** "auto" uses rg/fd when installed and the JS engine otherwise. */
 	searchEngine?: "auto" | "native" | "js";
+	/** Time budget of one grep or find (default 60 s); then it answers TIMEOUT with what it found. */
+	searchBudgetMs?: number;
 	hooks?: LocalFsHooks;
 }
 
@@ -16,7 +18,7 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 		kind: "local",
 		fs: createLocalFs(opts.hooks),
 		exec: createLocalExec(),
-		search: createLocalSearch({ engine: opts.searchEngine ?? "auto" }),
+		search: createLocalSearch({ engine: opts.searchEngine ?? "auto", budgetMs: opts.searchBudgetMs }),
 		process: { fdPipes: true, ready: async () => {}, spawn: spawnLocal },
 		close: async () => {},
 	};

@@ -142,6 +142,8 @@ export interface GrepRequest {
 	/** Stop after this many matches. */
 	limit: number;
 	signal?: AbortSignal;
+	/** When this fires, stop (children killed) and answer what was found, with `timedOut`. */
+	stop?: AbortSignal;
 }
 
 export interface GrepLine {
@@ -163,6 +165,8 @@ export interface GrepOutcome {
 	matches: GrepMatch[];
 	limitReached: boolean;
 	engine: string;
+	/** The request's `stop` fired: the results are those found until then. */
+	timedOut?: boolean;
 }
 
 export interface FindRequest {
@@ -171,6 +175,8 @@ export interface FindRequest {
 	path: string;
 	limit: number;
 	signal?: AbortSignal;
+	/** As GrepRequest.stop. */
+	stop?: AbortSignal;
 }
 
 export interface FindOutcome {
@@ -178,6 +184,8 @@ export interface FindOutcome {
 	paths: string[];
 	limitReached: boolean;
 	engine: string;
+	/** The request's `stop` fired: the results are those found until then. */
+	timedOut?: boolean;
 }
 
 /**

@@ -4,7 +4,7 @@ import { KeelError } from "../boundary/errors.js";
 import { number, object, optional, string } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, requireDir, requireUnchanged, statPath } from "./common.js";
-import { FIND_MAX_LIMIT, intInRange } from "./search-args.js";
+import { FIND_MAX_LIMIT, intInRange, timedOutOr } from "./search-args.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 1000;
@@ -46,7 +46,8 @@ export const findTool = defineTool<FindArgs>({
 			signal,
 		});
 		await requireUnchanged(session, target.canonical, st, shownPath);
-		if (outcome.paths.length === 0) return { content: [text("No files found matching pattern")] };
+		if (outcome.paths.length === 0)
+			return timedOutOr("find", outcome.timedOut, { content: [text("No files found matching pattern")] });
 		const truncation = truncateHead(outcome.paths.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
 		const notices: string[] = [];
 		const details: Record<string, unknown> = {};
@@ -59,6 +60,9 @@ export const findTool = defineTool<FindArgs>({
 			details.truncation = truncation;
 		}
 		const out = notices.length ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
-		return { content: [text(out)], details: Object.keys(details).length ? details : undefined };
+		return timedOutOr("find", outcome.timedOut, {
+			content: [text(out)],
+			details: Object.keys(details).length ? details : undefined,
+		});
 	},
 });

@@ -12,7 +12,7 @@ import {
 	truncateLine,
 } from "../boundary/truncate.js";
 import { checkAborted, requireUnchanged, statPath } from "./common.js";
-import { GREP_MAX_CONTEXT, GREP_MAX_LIMIT, intInRange } from "./search-args.js";
+import { GREP_MAX_CONTEXT, GREP_MAX_LIMIT, intInRange, timedOutOr } from "./search-args.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 100;
@@ -81,7 +81,8 @@ export const grepTool = defineTool<GrepArgs>({
 			signal,
 		});
 		await requireUnchanged(session, target.canonical, st, shownPath);
-		if (outcome.matches.length === 0) return { content: [text("No matches found")] };
+		if (outcome.matches.length === 0)
+			return timedOutOr("grep", outcome.timedOut, { content: [text("No matches found")] });
 		const rel = (p: string) => (isDir ? posix.relative(target.canonical, p) : posix.basename(p));
 		let linesTruncated = false;
 		const clip = (s: string) => {
@@ -113,6 +114,9 @@ export const grepTool = defineTool<GrepArgs>({
 			details.linesTruncated = true;
 		}
 		const out = notices.length ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
-		return { content: [text(out)], details: Object.keys(details).length ? details : undefined };
+		return timedOutOr("grep", outcome.timedOut, {
+			content: [text(out)],
+			details: Object.keys(details).length ? details : undefined,
+		});
 	},
 });

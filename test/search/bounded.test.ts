@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local.js";
 import { createLocalTools } from "../../src/backend/search/local-runner.js";
 import { type CallResult, Session } from "../../src/session.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
 
 const tools = await createLocalTools().detect();
 const HAS_NATIVE = tools.rg !== undefined && tools.fd !== undefined;
@@ -21,8 +22,13 @@ if (!HAS_NATIVE) console.log("bounded.test: native engine cases skipped (rg and/
 let root = "";
 const sessions: Session[] = [];
 
-async function session(engine: "js" | "native", allowRead?: string[]): Promise<Session> {
-	const s = await Session.create({ root, backend: createLocalBackend({ searchEngine: engine }), allowRead });
+async function session(
+	engine: "js" | "native",
+	allowRead?: string[],
+	searchBudgetMs?: number,
+): Promise<Session> {
+	const backend = createLocalBackend({ searchEngine: engine, searchBudgetMs });
+	const s = await Session.create({ root, backend, allowRead });
 	sessions.push(s);
 	return s;
 }
@@ -133,6 +139,43 @@ describe.each(ENGINES)("[%s] grep work is bounded by what it shows", (engine) =>
 		const r = await s.call("find", { pattern: "*", path: ".", limit: 2 ** 53 });
 		expect(codeOf(r)).toBe("INVALID_ARGS");
 		expect(r.ok ? "" : r.error.message).toContain("limit");
+	});
+});
+
+describe.each(ENGINES)("[%s] grep and find have a time budget", (engine) => {
+	beforeAll(async () => {
+		for (let d = 0; d < 30; d++) {
+			await mkdir(join(root, "tree", `d${d}`), { recursive: true });
+			for (let f = 0; f < 10; f++) await writeFile(join(root, "tree", `d${d}`, `f${f}.txt`), "needle\n");
+		}
+	});
+
+	it("a search past its budget answers TIMEOUT", async () => {
+		const s = await session(engine, undefined, 1);
+		const g = await s.call("grep", { pattern: "needle", path: "tree" });
+		expect(codeOf(g)).toBe("TIMEOUT");
+		expect(g.ok ? "" : g.error.message).toContain("time budget");
+		const f = await s.call("find", { pattern: "*.txt", path: "tree" });
+		expect(codeOf(f)).toBe("TIMEOUT");
+		// Control: with the default budget the same calls answer.
+		const t = await session(engine);
+		expect(textOf(await t.call("find", { pattern: "*.txt", path: "tree", limit: 1 }))).toContain("d0/f0.txt");
+	});
+
+	it.skipIf(engine !== "native")("a slow rg is killed at the budget", async () => {
+		const slow = join(root, "slow");
+		await mkdir(slow, { recursive: true });
+		await writeFile(join(slow, "x.txt"), `${"x".repeat(50_000)}\n`.repeat(4));
+		const s = await session(engine, undefined, 1500);
+		let seen = false; // the check below can fail: rg is seen running during the call
+		const watch = setInterval(() => {
+			seen ||= processesWith(slow).length > 0;
+		}, 100);
+		const r = await s.call("grep", { pattern: "x{30000}", path: "slow" });
+		clearInterval(watch);
+		expect(codeOf(r)).toBe("TIMEOUT");
+		expect(seen).toBe(true);
+		expect(await waitFor(() => processesWith(slow).length === 0, 5000)).toBe(true);
 	});
 });
 

@@ -11,9 +11,37 @@ export interface LocalSearchOptions {
 	engine?: SearchEngineChoice;
 	/** Tool detection to use (default: a new one, so detection runs once per search object). */
 	tools?: LocalTools;
+	/** Time a grep or find may take before it stops its children and answers what it found. */
+	budgetMs?: number;
+}
+
+export const DEFAULT_SEARCH_BUDGET_MS = 60_000;
+
+/** Runs `fn` with a `stop` signal that fires after `budgetMs` (or when the caller's does). */
+async function withBudget<R extends { stop?: AbortSignal }, O>(
+	req: R,
+	budgetMs: number,
+	fn: (r: R) => Promise<O>,
+): Promise<O> {
+	const budget = new AbortController();
+	const timer = setTimeout(() => budget.abort(), budgetMs);
+	try {
+		return await fn({ ...req, stop: req.stop ? AbortSignal.any([req.stop, budget.signal]) : budget.signal });
+	} finally {
+		clearTimeout(timer);
+	}
 }
 
 export function createLocalSearch(opts: LocalSearchOptions = {}): SearchOps {
+	const ops = createUnbudgeted(opts);
+	const budgetMs = opts.budgetMs ?? DEFAULT_SEARCH_BUDGET_MS;
+	return {
+		grep: (req) => withBudget(req, budgetMs, ops.grep),
+		find: (req) => withBudget(req, budgetMs, ops.find),
+	};
+}
+
+function createUnbudgeted(opts: LocalSearchOptions): SearchOps {
 	const engine = opts.engine ?? "auto";
 	const js = createJsSearch();
 	if (engine === "js") return js;

@@ -59,7 +59,8 @@ async function grepFile(
 	req: GrepRequest,
 	max: number,
 ): Promise<GrepMatch[]> {
-	const buf = await readRegular(path, req.signal);
+	const signals = [req.signal, req.stop].filter((x) => x !== undefined);
+	const buf = await readRegular(path, signals.length > 0 ? AbortSignal.any(signals) : undefined);
 	return buf ? grepBuffer(path, buf, regex, req.context, max) : [];
 }
 
@@ -83,7 +84,7 @@ async function jsGrep(req: GrepRequest, re2: Re2): Promise<GrepOutcome> {
 		const collectOne = async () => {
 			found.push(...(await pending.shift()!));
 			throwIfAborted(req.signal);
-			return found.length >= max;
+			return found.length >= max || req.stop?.aborted === true;
 		};
 		try {
 			let full = false;
@@ -103,7 +104,9 @@ async function jsGrep(req: GrepRequest, re2: Re2): Promise<GrepOutcome> {
 		}
 	}
 	throwIfAborted(req.signal);
-	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine: "js" };
+	const timedOut = req.stop?.aborted === true && found.length <= req.limit;
+	const matches = found.slice(0, req.limit);
+	return { matches, limitReached: found.length > req.limit, engine: "js", ...(timedOut ? { timedOut } : {}) };
 }
 
 /** Matcher for a find pattern; "" matches everything (as fd without a pattern). */
@@ -124,12 +127,20 @@ async function jsFind(req: FindRequest, re2: Re2): Promise<FindOutcome> {
 		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
 	const paths: string[] = [];
 	for await (const entry of walk(req.path, { customIgnore: ".fdignore", signal: req.signal, re2 })) {
+		if (req.stop?.aborted) break;
 		if (!matches(entry.rel, entry.name)) continue;
 		paths.push(entry.kind === "dir" ? `${entry.rel}/` : entry.rel);
 		if (paths.length > req.limit) break;
 	}
 	throwIfAborted(req.signal);
-	return { paths: paths.slice(0, req.limit), limitReached: paths.length > req.limit, engine: "js" };
+	const timedOut = req.stop?.aborted === true && paths.length <= req.limit;
+	const shown = paths.slice(0, req.limit);
+	return {
+		paths: shown,
+		limitReached: paths.length > req.limit,
+		engine: "js",
+		...(timedOut ? { timedOut } : {}),
+	};
 }
 
 export function createJsSearch(): SearchOps {

@@ -182,9 +182,14 @@ async function runUntil(
 	tool: string,
 	signal: AbortSignal | undefined,
 	handlers: (stop: () => void) => { onStdout: (c: Buffer) => void; onStderr?: (c: Buffer) => void },
-): Promise<{ exitCode: number | null; stopped: boolean }> {
+	budget?: AbortSignal,
+): Promise<{ exitCode: number | null; stopped: boolean; timedOut: boolean }> {
 	throwIfAborted(signal);
 	const limiter = new AbortController();
+	// The budget stops the process like the limit does: what arrived before it is kept.
+	const stopOnBudget = () => limiter.abort();
+	if (budget?.aborted) limiter.abort();
+	budget?.addEventListener("abort", stopOnBudget, { once: true });
 	const both = signal ? AbortSignal.any([signal, limiter.signal]) : limiter.signal;
 	const { onStdout, onStderr } = handlers(() => limiter.abort());
 	let result: RunResult;
@@ -198,14 +203,16 @@ async function runUntil(
 			onStderr,
 		});
 	} catch (e) {
+		budget?.removeEventListener("abort", stopOnBudget);
 		if (signal?.aborted) throw abortedError();
 		if (e instanceof KeelError) throw e;
 		throw new KeelError("BACKEND_UNAVAILABLE", `${tool} could not be started: ${(e as Error).message}`, {
 			cause: e,
 		});
 	}
+	budget?.removeEventListener("abort", stopOnBudget);
 	throwIfAborted(signal);
-	return { exitCode: result.exitCode, stopped: limiter.signal.aborted };
+	return { exitCode: result.exitCode, stopped: limiter.signal.aborted, timedOut: budget?.aborted === true };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,16 +353,23 @@ export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Pro
 	let stderr = "";
 	let splitter: ReturnType<typeof lineSplitter> | undefined;
 	let stopRun: () => void = () => {};
-	const { exitCode, stopped } = await runUntil(run, rgArgv(rg, req), "rg", req.signal, (stop) => {
-		stopRun = stop;
-		splitter = lineSplitter((line) => onLine(line, stop));
-		return {
-			onStdout: (c) => splitter?.push(c),
-			onStderr: (c) => {
-				if (stderr.length < 64 * 1024) stderr += c.toString("utf8");
-			},
-		};
-	});
+	const { exitCode, stopped, timedOut } = await runUntil(
+		run,
+		rgArgv(rg, req),
+		"rg",
+		req.signal,
+		(stop) => {
+			stopRun = stop;
+			splitter = lineSplitter((line) => onLine(line, stop));
+			return {
+				onStdout: (c) => splitter?.push(c),
+				onStderr: (c) => {
+					if (stderr.length < 64 * 1024) stderr += c.toString("utf8");
+				},
+			};
+		},
+		req.stop,
+	);
 	if (!stopped) {
 		splitter?.end();
 		finish(stopRun);
@@ -368,7 +382,9 @@ export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Pro
 			});
 		}
 	}
-	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine: "rg" };
+	const late = timedOut && found.length <= req.limit;
+	const matches = found.slice(0, req.limit);
+	return { matches, limitReached: found.length > req.limit, engine: "rg", ...(late ? { timedOut } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,24 +431,37 @@ async function fdFailure(run: ArgvRunner, stderr: string, path: string): Promise
 export async function fdFind(run: ArgvRunner, fd: FdTool, req: FindRequest): Promise<FindOutcome> {
 	const chunks: Buffer[] = [];
 	let stderr = "";
-	const { exitCode } = await runUntil(run, fdArgv(fd, req), "fd", req.signal, () => ({
-		onStdout: (c) => chunks.push(c),
-		onStderr: (c) => {
-			stderr += c.toString("utf8");
-		},
-	}));
+	const { exitCode, timedOut } = await runUntil(
+		run,
+		fdArgv(fd, req),
+		"fd",
+		req.signal,
+		() => ({
+			onStdout: (c) => chunks.push(c),
+			onStderr: (c) => {
+				stderr += c.toString("utf8");
+			},
+		}),
+		req.stop,
+	);
 	// fd reports its own failures as "[fd error]: ..."; other non-zero exits keep the output.
-	if (exitCode !== 0 && (stderr.includes("[fd error]") || chunks.length === 0)) {
+	if (!timedOut && exitCode !== 0 && (stderr.includes("[fd error]") || chunks.length === 0)) {
 		throw await fdFailure(run, stderr, req.path);
 	}
 	const prefix = req.path.endsWith("/") ? req.path : `${req.path}/`;
-	const paths = Buffer.concat(chunks)
-		.toString("utf8")
-		.split("\0")
+	const records = Buffer.concat(chunks).toString("utf8").split("\0");
+	records.pop(); // "" after the last NUL, or a path cut short by the budget
+	const paths = records
 		.filter((p) => p.startsWith(prefix) && p.length > prefix.length)
 		.map((p) => p.slice(prefix.length))
 		.sort(comparePaths);
-	return { paths: paths.slice(0, req.limit), limitReached: paths.length > req.limit, engine: "fd" };
+	const shown = paths.slice(0, req.limit);
+	return {
+		paths: shown,
+		limitReached: paths.length > req.limit,
+		engine: "fd",
+		...(timedOut ? { timedOut } : {}),
+	};
 }
 
 // ---------------------------------------------------------------------------------------------
