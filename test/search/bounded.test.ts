@@ -179,6 +179,28 @@ describe.each(ENGINES)("[%s] grep and find have a time budget", (engine) => {
 	});
 });
 
+describe.each(["js", "auto"] as const)(
+	"[%s] find honours .gitignore outside a repository, as pi",
+	(engine) => {
+		it("top-level and nested .gitignore files, each scoped to its directory; grep keeps rg's rule", async () => {
+			await mkdir(join(root, "nogit", "sub"), { recursive: true });
+			await writeFile(join(root, "nogit", ".gitignore"), "*.log\n");
+			await writeFile(join(root, "nogit", "a.log"), "needle log\n");
+			await writeFile(join(root, "nogit", "a.txt"), "needle txt\n");
+			await writeFile(join(root, "nogit", "sub", ".gitignore"), "*.txt\n");
+			await writeFile(join(root, "nogit", "sub", "b.txt"), "needle sub txt\n");
+			await writeFile(join(root, "nogit", "sub", "b.md"), "needle sub md\n");
+			const s = await Session.create({ root, backend: createLocalBackend({ searchEngine: engine }) });
+			sessions.push(s);
+			const f = await s.call("find", { pattern: "*", path: "nogit" });
+			expect(textOf(f).split("\n")).toEqual([".gitignore", "a.txt", "sub/", "sub/.gitignore", "sub/b.md"]);
+			// grep follows rg's default (as pi's grep): .gitignore only inside a repository.
+			const g = await s.call("grep", { pattern: "needle", path: "nogit" });
+			expect(textOf(g).split("\n")).toHaveLength(4);
+		});
+	},
+);
+
 describe("read streams a window of a large file", () => {
 	const LINES = 800_000;
 	let big = "";

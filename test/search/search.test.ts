@@ -62,6 +62,10 @@ const TREE: Record<string, string | Buffer> = {
 	"plain/a.log": "needle plain log\n",
 	"plain/skip.txt": "needle skip\n",
 	"plain/ok.txt": "needle ok\n",
+	"plain/sub/.gitignore": "*.txt\n!keep.txt\n",
+	"plain/sub/x.txt": "sub x\n",
+	"plain/sub/keep.txt": "sub keep\n",
+	"plain/sub/y.md": "sub y\n",
 	"we!rd [x] {y}/src/a.ts": "needle weird\n",
 	"we!rd [x] {y}/src/sub/b.ts": "needle weird deep\n",
 };
@@ -462,10 +466,25 @@ describe("find", () => {
 		(r) => expect(paths(r)).toEqual(["src/a.ts"]),
 	);
 
-	scenario(
-		".gitignore does not apply outside a repository",
-		(ops) => find(ops, "plain", "*"),
-		(r) => expect(paths(r)).toEqual([".gitignore", ".ignore", "a.log", "ok.txt"]),
+	// As pi's find (fd --no-require-git): .gitignore files apply outside a repository too, each
+	// to its own directory and below. An fd without that flag cannot, so it is not compared.
+	const PLAIN_FIND = [
+		".gitignore",
+		".ignore",
+		"ok.txt",
+		"sub/",
+		"sub/.gitignore",
+		"sub/keep.txt",
+		"sub/y.md",
+	];
+	it(".gitignore applies outside a repository, nested ones scoped [js]", async () => {
+		expect(paths(await find(js, "plain", "*"))).toEqual(PLAIN_FIND);
+	});
+	it.skipIf(!tools.fd?.noRequireGit)(
+		".gitignore applies outside a repository [native, fd with --no-require-git]",
+		async () => {
+			expect(paths(await find(native, "plain", "*"))).toEqual(PLAIN_FIND);
+		},
 	);
 
 	scenario(
@@ -522,7 +541,9 @@ describe("engines and tools", () => {
 		expect(await auto.grep({ pattern: "needle", path: repo, context: 0, limit: 1 })).toMatchObject({
 			engine: "rg",
 		});
-		expect(await auto.find({ pattern: "*", path: repo, limit: 1 })).toMatchObject({ engine: "fd" });
+		// fd without --no-require-git (fd < 8.7) cannot apply .gitignore outside a repository.
+		const findEngine = tools.fd?.noRequireGit ? "fd" : "js";
+		expect(await auto.find({ pattern: "*", path: repo, limit: 1 })).toMatchObject({ engine: findEngine });
 	});
 
 	it("native engine without tools is BACKEND_UNAVAILABLE", async () => {

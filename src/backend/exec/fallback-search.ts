@@ -235,7 +235,7 @@ async function walkListing(
 			const e = { abs: joinPath(dirAbs, n.name), rel: dirRel ? `${dirRel}/${n.name}` : n.name, ...n };
 			const verdict = override?.(e.rel, isDir);
 			if (verdict === "ignore") continue;
-			if (verdict === undefined && isIgnored(level, e.abs, isDir)) continue;
+			if (verdict === undefined && isIgnored(level, e.abs, isDir, custom !== ".fdignore")) continue;
 			out.push(e);
 			if (isDir) {
 				const names = new Set((l.tree.get(e.rel) ?? []).map((c) => c.name));

@@ -148,7 +148,11 @@ export async function loadAncestors(root: string, customName: string | undefined
 	return level!;
 }
 
-export function isIgnored(level: Level, abs: string, isDir: boolean): boolean {
+/**
+ * `requireGit` (grep, as rg): .gitignore rules count inside a repository only. Without it (find,
+ * as pi's `fd --no-require-git`) they also count outside any repository, at every level.
+ */
+export function isIgnored(level: Level, abs: string, isDir: boolean, requireGit = true): boolean {
 	let custom: Verdict;
 	let dot: Verdict;
 	let git: Verdict;
@@ -158,8 +162,8 @@ export function isIgnored(level: Level, abs: string, isDir: boolean): boolean {
 		const rel = l.dir === "/" ? abs.slice(1) : abs.slice(l.dir.length + 1);
 		if (custom === undefined && l.custom.length > 0) custom = matchRules(l.custom, rel, isDir);
 		if (dot === undefined && l.dot.length > 0) dot = matchRules(l.dot, rel, isDir);
-		// .gitignore rules count only up to (and including) the nearest repository root.
-		if (level.anyGit && !sawGit) {
+		// In a repository, .gitignore rules count only up to (and including) its root.
+		if ((level.anyGit || !requireGit) && !sawGit) {
 			if (git === undefined && l.git.length > 0) git = matchRules(l.git, rel, isDir);
 			if (exclude === undefined && l.exclude.length > 0) exclude = matchRules(l.exclude, rel, isDir);
 		}

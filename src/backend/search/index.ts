@@ -51,7 +51,9 @@ function createUnbudgeted(opts: LocalSearchOptions): SearchOps {
 		native ??= tools.detect().then((t) => ({
 			ops: createNativeSearch(tools.run, t),
 			hasRg: t.rg !== undefined,
-			hasFd: t.fd !== undefined,
+			// An fd without --no-require-git cannot apply .gitignore outside a repository: "auto"
+			// uses the JS engine for find then ("native" uses that fd, with the difference).
+			hasFd: t.fd?.noRequireGit === true,
 		}));
 		return native;
 	};

@@ -45,7 +45,7 @@ export interface FdTool {
 	version: string;
 	/** `--no-global-ignore-file` (fd ≥ 8.7): keeps ~/.config/fd/ignore out. */
 	noGlobalIgnoreFile: boolean;
-	/** `--no-require-git`: detected for callers; unused, since our rules apply in repositories only. */
+	/** `--no-require-git` (fd ≥ 8.7): .gitignore outside repositories too, as pi's find. */
 	noRequireGit: boolean;
 }
 
@@ -394,6 +394,7 @@ export function fdArgv(fd: FdTool, req: FindRequest): string[] {
 	const argv = [fd.path, "--glob", "--color=never", "--hidden", "--case-sensitive", "--print0"];
 	argv.push("--exclude", ".git");
 	if (fd.noGlobalIgnoreFile) argv.push("--no-global-ignore-file");
+	if (fd.noRequireGit) argv.push("--no-require-git");
 	const target = findGlobTarget(req.pattern);
 	let pattern = target.glob;
 	if (target.fullPath) {

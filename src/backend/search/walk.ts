@@ -19,6 +19,8 @@ export interface WalkOptions {
 	override?: Override;
 	signal?: AbortSignal;
 	re2: Re2;
+	/** .gitignore only inside a repository (default true; find passes false, see isIgnored). */
+	requireGit?: boolean;
 }
 
 function kindOf(d: Dirent): EntryKind {
@@ -58,7 +60,7 @@ async function* walkDir(
 		const entry = { abs: joinPath(dir, d.name), rel: rel ? `${rel}/${d.name}` : d.name, name: d.name, kind };
 		const verdict = opts.override?.(entry.rel, isDir);
 		if (verdict === "ignore") continue;
-		if (verdict === undefined && isIgnored(level, entry.abs, isDir)) continue;
+		if (verdict === undefined && isIgnored(level, entry.abs, isDir, opts.requireGit)) continue;
 		yield entry;
 		if (isDir) {
 			const children = await listDir(entry.abs);
