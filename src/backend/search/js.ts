@@ -126,7 +126,12 @@ async function jsFind(req: FindRequest, re2: Re2): Promise<FindOutcome> {
 	if (!st.isDirectory())
 		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
 	const paths: string[] = [];
-	for await (const entry of walk(req.path, { customIgnore: ".fdignore", signal: req.signal, re2, requireGit: false })) {
+	for await (const entry of walk(req.path, {
+		customIgnore: ".fdignore",
+		signal: req.signal,
+		re2,
+		requireGit: false,
+	})) {
 		if (req.stop?.aborted) break;
 		if (!matches(entry.rel, entry.name)) continue;
 		paths.push(entry.kind === "dir" ? `${entry.rel}/` : entry.rel);
