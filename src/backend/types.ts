@@ -190,7 +190,7 @@ export interface FindOutcome {
 
 /**
  * Search semantics shared by every engine: hidden files included, `.git` excluded, and
- * `.gitignore`/`.ignore` rules respected the way git, rg and fd apply them (inside a repository).
+ * `.gitignore`/`.ignore` rules respected the way rg and fd apply them (find also outside a repository, as pi).
  */
 export interface SearchOps {
 	grep(req: GrepRequest): Promise<GrepOutcome>;

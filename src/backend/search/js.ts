@@ -6,8 +6,10 @@
  *  - hidden entries are included; an entry named `.git` (and so everything inside) never is;
  *  - `.ignore` files (and the tool's own `.rgignore` for grep / `.fdignore` for find) apply at
  *    every level, from the filesystem root down;
- *  - `.gitignore` files and `.git/info/exclude` apply only inside a repository (a directory with a
- *    `.git` entry), from the directory of the entry up to the nearest repository root;
+ *  - `.gitignore` files and `.git/info/exclude` apply inside a repository (a directory with a
+ *    `.git` entry), from the directory of the entry up to the nearest repository root; for find
+ *    (as pi's `fd --no-require-git`) `.gitignore` files also apply outside any repository, each
+ *    to its own directory and below; grep keeps rg's default (inside a repository only);
  *  - precedence: custom ignore file > `.ignore` > `.gitignore` > `info/exclude`; deeper files
  *    win within a kind; an ignored directory is not entered; each rule is tested against the
  *    entry itself only (so searching inside an ignored directory named explicitly works);
