@@ -35,6 +35,8 @@ const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
 
 /** FileOps on this machine, with the pinned roots the local search starts from. */
 export interface LocalFileOps extends FileOps {
+	/** Always present here: read streams large local files. */
+	readWindow: NonNullable<FileOps["readWindow"]>;
 	readonly pins: DirPins;
 	pinRoots(roots: readonly string[]): void;
 	close(): void;
