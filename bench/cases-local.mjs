@@ -205,6 +205,22 @@ export async function setup({ dir }) {
 				);
 			},
 		),
+		// One pathological line: keel's cost must grow with the output it shows, not the line (pi
+		// is left out: its grep parses rg's per-match JSON of the whole line).
+		...[1, 4, 16].map((mb) => {
+			const path = `line-${mb}mb.txt`;
+			writeFileSync(join(dir, path), `${"ab".repeat(mb * 512 * 1024)}\n`);
+			return {
+				name: `grep ".", one ${mb} MB line`,
+				iterations: 10,
+				warmup: 2,
+				async check() {
+					const out = textOf(await keel("grep", { pattern: ".", path }));
+					assert(out.includes("Some lines truncated"), `${mb} MB line: expected the cut line`);
+				},
+				contenders: [{ label: "keel", run: () => keel("grep", { pattern: ".", path }) }],
+			};
+		}),
 	];
 	return {
 		cases,

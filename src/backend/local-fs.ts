@@ -22,6 +22,7 @@ import {
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
 import { toFileStat, typeOf } from "./local-stat.js";
 import { sweepDir } from "./local-sweep.js";
+import { readWindowFrom } from "./read-window.js";
 import { sameIdentity, sameObject } from "./temp-names.js";
 import type { DirEntry, FileOps } from "./types.js";
 
@@ -34,6 +35,8 @@ const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
 
 /** FileOps on this machine, with the pinned roots the local search starts from. */
 export interface LocalFileOps extends FileOps {
+	/** Always present here: read streams large local files. */
+	readWindow: NonNullable<FileOps["readWindow"]>;
 	readonly pins: DirPins;
 	pinRoots(roots: readonly string[]): void;
 	close(): void;
@@ -104,6 +107,17 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 					return await readFd(fd);
 				} finally {
 					closeSync(fd);
+				}
+			}),
+
+		readWindow: (p, expect, window) =>
+			inDir(p, async (at) => {
+				const h = await openRead(p, at);
+				try {
+					if (expect && !sameObject(toFileStat(await h.stat({ bigint: true })), expect)) throw swapped(p);
+					return await readWindowFrom(h, window);
+				} finally {
+					await h.close();
 				}
 			}),
 

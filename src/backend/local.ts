@@ -9,6 +9,8 @@ import type { Backend } from "./types.js";
 export interface LocalBackendOptions {
 	/** "auto" uses rg/fd when installed and the JS engine otherwise. */
 	searchEngine?: "auto" | "native" | "js";
+	/** Time budget of one grep or find (default 60 s); then it answers TIMEOUT with what it found. */
+	searchBudgetMs?: number;
 	hooks?: LocalFsHooks;
 }
 
@@ -20,7 +22,11 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 		kind: "local",
 		fs,
 		exec: createLocalExec(tracker),
-		search: createLocalSearch({ engine: opts.searchEngine ?? "auto", pins: fs.pins }),
+		search: createLocalSearch({
+			engine: opts.searchEngine ?? "auto",
+			pins: fs.pins,
+			budgetMs: opts.searchBudgetMs,
+		}),
 		process: { fdPipes: true, ready: async () => {}, spawn: spawnLocal },
 		close: async () => {
 			await tracker.close();

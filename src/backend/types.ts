@@ -65,6 +65,12 @@ export interface FileOps {
 	 * checked the path is caught (CHANGED_ON_DISK).
 	 */
 	readFile(path: string, expect?: FileStat): Promise<Buffer>;
+	/**
+	 * Lines of a file from `window.startLine`, streamed (memory bounded by the window, not the
+	 * file); refuses a link in the last component and checks `expect` as readFile does. Optional:
+	 * a backend without it has its large files refused by read.
+	 */
+	readWindow?(path: string, expect: FileStat | undefined, window: LineWindow): Promise<WindowRead>;
 	/** Entries of a directory; with `expect`, it must be that directory before and after listing. */
 	readdir(path: string, expect?: FileStat): Promise<DirEntry[]>;
 	mkdirp(path: string): Promise<void>;
@@ -95,6 +101,29 @@ export interface FileOps {
 	pinRoots?(roots: readonly string[]): void;
 	/** Release what pinRoots holds. */
 	close?(): void;
+}
+
+/** Which lines of a file to keep: from `startLine` (1-based), at most `maxLines` and `maxBytes`. */
+export interface LineWindow {
+	startLine: number;
+	maxLines: number;
+	/** Stop keeping lines once this many bytes are kept (the line that passes it is kept). */
+	maxBytes: number;
+	/** Each kept line is cut at this many bytes (its full length is in `lineBytes`). */
+	maxLineBytes: number;
+}
+
+export interface WindowRead {
+	/** The first 8 KiB of the file (type and binary detection). */
+	head: Buffer;
+	/** Kept lines without their "\n" (a "\r" stays). */
+	lines: Buffer[];
+	/** Full byte length of each kept line. */
+	lineBytes: number[];
+	/** Lines in the whole file, counted as read splits them (a final "\n" starts no line). */
+	totalLines: number;
+	sha256: string;
+	validUtf8: boolean;
 }
 
 export interface ExecRequest {
@@ -145,6 +174,8 @@ export interface GrepRequest {
 	 * guard checked). Results and messages still name `path`.
 	 */
 	pinned?: string;
+	/** When this fires, stop (children killed) and answer what was found, with `timedOut`. */
+	stop?: AbortSignal;
 }
 
 export interface GrepLine {
@@ -166,6 +197,8 @@ export interface GrepOutcome {
 	matches: GrepMatch[];
 	limitReached: boolean;
 	engine: string;
+	/** The request's `stop` fired: the results are those found until then. */
+	timedOut?: boolean;
 }
 
 export interface FindRequest {
@@ -180,6 +213,8 @@ export interface FindRequest {
 	 * guard checked). Results and messages still name `path`.
 	 */
 	pinned?: string;
+	/** As GrepRequest.stop. */
+	stop?: AbortSignal;
 }
 
 export interface FindOutcome {
@@ -187,11 +222,13 @@ export interface FindOutcome {
 	paths: string[];
 	limitReached: boolean;
 	engine: string;
+	/** The request's `stop` fired: the results are those found until then. */
+	timedOut?: boolean;
 }
 
 /**
  * Search semantics shared by every engine: hidden files included, `.git` excluded, and
- * `.gitignore`/`.ignore` rules respected the way git, rg and fd apply them (inside a repository).
+ * `.gitignore`/`.ignore` rules respected the way rg and fd apply them (find also outside a repository, as pi).
  */
 export interface SearchOps {
 	grep(req: GrepRequest): Promise<GrepOutcome>;

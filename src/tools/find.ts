@@ -5,6 +5,7 @@ import { number, object, optional, string, withUnpublishedRange } from "../bound
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireDir, requireUnchanged, statPath } from "./common.js";
 import { RANGES } from "./ranges.js";
+import { timedOutOr } from "./search-budget.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 1000;
@@ -52,7 +53,8 @@ export const findTool = defineTool<FindArgs>({
 			owner: scope,
 		});
 		await requireUnchanged(session, target.canonical, st, shownPath);
-		if (outcome.paths.length === 0) return { content: [text("No files found matching pattern")] };
+		if (outcome.paths.length === 0)
+			return timedOutOr("find", outcome.timedOut, { content: [text("No files found matching pattern")] });
 		const truncation = truncateHead(outcome.paths.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
 		const notices: string[] = [];
 		const details: Record<string, unknown> = {};
@@ -65,6 +67,9 @@ export const findTool = defineTool<FindArgs>({
 			details.truncation = truncation;
 		}
 		const out = notices.length ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
-		return { content: [text(out)], details: Object.keys(details).length ? details : undefined };
+		return timedOutOr("find", outcome.timedOut, {
+			content: [text(out)],
+			details: Object.keys(details).length ? details : undefined,
+		});
 	},
 });

@@ -1,5 +1,6 @@
 /** `grep` (pi-compatible): content search through the backend's search engine. */
 import { posix } from "node:path";
+import { MAX_PATTERN_CHARS, patternTooLarge } from "../backend/search/patterns.js";
 import type { GrepMatch } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
@@ -12,6 +13,7 @@ import {
 } from "../boundary/truncate.js";
 import { checkAborted, positiveInt, requireUnchanged, statPath } from "./common.js";
 import { RANGES } from "./ranges.js";
+import { timedOutOr } from "./search-budget.js";
 import { defineTool, text } from "./types.js";
 
 const DEFAULT_LIMIT = 100;
@@ -55,15 +57,28 @@ export const grepTool = defineTool<GrepArgs>({
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
 	async execute(args, { session, signal, scope }) {
+		// The schema checker has bounded both (RANGES.resultCount / contextLines); fractions are floored.
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const context = args.context === undefined || args.context <= 0 ? 0 : Math.floor(args.context);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
+		// Every engine compiles the pattern before searching: a huge one is refused before any does.
+		if (args.pattern.length > MAX_PATTERN_CHARS) {
+			throw patternTooLarge(args.pattern, `${args.pattern.length} characters, over ${MAX_PATTERN_CHARS}`);
+		}
 		if (args.pattern?.includes("\0") || args.glob?.includes("\0"))
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
 		const target = await session.resolvePath(shownPath, "read");
 		const st = await statPath(session, target.canonical, shownPath);
 		const isDir = st.type === "dir";
+		if (!isDir && st.type !== "file") {
+			// A FIFO would block the search forever and a device (/dev/zero) never ends: never opened.
+			throw new KeelError(
+				"NOT_A_FILE",
+				`${shownPath} is not a regular file or directory (a FIFO, device or socket); grep searches regular files only.`,
+				{ path: shownPath },
+			);
+		}
 		checkAborted(signal);
 		const outcome = await session.backend.search.grep({
 			pattern: args.pattern,
@@ -77,7 +92,8 @@ export const grepTool = defineTool<GrepArgs>({
 			owner: scope,
 		});
 		await requireUnchanged(session, target.canonical, st, shownPath);
-		if (outcome.matches.length === 0) return { content: [text("No matches found")] };
+		if (outcome.matches.length === 0)
+			return timedOutOr("grep", outcome.timedOut, { content: [text("No matches found")] });
 		const rel = (p: string) => (isDir ? posix.relative(target.canonical, p) : posix.basename(p));
 		let linesTruncated = false;
 		const clip = (s: string) => {
@@ -109,6 +125,9 @@ export const grepTool = defineTool<GrepArgs>({
 			details.linesTruncated = true;
 		}
 		const out = notices.length ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
-		return { content: [text(out)], details: Object.keys(details).length ? details : undefined };
+		return timedOutOr("grep", outcome.timedOut, {
+			content: [text(out)],
+			details: Object.keys(details).length ? details : undefined,
+		});
 	},
 });

@@ -66,49 +66,123 @@ export const unifiedReadTool = defineTool<ReadArgs>({
 	execute: readFile,
 });
 
-async function readFile(args: ReadArgs, { session, signal }: ToolContext): Promise<ToolResult> {
+/** Files above this size are streamed to the requested window instead of read whole. */
+const STREAM_ABOVE_BYTES = 16 * 1024 * 1024;
+
+interface TextWindow {
+	/** Lines from `offset` on (at least what the output can show), without line endings. */
+	shown: string[];
+	total: number;
+	/** Byte length of line `offset` (for the "line too long" hint). */
+	firstLineBytes: number;
+	valid: boolean;
+}
+
+function binaryError(path: string, size: number): KeelError {
+	return new KeelError(
+		"BINARY_FILE",
+		`${path} is a binary file (${formatSize(size)}); inspect it with bash (file, xxd, strings) instead.`,
+		{ path },
+	);
+}
+
+function offsetError(path: string, offset: number, total: number): KeelError {
+	return new KeelError(
+		"OFFSET_OUT_OF_RANGE",
+		`Offset ${offset} is beyond the end of ${path} (${total} lines).`,
+		{
+			path,
+		},
+	);
+}
+
+/** A large file: one streamed pass keeps the window only (memory bounded by what is shown). */
+async function streamWindow(
+	args: ReadArgs,
+	{ session }: ToolContext,
+	canonical: string,
+	st: FileStat,
+	offset: number,
+	limit: number | undefined,
+): Promise<TextWindow> {
+	const fs = session.backend.fs;
+	if (!fs.readWindow) {
+		throw new KeelError(
+			"INVALID_ARGS",
+			`${args.path} is ${formatSize(st.size)}, more than this backend reads at once (${formatSize(STREAM_ABOVE_BYTES)}). Search it with grep, or take lines with bash (sed -n '100,200p').`,
+			{ path: args.path },
+		);
+	}
+	const maxLines = Math.min(limit ?? DEFAULT_MAX_LINES + 1, DEFAULT_MAX_LINES + 1);
+	const w = await fs
+		.readWindow(canonical, st, {
+			startLine: offset,
+			maxLines,
+			maxBytes: DEFAULT_MAX_BYTES,
+			maxLineBytes: DEFAULT_MAX_BYTES + 1,
+		})
+		.catch((e) => {
+			throw fromSystemError(e, args.path);
+		});
+	session.readState.recordHash(canonical, st, w.sha256);
+	if (detectImage(w.head)) {
+		throw new KeelError(
+			"INVALID_ARGS",
+			`${args.path} is an image of ${formatSize(st.size)}, too large to attach; make a smaller copy with bash (e.g. convert -resize) and read that.`,
+			{ path: args.path },
+		);
+	}
+	if (looksBinary(w.head)) throw binaryError(args.path, st.size);
+	if (offset > w.totalLines) throw offsetError(args.path, offset, w.totalLines);
+	const shown = w.lines.map((b, k) => {
+		let line = b.toString("utf8");
+		if (k === 0 && offset === 1 && line.startsWith("\uFEFF")) line = line.slice(1);
+		return line.endsWith("\r") ? line.slice(0, -1) : line;
+	});
+	return { shown, total: w.totalLines, firstLineBytes: w.lineBytes[0] ?? 0, valid: w.validUtf8 };
+}
+
+async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
+	const { session, signal } = ctx;
+	// The schema checker has bounded both (RANGES.lineNumber / lineCount); fractions are floored.
 	const offset = positiveInt("offset", args.offset, 1);
 	const limit = args.limit === undefined ? undefined : positiveInt("limit", args.limit, 1);
 	const { target, fs } = await session.resolveReadable(args.path);
 	let st: FileStat;
-	let bytes: Buffer;
+	let bytes: Buffer | undefined;
 	try {
 		st = await fs.stat(target.canonical);
 		requireFile(st, args.path);
 		checkAborted(signal);
-		bytes = await fs.readFile(target.canonical, st);
+		if (st.size <= STREAM_ABOVE_BYTES) bytes = await fs.readFile(target.canonical, st);
 	} catch (e) {
 		throw fromSystemError(e, args.path);
 	}
-	session.readState.record(target.canonical, st, bytes);
-
-	const mimeType = detectImage(bytes);
-	if (mimeType) return imageResult(bytes, mimeType);
-	if (looksBinary(bytes)) {
-		throw new KeelError(
-			"BINARY_FILE",
-			`${args.path} is a binary file (${formatSize(bytes.length)}); inspect it with bash (file, xxd, strings) instead.`,
-			{ path: args.path },
-		);
+	let win: TextWindow;
+	if (bytes === undefined) {
+		win = await streamWindow(args, ctx, target.canonical, st, offset, limit);
+	} else {
+		session.readState.record(target.canonical, st, bytes);
+		const mimeType = detectImage(bytes);
+		if (mimeType) return imageResult(bytes, mimeType);
+		if (looksBinary(bytes)) throw binaryError(args.path, bytes.length);
+		const decoded = decodeUtf8Lenient(bytes);
+		const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
+		const split = body.length === 0 ? [""] : body.split("\n");
+		// CRLF lines lose their \r; a file without one (most) skips the pass over every line.
+		const allLines = body.includes("\r") ? split.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)) : split;
+		if (offset > allLines.length) throw offsetError(args.path, offset, allLines.length);
+		const end = limit === undefined ? allLines.length : Math.min(offset - 1 + limit, allLines.length);
+		win = {
+			shown: allLines.slice(offset - 1, end),
+			total: allLines.length,
+			firstLineBytes: Buffer.byteLength(allLines[offset - 1], "utf8"),
+			valid: decoded.valid,
+		};
 	}
-	const decoded = decodeUtf8Lenient(bytes);
-	const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
-	const split = body.length === 0 ? [""] : body.split("\n");
-	// CRLF lines lose their \r; a file without one (most) skips the pass over every line.
-	const allLines = body.includes("\r") ? split.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)) : split;
-	const total = allLines.length;
+	const { shown, total } = win;
 	const start = offset - 1;
-	if (start >= total) {
-		throw new KeelError(
-			"OFFSET_OUT_OF_RANGE",
-			`Offset ${offset} is beyond the end of ${args.path} (${total} lines).`,
-			{
-				path: args.path,
-			},
-		);
-	}
 	const end = limit === undefined ? total : Math.min(start + limit, total);
-	const shown = allLines.slice(start, end);
 	const selected = (args.hashline ? shown.map((l, k) => hashlinePrefix(start + 1 + k, l) + l) : shown).join(
 		"\n",
 	);
@@ -117,7 +191,7 @@ async function readFile(args: ReadArgs, { session, signal }: ToolContext): Promi
 	let out: string;
 	let details: { truncation?: typeof truncation; encoding?: string } | undefined;
 	if (truncation.firstLineExceedsLimit) {
-		const size = formatSize(Buffer.byteLength(allLines[start], "utf8"));
+		const size = formatSize(win.firstLineBytes);
 		out = `[Line ${first} is ${size}, exceeds ${formatSize(DEFAULT_MAX_BYTES)} limit. Use bash: sed -n '${first}p' ${args.path} | head -c ${DEFAULT_MAX_BYTES}]`;
 		details = { truncation };
 	} else if (truncation.truncated) {
@@ -130,7 +204,7 @@ async function readFile(args: ReadArgs, { session, signal }: ToolContext): Promi
 	} else {
 		out = truncation.content;
 	}
-	if (!decoded.valid) {
+	if (!win.valid) {
 		out +=
 			"\n\n[This file is not valid UTF-8: invalid bytes are shown as \uFFFD. Text edits to it will be refused.]";
 		details = { ...details, encoding: "invalid-utf8" };

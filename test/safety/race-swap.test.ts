@@ -11,12 +11,24 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import {
+	lstat,
+	mkdir,
+	mkdtemp,
+	readdir,
+	readFile,
+	realpath,
+	rename,
+	rm,
+	symlink,
+	writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalFs } from "../../src/backend/local-fs.js";
 import type { Backend } from "../../src/backend/types.js";
 import { type CallResult, Session } from "../../src/session.js";
 import { bwrapAvailable } from "../contract/backends.js";
@@ -273,4 +285,29 @@ it("the race fixture starts with a real directory and a link to outside", async 
 	expect((await lstat(join(root, "a"))).isDirectory()).toBe(true);
 	expect((await lstat(join(root, "lnk"))).isSymbolicLink()).toBe(true);
 	expect(existsSync(join(root, "lnk", "sub", SECRET_NAME))).toBe(true);
+});
+
+// read's streamed window (files over 16 MB) opens through the pinned directory like readFile: a
+// directory swapped for a link to outside after the roots were pinned is not followed.
+it("readWindow through a swapped directory reads nothing outside", async () => {
+	const fs = createLocalFs();
+	fs.pinRoots([root]);
+	try {
+		const window = { startLine: 1, maxLines: 10, maxBytes: 4096, maxLineBytes: 4096 };
+		const path = join(root, "a", "sub", "file.txt");
+		// Control: before the swap the window is the inside file.
+		const inside = await fs.readWindow(path, undefined, window);
+		expect(inside.lines.map((l) => l.toString())).toEqual(["INSIDE file"]);
+		// The same exchange the swapper makes, once: root/a is now the link to outside.
+		await rename(join(root, "a"), join(scratch, "a-real"));
+		await rename(join(root, "lnk"), join(root, "a"));
+		const after = await fs.readWindow(path, undefined, window).then(
+			(w) => w.lines.map((l) => l.toString()).join("\n"),
+			(e: Error) => `refused: ${e.message}`,
+		);
+		expect(after).not.toContain(SECRET);
+		expect(after).toMatch(/^refused: /);
+	} finally {
+		fs.close();
+	}
 });

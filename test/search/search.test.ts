@@ -62,6 +62,10 @@ const TREE: Record<string, string | Buffer> = {
 	"plain/a.log": "needle plain log\n",
 	"plain/skip.txt": "needle skip\n",
 	"plain/ok.txt": "needle ok\n",
+	"plain/sub/.gitignore": "*.txt\n!keep.txt\n",
+	"plain/sub/x.txt": "sub x\n",
+	"plain/sub/keep.txt": "sub keep\n",
+	"plain/sub/y.md": "sub y\n",
 	"we!rd [x] {y}/src/a.ts": "needle weird\n",
 	"we!rd [x] {y}/src/sub/b.ts": "needle weird deep\n",
 };
@@ -462,10 +466,25 @@ describe("find", () => {
 		(r) => expect(paths(r)).toEqual(["src/a.ts"]),
 	);
 
-	scenario(
-		".gitignore does not apply outside a repository",
-		(ops) => find(ops, "plain", "*"),
-		(r) => expect(paths(r)).toEqual([".gitignore", ".ignore", "a.log", "ok.txt"]),
+	// As pi's find (fd --no-require-git): .gitignore files apply outside a repository too, each
+	// to its own directory and below. An fd without that flag cannot, so it is not compared.
+	const PLAIN_FIND = [
+		".gitignore",
+		".ignore",
+		"ok.txt",
+		"sub/",
+		"sub/.gitignore",
+		"sub/keep.txt",
+		"sub/y.md",
+	];
+	it(".gitignore applies outside a repository, nested ones scoped [js]", async () => {
+		expect(paths(await find(js, "plain", "*"))).toEqual(PLAIN_FIND);
+	});
+	it.skipIf(!tools.fd?.noRequireGit)(
+		".gitignore applies outside a repository [native, fd with --no-require-git]",
+		async () => {
+			expect(paths(await find(native, "plain", "*"))).toEqual(PLAIN_FIND);
+		},
 	);
 
 	scenario(
@@ -522,7 +541,9 @@ describe("engines and tools", () => {
 		expect(await auto.grep({ pattern: "needle", path: repo, context: 0, limit: 1 })).toMatchObject({
 			engine: "rg",
 		});
-		expect(await auto.find({ pattern: "*", path: repo, limit: 1 })).toMatchObject({ engine: "fd" });
+		// fd without --no-require-git (fd < 8.7) cannot apply .gitignore outside a repository.
+		const findEngine = tools.fd?.noRequireGit ? "fd" : "js";
+		expect(await auto.find({ pattern: "*", path: repo, limit: 1 })).toMatchObject({ engine: findEngine });
 	});
 
 	it("native engine without tools is BACKEND_UNAVAILABLE", async () => {
@@ -581,19 +602,15 @@ describe("native engine over any transport", () => {
 		rg: { path: "rg", version: "ripgrep 13.0.0" },
 		fd: { path: "fd", version: "fd 8.6.0", noGlobalIgnoreFile: false, noRequireGit: false },
 	};
-	const event = (type: string, data: object) => Buffer.from(`${JSON.stringify({ type, data })}\n`);
+	/** One line of rg's output (--null --line-number --with-filename). */
+	const matchLine = (path: string, n: number, text: string) => Buffer.from(`${path}\0${n}:${text}\n`);
 
 	it("stops the process once a file takes the matches past the limit", async () => {
 		let filesSent = 0;
 		const runner: ArgvRunner = async (_argv, opts) => {
 			for (const name of ["a", "b", "c", "d"]) {
 				if (opts.signal?.aborted) break;
-				const path = { text: `/r/${name}` };
-				opts.onStdout(event("begin", { path }));
-				for (const n of [1, 2]) {
-					opts.onStdout(event("match", { path, lines: { text: `hit ${n}\n` }, line_number: n }));
-				}
-				opts.onStdout(event("end", { path, binary_offset: null }));
+				for (const n of [1, 2]) opts.onStdout(matchLine(`/r/${name}`, n, `hit ${n}`));
 				filesSent++;
 			}
 			return { exitCode: opts.signal?.aborted ? null : 0 };
@@ -602,15 +619,19 @@ describe("native engine over any transport", () => {
 		const r = await ops.grep({ pattern: "hit", path: "/r", context: 0, limit: 3 });
 		expect(r.matches.map((m) => `${m.path}:${m.line}`)).toEqual(["/r/a:1", "/r/a:2", "/r/b:1"]);
 		expect(r.limitReached).toBe(true);
-		expect(filesSent).toBe(2);
+		// b is known complete when c's first line arrives; d is never sent.
+		expect(filesSent).toBe(3);
 	});
 
 	it("drops a file that rg found to be binary", async () => {
 		const runner: ArgvRunner = async (_argv, opts) => {
-			const path = { text: "/r/bin" };
-			opts.onStdout(event("begin", { path }));
-			opts.onStdout(event("match", { path, lines: { text: "hit\n" }, line_number: 1 }));
-			opts.onStdout(event("end", { path, binary_offset: 100 }));
+			opts.onStdout(matchLine("/r/bin", 1, "hit"));
+			opts.onStdout(
+				Buffer.from(
+					'/r/bin: WARNING: stopped searching binary file after match (found "\\0" byte around offset 100)\n',
+				),
+			);
+			opts.onStdout(matchLine("/r/ok", 1, "hit"));
 			return { exitCode: 0 };
 		};
 		const r = await createNativeSearch(runner, fakeTools).grep({
@@ -619,7 +640,29 @@ describe("native engine over any transport", () => {
 			context: 0,
 			limit: 9,
 		});
-		expect(r).toEqual({ matches: [], limitReached: false, engine: "rg" });
+		expect(r.matches.map((m) => `${m.path}:${m.line}`)).toEqual(["/r/ok:1"]);
+	});
+
+	it("splits output arriving a byte at a time, and cuts a previewed line", async () => {
+		const long = "x".repeat(5000);
+		const runner: ArgvRunner = async (_argv, opts) => {
+			const out = Buffer.concat([
+				matchLine("/r/a", 1, `${long.slice(0, 4096)} [... omitted end of long line]`),
+				matchLine("/r/a", 2, "short [... omitted end of long line]"),
+			]);
+			for (let i = 0; i < out.length; i++) opts.onStdout(out.subarray(i, i + 1));
+			return { exitCode: 0 };
+		};
+		const r = await createNativeSearch(runner, fakeTools).grep({
+			pattern: "x",
+			path: "/r",
+			context: 0,
+			limit: 9,
+		});
+		expect(r.matches.map((m) => m.text)).toEqual([
+			long.slice(0, 1000),
+			"short [... omitted end of long line]",
+		]);
 	});
 
 	it("an abort while the tool runs is ABORTED", async () => {

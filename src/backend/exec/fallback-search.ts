@@ -21,9 +21,11 @@ import {
 } from "../search/ignore-rules.js";
 
 /** Rules of a fetched ignore file; an absent file has none. */
-const parseIgnoreText = (text: string | undefined) => (text === undefined ? [] : parseIgnoreFile(text));
+const parseIgnoreText = (text: string | undefined, re2: Re2) =>
+	text === undefined ? [] : parseIgnoreFile(text, re2);
 
-import { compileGlob, compileGrepRegExp, findGlobTarget } from "../search/patterns.js";
+import { compileFindMatcher } from "../search/js.js";
+import { compileGrepMatcher, loadRe2, type Re2 } from "../search/patterns.js";
 import { comparePaths, grepBuffer, throwIfAborted } from "../search/semantics.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { EXIT, errnoError } from "./errors.js";
@@ -152,11 +154,11 @@ async function list(
 }
 
 /** Levels from `/` down to the search root, from the listing's ancestor records. */
-function ancestorLevels(root: string, custom: string, l: Listing): Level {
+function ancestorLevels(root: string, custom: string, l: Listing, re2: Re2): Level {
 	let level: Level | undefined;
 	for (const dir of ancestorsOf(root)) {
 		const p = dir === "/" ? "" : dir;
-		const rules = (name: string) => parseIgnoreText(l.files.get(`${p}/${name}`));
+		const rules = (name: string) => parseIgnoreText(l.files.get(`${p}/${name}`), re2);
 		const hasGit = l.gitDirs.has(dir);
 		level = {
 			dir,
@@ -191,6 +193,7 @@ async function walkListing(
 	l: Listing,
 	override: Override | undefined,
 	signal: AbortSignal | undefined,
+	re2: Re2,
 ): Promise<Entry[]> {
 	const wanted: string[] = [];
 	for (const [dir, nodes] of l.tree) {
@@ -210,7 +213,8 @@ async function walkListing(
 		});
 	}
 	const levelFor = (abs: string, parent: Level, names: Set<string>): Level => {
-		const rules = (name: string) => (names.has(name) ? parseIgnoreText(texts.get(joinPath(abs, name))) : []);
+		const rules = (name: string) =>
+			names.has(name) ? parseIgnoreText(texts.get(joinPath(abs, name)), re2) : [];
 		const hasGit = names.has(".git");
 		return {
 			dir: abs,
@@ -220,7 +224,7 @@ async function walkListing(
 			custom: rules(custom),
 			dot: rules(".ignore"),
 			git: rules(".gitignore"),
-			exclude: hasGit ? parseIgnoreText(texts.get(joinPath(abs, ".git/info/exclude"))) : [],
+			exclude: hasGit ? parseIgnoreText(texts.get(joinPath(abs, ".git/info/exclude")), re2) : [],
 		};
 	};
 	const out: Entry[] = [];
@@ -231,7 +235,7 @@ async function walkListing(
 			const e = { abs: joinPath(dirAbs, n.name), rel: dirRel ? `${dirRel}/${n.name}` : n.name, ...n };
 			const verdict = override?.(e.rel, isDir);
 			if (verdict === "ignore") continue;
-			if (verdict === undefined && isIgnored(level, e.abs, isDir)) continue;
+			if (verdict === undefined && isIgnored(level, e.abs, isDir, custom !== ".fdignore")) continue;
 			out.push(e);
 			if (isDir) {
 				const names = new Set((l.tree.get(e.rel) ?? []).map((c) => c.name));
@@ -239,7 +243,7 @@ async function walkListing(
 			}
 		}
 	};
-	visit(root, "", ancestorLevels(root, custom, l));
+	visit(root, "", ancestorLevels(root, custom, l, re2));
 	return out;
 }
 
@@ -255,12 +259,13 @@ export interface SearchFile {
  */
 export type ContentSearch = (
 	req: GrepRequest,
+	re2: Re2,
 ) => (files: readonly SearchFile[], max: number) => Promise<GrepMatch[]>;
 
 /** The default content search: contents fetched in batches, matched with the JS engine's regex. */
 function fetchedContents(transport: ExecTransport): ContentSearch {
-	return (req) => {
-		const regex = compileGrepRegExp(req);
+	return (req, re2) => {
+		const regex = compileGrepMatcher(req, re2);
 		return async (files, max) => {
 			const found: GrepMatch[] = [];
 			for (let i = 0; i < files.length && found.length < max; ) {
@@ -295,13 +300,14 @@ async function fallbackGrep(
 	engine: string,
 	req: GrepRequest,
 ): Promise<GrepOutcome> {
-	const search = contents(req);
-	const override = req.glob ? compileOverride(req.glob) : undefined;
+	const re2 = await loadRe2();
+	const search = contents(req, re2);
+	const override = req.glob ? compileOverride(req.glob, re2) : undefined;
 	const listing = await list(transport, req.path, ".rgignore", req.signal);
 	// A file named explicitly is searched whatever the ignore rules and glob say.
 	const files = listing.isFile
 		? [{ abs: req.path, size: 0 }]
-		: (await walkListing(transport, req.path, ".rgignore", listing, override, req.signal)).filter(
+		: (await walkListing(transport, req.path, ".rgignore", listing, override, req.signal, re2)).filter(
 				(e) => e.kind === "file",
 			);
 	const found = await search(files, req.limit + 1);
@@ -309,23 +315,17 @@ async function fallbackGrep(
 	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine };
 }
 
-function compileFindMatcher(pattern: string): (rel: string, name: string) => boolean {
-	if (pattern === "") return () => true;
-	const target = findGlobTarget(pattern);
-	const match = compileGlob(target.glob);
-	return target.fullPath ? (rel) => match(rel) : (_rel, name) => match(name);
-}
-
 async function fallbackFind(
 	transport: ExecTransport,
 	engine: string,
 	req: FindRequest,
 ): Promise<FindOutcome> {
-	const matches = compileFindMatcher(req.pattern);
+	const re2 = await loadRe2();
+	const matches = compileFindMatcher(req.pattern, re2);
 	const listing = await list(transport, req.path, ".fdignore", req.signal);
 	if (listing.isFile)
 		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
-	const entries = await walkListing(transport, req.path, ".fdignore", listing, undefined, req.signal);
+	const entries = await walkListing(transport, req.path, ".fdignore", listing, undefined, req.signal, re2);
 	const paths: string[] = [];
 	for (const e of entries) {
 		if (!matches(e.rel, e.name)) continue;

@@ -1,6 +1,6 @@
 /** Ignore rules in gitignore syntax, applied the way rg and fd (the `ignore` crate) apply them. */
 import { readFile, stat } from "node:fs/promises";
-import { compileGlob } from "./patterns.js";
+import { compileGlob, type Re2 } from "./patterns.js";
 
 type Verdict = "ignore" | "whitelist" | undefined;
 
@@ -11,7 +11,7 @@ interface IgnoreRule {
 }
 
 /** Parse one gitignore line; `strict` throws INVALID_PATTERN instead of skipping a bad glob. */
-function parseIgnoreLine(raw: string, strict: boolean): IgnoreRule | undefined {
+function parseIgnoreLine(raw: string, strict: boolean, re2: Re2): IgnoreRule | undefined {
 	if (raw.startsWith("#")) return undefined;
 	let line = raw.endsWith("\\ ") ? raw : raw.trimEnd();
 	if (line === "") return undefined;
@@ -41,7 +41,7 @@ function parseIgnoreLine(raw: string, strict: boolean): IgnoreRule | undefined {
 	if (!anchored && !line.includes("/") && !glob.startsWith("**/") && glob !== "**") glob = `**/${glob}`;
 	if (glob.endsWith("/**")) glob += "/*";
 	try {
-		return { match: compileGlob(glob), whitelist, dirOnly };
+		return { match: compileGlob(glob, re2), whitelist, dirOnly };
 	} catch (e) {
 		if (strict) throw e;
 		return undefined;
@@ -49,10 +49,10 @@ function parseIgnoreLine(raw: string, strict: boolean): IgnoreRule | undefined {
 }
 
 /** Rules of one ignore file's text (bad globs skipped, as rg does). */
-export function parseIgnoreFile(text: string): IgnoreRule[] {
+export function parseIgnoreFile(text: string, re2: Re2): IgnoreRule[] {
 	const rules: IgnoreRule[] = [];
 	for (const line of text.split(/\r?\n/)) {
-		const rule = parseIgnoreLine(line, false);
+		const rule = parseIgnoreLine(line, false, re2);
 		if (rule) rules.push(rule);
 	}
 	return rules;
@@ -74,8 +74,8 @@ export type Override = (rel: string, isDir: boolean) => Verdict;
  * match overrides every ignore rule; with a positive glob, non-matching files are skipped while
  * non-matching directories fall through to the ignore rules; "!" excludes.
  */
-export function compileOverride(glob: string): Override {
-	const rule = parseIgnoreLine(glob, true);
+export function compileOverride(glob: string, re2: Re2): Override {
+	const rule = parseIgnoreLine(glob, true, re2);
 	if (!rule) return () => undefined;
 	const positive = !rule.whitelist;
 	return (rel, isDir) => {
@@ -97,9 +97,9 @@ export interface Level {
 	exclude: IgnoreRule[];
 }
 
-async function readRules(file: string): Promise<IgnoreRule[]> {
+async function readRules(file: string, re2: Re2): Promise<IgnoreRule[]> {
 	try {
-		return parseIgnoreFile(await readFile(file, "utf8"));
+		return parseIgnoreFile(await readFile(file, "utf8"), re2);
 	} catch {
 		return [];
 	}
@@ -114,10 +114,11 @@ export async function loadLevel(
 	dir: string,
 	parent: Level | undefined,
 	customName: string | undefined,
+	re2: Re2,
 	names?: ReadonlySet<string>,
 ): Promise<Level> {
 	const rules = (name: string | undefined) =>
-		name !== undefined && (!names || names.has(name)) ? readRules(joinPath(dir, name)) : [];
+		name !== undefined && (!names || names.has(name)) ? readRules(joinPath(dir, name), re2) : [];
 	const hasGit = names
 		? names.has(".git")
 		: await stat(joinPath(dir, ".git")).then(
@@ -128,16 +129,16 @@ export async function loadLevel(
 		rules(customName),
 		rules(".ignore"),
 		rules(".gitignore"),
-		hasGit ? readRules(joinPath(dir, ".git/info/exclude")) : [],
+		hasGit ? readRules(joinPath(dir, ".git/info/exclude"), re2) : [],
 	]);
 	return { dir, parent, hasGit, anyGit: hasGit || (parent?.anyGit ?? false), custom, dot, git, exclude };
 }
 
 /** Levels for `/` down to `root`, loaded in parallel, linked in order. */
-export async function loadAncestors(root: string, customName: string | undefined): Promise<Level> {
+export async function loadAncestors(root: string, customName: string | undefined, re2: Re2): Promise<Level> {
 	const dirs = ["/"];
 	for (const part of root.split("/").filter(Boolean)) dirs.push(joinPath(dirs[dirs.length - 1], part));
-	const loaded = await Promise.all(dirs.map((d) => loadLevel(d, undefined, customName)));
+	const loaded = await Promise.all(dirs.map((d) => loadLevel(d, undefined, customName, re2)));
 	let level: Level | undefined;
 	for (const l of loaded) {
 		l.parent = level;
@@ -147,7 +148,11 @@ export async function loadAncestors(root: string, customName: string | undefined
 	return level!;
 }
 
-export function isIgnored(level: Level, abs: string, isDir: boolean): boolean {
+/**
+ * `requireGit` (grep, as rg): .gitignore rules count inside a repository only. Without it (find,
+ * as pi's `fd --no-require-git`) they also count outside any repository, at every level.
+ */
+export function isIgnored(level: Level, abs: string, isDir: boolean, requireGit = true): boolean {
 	let custom: Verdict;
 	let dot: Verdict;
 	let git: Verdict;
@@ -157,8 +162,8 @@ export function isIgnored(level: Level, abs: string, isDir: boolean): boolean {
 		const rel = l.dir === "/" ? abs.slice(1) : abs.slice(l.dir.length + 1);
 		if (custom === undefined && l.custom.length > 0) custom = matchRules(l.custom, rel, isDir);
 		if (dot === undefined && l.dot.length > 0) dot = matchRules(l.dot, rel, isDir);
-		// .gitignore rules count only up to (and including) the nearest repository root.
-		if (level.anyGit && !sawGit) {
+		// In a repository, .gitignore rules count only up to (and including) its root.
+		if ((level.anyGit || !requireGit) && !sawGit) {
 			if (git === undefined && l.git.length > 0) git = matchRules(l.git, rel, isDir);
 			if (exclude === undefined && l.exclude.length > 0) exclude = matchRules(l.exclude, rel, isDir);
 		}

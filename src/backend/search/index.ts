@@ -15,11 +15,38 @@ export interface LocalSearchOptions {
 	tools?: LocalTools;
 	/** The local FileOps' pinned roots: searches then start from a handle on the checked path. */
 	pins?: DirPins;
+	/** Time a grep or find may take before it stops its children and answers what it found. */
+	budgetMs?: number;
+}
+
+export const DEFAULT_SEARCH_BUDGET_MS = 60_000;
+
+/** Runs `fn` with a `stop` signal that fires after `budgetMs` (or when the caller's does). */
+async function withBudget<R extends { stop?: AbortSignal }, O>(
+	req: R,
+	budgetMs: number,
+	fn: (r: R) => Promise<O>,
+): Promise<O> {
+	const budget = new AbortController();
+	const timer = setTimeout(() => budget.abort(), budgetMs);
+	try {
+		return await fn({ ...req, stop: req.stop ? AbortSignal.any([req.stop, budget.signal]) : budget.signal });
+	} finally {
+		clearTimeout(timer);
+	}
 }
 
 export function createLocalSearch(opts: LocalSearchOptions = {}): SearchOps {
-	const ops = chooseEngine(opts);
-	const pins = opts.pins;
+	const ops = pinnedStart(chooseEngine(opts), opts.pins);
+	const budgetMs = opts.budgetMs ?? DEFAULT_SEARCH_BUDGET_MS;
+	return {
+		grep: (req) => withBudget(req, budgetMs, ops.grep),
+		find: (req) => withBudget(req, budgetMs, ops.find),
+	};
+}
+
+/** With the local FileOps' pins, each search starts from a handle on the path the guard checked. */
+function pinnedStart(ops: SearchOps, pins: DirPins | undefined): SearchOps {
 	if (!pins) return ops;
 	return {
 		grep: (req) => withPinnedStart(pins, req.path, (pinned) => ops.grep({ ...req, pinned })),
@@ -37,7 +64,9 @@ function chooseEngine(opts: LocalSearchOptions): SearchOps {
 		native ??= tools.detect().then((t) => ({
 			ops: createNativeSearch(tools.run, t),
 			hasRg: t.rg !== undefined,
-			hasFd: t.fd !== undefined,
+			// An fd without --no-require-git cannot apply .gitignore outside a repository: "auto"
+			// uses the JS engine for find then ("native" uses that fd, with the difference).
+			hasFd: t.fd?.noRequireGit === true,
 		}));
 		return native;
 	};

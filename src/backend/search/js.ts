@@ -6,8 +6,10 @@
  *  - hidden entries are included; an entry named `.git` (and so everything inside) never is;
  *  - `.ignore` files (and the tool's own `.rgignore` for grep / `.fdignore` for find) apply at
  *    every level, from the filesystem root down;
- *  - `.gitignore` files and `.git/info/exclude` apply only inside a repository (a directory with a
- *    `.git` entry), from the directory of the entry up to the nearest repository root;
+ *  - `.gitignore` files and `.git/info/exclude` apply inside a repository (a directory with a
+ *    `.git` entry), from the directory of the entry up to the nearest repository root; for find
+ *    (as pi's `fd --no-require-git`) `.gitignore` files also apply outside any repository, each
+ *    to its own directory and below; grep keeps rg's default (inside a repository only);
  *  - precedence: custom ignore file > `.ignore` > `.gitignore` > `info/exclude`; deeper files
  *    win within a kind; an ignored directory is not entered; each rule is tested against the
  *    entry itself only (so searching inside an ignored directory named explicitly works);
@@ -19,42 +21,66 @@
  *    more existed (every engine looks for one result past the limit before stopping).
  */
 import { constants } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { ownWork } from "../../boundary/call-scope.js";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { compileOverride } from "./ignore-rules.js";
-import { compileGlob, compileGrepRegExp, findGlobTarget } from "./patterns.js";
+import {
+	compileGlob,
+	compileGrepMatcher,
+	findGlobTarget,
+	type LineMatcher,
+	loadRe2,
+	type Re2,
+} from "./patterns.js";
 import { grepBuffer, throwIfAborted } from "./semantics.js";
 import { walk } from "./walk.js";
 
 /** Never follow a link swapped in for a listed file; never hang on a FIFO swapped in. */
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** Matches of one file, at most `max` (the context of the last one stays complete). */
+/**
+ * A regular file's bytes, or undefined. O_NONBLOCK and the fstat make a FIFO, device or socket
+ * swapped in after the walk listed a file cost nothing (never read, never waited on).
+ */
+async function readRegular(
+	at: string,
+	flags: number,
+	signal: AbortSignal | undefined,
+): Promise<Buffer | undefined> {
+	const h = await open(at, flags).catch(() => undefined);
+	if (!h) return undefined; // unreadable or vanished: skipped, as rg does
+	try {
+		if (!(await h.stat()).isFile()) return undefined;
+		return await h.readFile({ signal });
+	} catch {
+		return undefined;
+	} finally {
+		await h.close().catch(() => {});
+	}
+}
+
+/** Matches of one file, at most `max` (the context of the last one stays complete). Never rejects. */
 async function grepFile(
 	path: string,
-	open: string,
-	regex: RegExp,
-	context: number,
+	at: string,
+	regex: LineMatcher,
+	req: GrepRequest,
 	max: number,
-	flag = READ_FLAGS,
+	flags = READ_FLAGS,
 ): Promise<GrepMatch[]> {
-	let buf: Buffer;
-	try {
-		buf = await readFile(open, { flag });
-	} catch {
-		return []; // unreadable or vanished: skipped, as rg does
-	}
-	return grepBuffer(path, buf, regex, context, max);
+	const signals = [req.signal, req.stop].filter((x) => x !== undefined);
+	const buf = await readRegular(at, flags, signals.length > 0 ? AbortSignal.any(signals) : undefined);
+	return buf ? grepBuffer(path, buf, regex, req.context, max) : [];
 }
 
 /** Files read ahead of the one being collected, to overlap I/O. */
 const READ_AHEAD = 8;
 
-async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
-	const regex = compileGrepRegExp(req);
-	const override = req.glob ? compileOverride(req.glob) : undefined;
+async function jsGrep(req: GrepRequest, re2: Re2): Promise<GrepOutcome> {
+	const regex = compileGrepMatcher(req, re2);
+	const override = req.glob ? compileOverride(req.glob, re2) : undefined;
 	throwIfAborted(req.signal);
 	const st = await stat(req.pinned ?? req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
@@ -64,42 +90,49 @@ async function jsGrep(req: GrepRequest): Promise<GrepOutcome> {
 	if (!st.isDirectory()) {
 		// A file named explicitly is searched whatever the ignore rules and glob say.
 		// A pinned handle on the file itself (/proc/<pid>/fd/N) is a link by design: that one is followed.
-		const flag = req.pinned ? READ_FLAGS & ~constants.O_NOFOLLOW : READ_FLAGS;
-		found.push(...(await grepFile(req.path, req.pinned ?? req.path, regex, req.context, max, flag)));
+		const flags = req.pinned ? READ_FLAGS & ~constants.O_NOFOLLOW : READ_FLAGS;
+		found.push(...(await grepFile(req.path, req.pinned ?? req.path, regex, req, max, flags)));
 	} else {
 		const pending: Promise<GrepMatch[]>[] = [];
 		const collectOne = async () => {
 			found.push(...(await pending.shift()!));
 			throwIfAborted(req.signal);
-			return found.length >= max;
+			return found.length >= max || req.stop?.aborted === true;
 		};
-		let full = false;
-		const opts = { customIgnore: ".rgignore", override, signal: req.signal, openRoot: req.pinned };
-		for await (const entry of walk(req.path, opts)) {
-			if (entry.kind !== "file") continue;
-			// Read-ahead the loop may leave behind (limit reached, a failure): owned by the call.
-			pending.push(ownWork(req.owner, grepFile(entry.abs, entry.open, regex, req.context, max)));
-			if (pending.length >= READ_AHEAD && (await collectOne())) {
-				full = true;
-				break;
+		try {
+			let full = false;
+			const opts = { customIgnore: ".rgignore", override, signal: req.signal, openRoot: req.pinned, re2 };
+			for await (const entry of walk(req.path, opts)) {
+				if (entry.kind !== "file") continue;
+				// Read-ahead the loop may leave behind (limit reached, a failure): owned by the call.
+				pending.push(ownWork(req.owner, grepFile(entry.abs, entry.open, regex, req, max)));
+				if (pending.length >= READ_AHEAD && (await collectOne())) {
+					full = true;
+					break;
+				}
 			}
+			while (!full && pending.length > 0) full = await collectOne();
+		} finally {
+			// Reads still in flight (limit reached, abort, a failed walk) end before the call does.
+			await Promise.allSettled(pending);
 		}
-		while (!full && pending.length > 0) full = await collectOne();
 	}
 	throwIfAborted(req.signal);
-	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine: "js" };
+	const timedOut = req.stop?.aborted === true && found.length <= req.limit;
+	const matches = found.slice(0, req.limit);
+	return { matches, limitReached: found.length > req.limit, engine: "js", ...(timedOut ? { timedOut } : {}) };
 }
 
 /** Matcher for a find pattern; "" matches everything (as fd without a pattern). */
-function compileFindMatcher(pattern: string): (rel: string, name: string) => boolean {
+export function compileFindMatcher(pattern: string, re2: Re2): (rel: string, name: string) => boolean {
 	if (pattern === "") return () => true;
 	const target = findGlobTarget(pattern);
-	const match = compileGlob(target.glob);
+	const match = compileGlob(target.glob, re2);
 	return target.fullPath ? (rel) => match(rel) : (_rel, name) => match(name);
 }
 
-async function jsFind(req: FindRequest): Promise<FindOutcome> {
-	const matches = compileFindMatcher(req.pattern);
+async function jsFind(req: FindRequest, re2: Re2): Promise<FindOutcome> {
+	const matches = compileFindMatcher(req.pattern, re2);
 	throwIfAborted(req.signal);
 	const st = await stat(req.pinned ?? req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
@@ -111,15 +144,28 @@ async function jsFind(req: FindRequest): Promise<FindOutcome> {
 		customIgnore: ".fdignore",
 		signal: req.signal,
 		openRoot: req.pinned,
+		re2,
+		requireGit: false,
 	})) {
+		if (req.stop?.aborted) break;
 		if (!matches(entry.rel, entry.name)) continue;
 		paths.push(entry.kind === "dir" ? `${entry.rel}/` : entry.rel);
 		if (paths.length > req.limit) break;
 	}
 	throwIfAborted(req.signal);
-	return { paths: paths.slice(0, req.limit), limitReached: paths.length > req.limit, engine: "js" };
+	const timedOut = req.stop?.aborted === true && paths.length <= req.limit;
+	const shown = paths.slice(0, req.limit);
+	return {
+		paths: shown,
+		limitReached: paths.length > req.limit,
+		engine: "js",
+		...(timedOut ? { timedOut } : {}),
+	};
 }
 
 export function createJsSearch(): SearchOps {
-	return { grep: jsGrep, find: jsFind };
+	return {
+		grep: async (req) => jsGrep(req, await loadRe2()),
+		find: async (req) => jsFind(req, await loadRe2()),
+	};
 }

@@ -3,11 +3,17 @@
  * `ArgvRunner`, so the same engines can run over any exec transport (local, SSH, ...). They
  * mirror the semantics documented in js.ts; see there for the shared rules.
  */
-import { StringDecoder } from "node:string_decoder";
 import { KeelError } from "../../boundary/errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
-import { escapeGlob, findGlobTarget } from "./patterns.js";
-import { abortedError, comparePaths, stripEol, throwIfAborted, withContext } from "./semantics.js";
+import { escapeGlob, findGlobTarget, RG_REGEX_SIZE_LIMIT } from "./patterns.js";
+import {
+	abortedError,
+	comparePaths,
+	RG_MAX_COLUMNS,
+	stripEol,
+	throwIfAborted,
+	withContext,
+} from "./semantics.js";
 
 // ---------------------------------------------------------------------------------------------
 // Transport
@@ -39,7 +45,7 @@ export interface FdTool {
 	version: string;
 	/** `--no-global-ignore-file` (fd ≥ 8.7): keeps ~/.config/fd/ignore out. */
 	noGlobalIgnoreFile: boolean;
-	/** `--no-require-git`: detected for callers; unused, since our rules apply in repositories only. */
+	/** `--no-require-git` (fd ≥ 8.7): .gitignore outside repositories too, as pi's find. */
 	noRequireGit: boolean;
 }
 
@@ -93,7 +99,15 @@ async function versionAndHelp(run: ArgvRunner, path: string): Promise<[string, s
 export async function probeRg(run: ArgvRunner, path: string): Promise<RgTool | undefined> {
 	const out = await versionAndHelp(run, path);
 	if (!out || !/^ripgrep \d/.test(out[0])) return undefined;
-	const needed = ["--json", "--sort", "--no-ignore-global", "--no-config", "--no-mmap"];
+	const needed = [
+		"--null",
+		"--sort",
+		"--no-ignore-global",
+		"--no-config",
+		"--no-mmap",
+		"--max-columns-preview",
+	];
+	needed.push("--no-context-separator", "--regex-size-limit", "--dfa-size-limit");
 	if (!needed.every((flag) => out[1].includes(flag))) return undefined;
 	return { path, version: out[0].split("\n")[0] };
 }
@@ -134,20 +148,26 @@ export async function detectNativeTools(
 // ---------------------------------------------------------------------------------------------
 // Running with a limit
 
-/** Splits a byte stream into lines without breaking UTF-8 sequences. */
-function lineSplitter(onLine: (line: string) => void): { push(chunk: Buffer): void; end(): void } {
-	const decoder = new StringDecoder("utf8");
-	let rest = "";
+/**
+ * Splits a byte stream into lines (as bytes). Each chunk is scanned once and a partial line is
+ * kept as a list of pieces, so the work is linear in the output however long a line is.
+ */
+export function lineSplitter(onLine: (line: Buffer) => void): { push(chunk: Buffer): void; end(): void } {
+	let pieces: Buffer[] = [];
 	return {
 		push(chunk) {
-			const parts = (rest + decoder.write(chunk)).split("\n");
-			rest = parts.pop() ?? "";
-			for (const line of parts) onLine(line);
+			let from = 0;
+			for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
+				const piece = chunk.subarray(from, nl);
+				onLine(pieces.length === 0 ? piece : Buffer.concat([...pieces, piece]));
+				pieces = [];
+				from = nl + 1;
+			}
+			if (from < chunk.length) pieces.push(chunk.subarray(from));
 		},
 		end() {
-			const last = rest + decoder.end();
-			rest = "";
-			if (last !== "") onLine(last);
+			if (pieces.length > 0) onLine(Buffer.concat(pieces));
+			pieces = [];
 		},
 	};
 }
@@ -162,9 +182,14 @@ async function runUntil(
 	tool: string,
 	signal: AbortSignal | undefined,
 	handlers: (stop: () => void) => { onStdout: (c: Buffer) => void; onStderr?: (c: Buffer) => void },
-): Promise<{ exitCode: number | null; stopped: boolean }> {
+	budget?: AbortSignal,
+): Promise<{ exitCode: number | null; stopped: boolean; timedOut: boolean }> {
 	throwIfAborted(signal);
 	const limiter = new AbortController();
+	// The budget stops the process like the limit does: what arrived before it is kept.
+	const stopOnBudget = () => limiter.abort();
+	if (budget?.aborted) limiter.abort();
+	budget?.addEventListener("abort", stopOnBudget, { once: true });
 	const both = signal ? AbortSignal.any([signal, limiter.signal]) : limiter.signal;
 	const { onStdout, onStderr } = handlers(() => limiter.abort());
 	let result: RunResult;
@@ -178,32 +203,53 @@ async function runUntil(
 			onStderr,
 		});
 	} catch (e) {
+		budget?.removeEventListener("abort", stopOnBudget);
 		if (signal?.aborted) throw abortedError();
 		if (e instanceof KeelError) throw e;
 		throw new KeelError("BACKEND_UNAVAILABLE", `${tool} could not be started: ${(e as Error).message}`, {
 			cause: e,
 		});
 	}
+	budget?.removeEventListener("abort", stopOnBudget);
 	throwIfAborted(signal);
-	return { exitCode: result.exitCode, stopped: limiter.signal.aborted };
+	return { exitCode: result.exitCode, stopped: limiter.signal.aborted, timedOut: budget?.aborted === true };
 }
 
 // ---------------------------------------------------------------------------------------------
 // rg
 
-interface RgText {
-	text?: string;
-	bytes?: string;
+/** What `--max-columns-preview` puts after a cut line. */
+const RG_CUT_MARK = " [... omitted end of long line]";
+/** The notes rg prints (on stdout, without a NUL) for a file it found to be binary. */
+const RG_BINARY_NOTE = /^(binary file matches|WARNING: stopped searching binary file)/;
+
+/** One output line of `rg --null --line-number --with-filename`: `path\0N:text` or `path\0N-text`. */
+interface RgLine {
+	path: string;
+	line: number;
+	match: boolean;
+	text: string;
 }
 
-interface RgEvent {
-	type: string;
-	data: { path?: RgText; lines?: RgText; line_number?: number; binary_offset?: number | null };
-}
-
-function rgText(t: RgText | undefined): string {
-	if (t?.text !== undefined) return t.text;
-	return Buffer.from(t?.bytes ?? "", "base64").toString("utf8");
+function parseRgLine(raw: Buffer): RgLine | undefined {
+	const nul = raw.indexOf(0);
+	if (nul < 0) return undefined;
+	let i = nul + 1;
+	let line = 0;
+	while (i < raw.length && raw[i] >= 0x30 && raw[i] <= 0x39) line = line * 10 + raw[i++] - 0x30;
+	const sep = raw[i];
+	if (sep !== 0x3a && sep !== 0x2d) return undefined;
+	let body = raw.subarray(i + 1);
+	// Only a line longer than the column cap is cut, so only such a line can carry the mark.
+	if (body.length > RG_MAX_COLUMNS && body.subarray(-RG_CUT_MARK.length).toString("latin1") === RG_CUT_MARK) {
+		body = body.subarray(0, body.length - RG_CUT_MARK.length);
+	}
+	return {
+		path: raw.subarray(0, nul).toString("utf8"),
+		line,
+		match: sep === 0x3a,
+		text: stripEol(body.toString("utf8")),
+	};
 }
 
 /**
@@ -227,8 +273,12 @@ export function rgGlob(glob: string, root: string): string {
 }
 
 export function rgArgv(rg: RgTool, req: GrepRequest): string[] {
-	const argv = [rg.path, "--json", "--line-number", "--color=never", "--no-config", "--hidden"];
-	// --no-mmap: rg then reports a NUL anywhere in a named file too (binary_offset), see below.
+	const argv = [rg.path, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never"];
+	argv.push("--no-config", "--hidden", "--no-context-separator");
+	// Per-line work and output bounded whatever the input: a long line comes back as a preview.
+	argv.push("--max-columns", String(RG_MAX_COLUMNS), "--max-columns-preview");
+	argv.push("--regex-size-limit", RG_REGEX_SIZE_LIMIT, "--dfa-size-limit", RG_REGEX_SIZE_LIMIT);
+	// --no-mmap: rg then reports a NUL anywhere in a named file too (a binary note), see rgGrep.
 	// --sort path: deterministic order (single-threaded) so the first `limit` matches are stable.
 	argv.push("--no-ignore-global", "--no-mmap", "--sort", "path", "--context", String(req.context));
 	if (req.glob) argv.push("--glob", rgGlob(req.glob, req.path));
@@ -250,6 +300,13 @@ function rgFailure(stderr: string, path: string): KeelError | undefined {
 	const fatal = lines.filter((l) => !/: .*\(os error \d+\)$/.test(l));
 	if (fatal.length === 0) return undefined; // unreadable files are skipped, as the JS engine does
 	const text = fatal.join("\n");
+	const tooLarge = /exceeds size limit of (\d+) bytes/.exec(text);
+	if (tooLarge) {
+		return new KeelError(
+			"INVALID_PATTERN",
+			`Pattern too large: its compiled form exceeds ${tooLarge[1]} bytes. Use a shorter pattern, smaller repetition counts (x{n}), or literal: true.`,
+		);
+	}
 	if (/regex|error parsing glob/i.test(text)) {
 		return new KeelError("INVALID_PATTERN", `Invalid pattern: ${text}`, { details: { stderr } });
 	}
@@ -277,50 +334,64 @@ export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Pro
 	// rg itself is the judge of the pattern (Rust regex syntax); see rgFailure.
 	const { root, toName } = startingPoint(req);
 	const found: GrepMatch[] = [];
-	let file: { path: string; lines: Map<number, string>; matches: number[] } | undefined;
-	const onEvent = (ev: RgEvent, stop: () => void) => {
-		if (ev.type === "begin") {
-			file = { path: toName(rgText(ev.data.path)), lines: new Map(), matches: [] };
-		} else if (file && (ev.type === "match" || ev.type === "context")) {
-			const n = ev.data.line_number ?? 0;
-			// Past the match that would exceed the limit (and its context), lines are of no use.
-			const need = req.limit + 1 - found.length;
-			if (file.matches.length >= need && n > file.matches[need - 1] + req.context) return;
-			file.lines.set(n, stripEol(rgText(ev.data.lines)));
-			if (ev.type === "match") file.matches.push(n);
-		} else if (file && ev.type === "end") {
-			// Matches are kept only once rg has seen the whole file: a NUL anywhere drops it.
-			if (ev.data.binary_offset == null) {
-				const keep = file.matches.slice(0, req.limit + 1 - found.length);
-				const lines = file.lines;
-				found.push(...withContext(file.path, keep, (n) => lines.get(n), req.context));
-			}
-			file = undefined;
-			if (found.length > req.limit) stop();
+	let file: { path: string; lines: Map<number, string>; matches: number[]; binary: boolean } | undefined;
+	// With --sort path rg prints file after file: one is complete when the next begins (or at exit).
+	const finish = (stop: () => void) => {
+		// Matches are kept only once rg has seen the whole file: a NUL anywhere drops it.
+		if (file && !file.binary) {
+			const keep = file.matches.slice(0, req.limit + 1 - found.length);
+			const lines = file.lines;
+			// rg names the file below the pinned start: the match names the checked path.
+			found.push(...withContext(toName(file.path), keep, (n) => lines.get(n), req.context));
 		}
+		file = undefined;
+		if (found.length > req.limit) stop();
+	};
+	const onLine = (raw: Buffer, stop: () => void) => {
+		const ev = parseRgLine(raw);
+		if (!ev) {
+			const note = raw.toString("utf8");
+			if (
+				file &&
+				note.startsWith(`${file.path}: `) &&
+				RG_BINARY_NOTE.test(note.slice(file.path.length + 2))
+			) {
+				file.binary = true;
+			}
+			return;
+		}
+		if (file && file.path !== ev.path) finish(stop);
+		if (found.length > req.limit) return;
+		file ??= { path: ev.path, lines: new Map(), matches: [], binary: false };
+		// Past the match that would exceed the limit (and its context), lines are of no use.
+		const need = req.limit + 1 - found.length;
+		if (file.matches.length >= need && ev.line > file.matches[need - 1] + req.context) return;
+		file.lines.set(ev.line, ev.text);
+		if (ev.match) file.matches.push(ev.line);
 	};
 	let stderr = "";
 	let splitter: ReturnType<typeof lineSplitter> | undefined;
-	const argv = rgArgv(rg, { ...req, path: root });
-	const { exitCode, stopped } = await runUntil(run, argv, "rg", req.signal, (stop) => {
-		splitter = lineSplitter((line) => {
-			let ev: RgEvent;
-			try {
-				ev = JSON.parse(line) as RgEvent;
-			} catch {
-				return; // not an event (cannot happen with --json); ignore
-			}
-			onEvent(ev, stop);
-		});
-		return {
-			onStdout: (c) => splitter?.push(c),
-			onStderr: (c) => {
-				stderr += c.toString("utf8");
-			},
-		};
-	});
+	let stopRun: () => void = () => {};
+	const { exitCode, stopped, timedOut } = await runUntil(
+		run,
+		rgArgv(rg, { ...req, path: root }),
+		"rg",
+		req.signal,
+		(stop) => {
+			stopRun = stop;
+			splitter = lineSplitter((line) => onLine(line, stop));
+			return {
+				onStdout: (c) => splitter?.push(c),
+				onStderr: (c) => {
+					if (stderr.length < 64 * 1024) stderr += c.toString("utf8");
+				},
+			};
+		},
+		req.stop,
+	);
 	if (!stopped) {
 		splitter?.end();
+		finish(stopRun);
 		if (exitCode === 2) {
 			const failure = rgFailure(stderr.split(root).join(req.path), req.path);
 			if (failure) throw failure;
@@ -330,7 +401,9 @@ export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Pro
 			});
 		}
 	}
-	return { matches: found.slice(0, req.limit), limitReached: found.length > req.limit, engine: "rg" };
+	const late = timedOut && found.length <= req.limit;
+	const matches = found.slice(0, req.limit);
+	return { matches, limitReached: found.length > req.limit, engine: "rg", ...(late ? { timedOut } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,6 +413,7 @@ export function fdArgv(fd: FdTool, req: FindRequest): string[] {
 	const argv = [fd.path, "--glob", "--color=never", "--hidden", "--case-sensitive", "--print0"];
 	argv.push("--exclude", ".git");
 	if (fd.noGlobalIgnoreFile) argv.push("--no-global-ignore-file");
+	if (fd.noRequireGit) argv.push("--no-require-git");
 	const target = findGlobTarget(req.pattern);
 	let pattern = target.glob;
 	if (target.fullPath) {
@@ -378,24 +452,37 @@ export async function fdFind(run: ArgvRunner, fd: FdTool, req: FindRequest): Pro
 	const { root } = startingPoint(req);
 	const chunks: Buffer[] = [];
 	let stderr = "";
-	const { exitCode } = await runUntil(run, fdArgv(fd, { ...req, path: root }), "fd", req.signal, () => ({
-		onStdout: (c) => chunks.push(c),
-		onStderr: (c) => {
-			stderr += c.toString("utf8");
-		},
-	}));
+	const { exitCode, timedOut } = await runUntil(
+		run,
+		fdArgv(fd, { ...req, path: root }),
+		"fd",
+		req.signal,
+		() => ({
+			onStdout: (c) => chunks.push(c),
+			onStderr: (c) => {
+				stderr += c.toString("utf8");
+			},
+		}),
+		req.stop,
+	);
 	// fd reports its own failures as "[fd error]: ..."; other non-zero exits keep the output.
-	if (exitCode !== 0 && (stderr.includes("[fd error]") || chunks.length === 0)) {
+	if (!timedOut && exitCode !== 0 && (stderr.includes("[fd error]") || chunks.length === 0)) {
 		throw await fdFailure(run, stderr.split(root).join(req.path), req.path);
 	}
 	const prefix = root.endsWith("/") ? root : `${root}/`;
-	const paths = Buffer.concat(chunks)
-		.toString("utf8")
-		.split("\0")
+	const records = Buffer.concat(chunks).toString("utf8").split("\0");
+	records.pop(); // "" after the last NUL, or a path cut short by the budget
+	const paths = records
 		.filter((p) => p.startsWith(prefix) && p.length > prefix.length)
 		.map((p) => p.slice(prefix.length))
 		.sort(comparePaths);
-	return { paths: paths.slice(0, req.limit), limitReached: paths.length > req.limit, engine: "fd" };
+	const shown = paths.slice(0, req.limit);
+	return {
+		paths: shown,
+		limitReached: paths.length > req.limit,
+		engine: "fd",
+		...(timedOut ? { timedOut } : {}),
+	};
 }
 
 // ---------------------------------------------------------------------------------------------

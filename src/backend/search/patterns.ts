@@ -26,33 +26,71 @@ function hasNewlineEscape(pattern: string): boolean {
 	return false;
 }
 
-/** Regex pattern → JS RegExp, pragmatically close to Rust regex as rg runs it line by line. */
-export function compileGrepRegExp(req: Pick<GrepRequest, "pattern" | "literal" | "ignoreCase">): RegExp {
+/** re2js's RE2JS class: linear-time matching (a Go/RE2 port), loaded on first use (~14 ms). */
+export type Re2 = typeof import("re2js").RE2JS;
+
+/** Node caches the module, so every call after the first costs one microtask. */
+export async function loadRe2(): Promise<Re2> {
+	return (await import("re2js")).RE2JS;
+}
+
+/** A compiled grep pattern, tested against one line (without its "\n") at a time. */
+export interface LineMatcher {
+	test(line: string): boolean;
+}
+
+/**
+ * Caps on a pattern's compiled size, the same idea on every engine: rg gets
+ * `--regex-size-limit`/`--dfa-size-limit`, the JS engines refuse a longer source or a larger
+ * re2js program before matching anything.
+ */
+export const RG_REGEX_SIZE_LIMIT = "16M";
+export const MAX_PATTERN_CHARS = 20_000;
+export const MAX_PROGRAM_SIZE = 20_000;
+
+export function patternTooLarge(pattern: string, what: string): KeelError {
+	return new KeelError(
+		"INVALID_PATTERN",
+		`Pattern too large: ${what}. Use a shorter pattern, smaller repetition counts (x{n}), or literal: true with a shorter literal.`,
+		{ details: { patternChars: pattern.length } },
+	);
+}
+
+/**
+ * Regex pattern → a linear-time matcher (re2js), close to Rust regex as rg runs it line by line.
+ * RE2 syntax is Rust regex syntax with a few differences (docs/ARCHITECTURE.md, "search"):
+ * \w, \d, \s and \b are ASCII-only, class set operations (&&, --, ~~) and (?x) are missing.
+ */
+export function compileGrepMatcher(
+	req: Pick<GrepRequest, "pattern" | "literal" | "ignoreCase">,
+	re2: Re2,
+): LineMatcher {
 	// rg refuses patterns that could match a line terminator; do the same (a heuristic for "\n").
 	if (req.pattern.includes("\n") || (!req.literal && hasNewlineEscape(req.pattern))) {
 		throw invalidPattern("regex", req.pattern, 'the literal "\\n" is not allowed in a regex');
 	}
-	let source = req.literal ? req.pattern.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&") : req.pattern;
-	let ignoreCase = req.ignoreCase === true;
-	if (!req.literal) {
-		if (source.startsWith("(?i)")) {
-			ignoreCase = true;
-			source = source.slice(4);
-		}
-		source = source.replaceAll("(?P<", "(?<");
+	if (req.pattern.length > MAX_PATTERN_CHARS) {
+		throw patternTooLarge(req.pattern, `${req.pattern.length} characters, over ${MAX_PATTERN_CHARS}`);
 	}
-	// "s": like Rust regex, "." matches everything but "\n" (lines never contain one).
-	const flags = `s${ignoreCase ? "i" : ""}`;
+	const source = req.literal ? re2.quote(req.pattern) : req.pattern;
+	// DOTALL: like Rust regex, "." matches everything but "\n" (lines never contain one).
+	const flags = re2.DOTALL | (req.ignoreCase ? re2.CASE_INSENSITIVE : 0);
+	let compiled: InstanceType<Re2>;
 	try {
-		return new RegExp(source, `${flags}u`);
-	} catch {
-		try {
-			// Without "u" JS accepts escapes such as "\-" that Rust regex allows.
-			return new RegExp(source, flags);
-		} catch (e) {
-			throw invalidPattern("regex", req.pattern, (e as Error).message);
-		}
+		compiled = re2.compile(source, flags);
+	} catch (e) {
+		const why = (e as Error).message.replace(/^error parsing regexp: /, "");
+		if (/invalid repeat count/.test(why)) throw patternTooLarge(req.pattern, why);
+		throw invalidPattern("regex", req.pattern, why);
 	}
+	const size = compiled.programSize();
+	if (size > MAX_PROGRAM_SIZE) {
+		throw patternTooLarge(
+			req.pattern,
+			`its compiled program has ${size} instructions, over ${MAX_PROGRAM_SIZE}`,
+		);
+	}
+	return { test: (line) => compiled.test(line) };
 }
 
 /**
@@ -108,13 +146,32 @@ function toPicomatchGlob(glob: string): string {
 
 export const PM_OPTIONS = { dot: true, noextglob: true, nonegate: true } as const;
 
-export function compileGlob(glob: string): (path: string) => boolean {
+/** picomatch's guards against "." and ".." segments (which walked paths never hold): lookarounds RE2 lacks. */
+const PM_LOOKAROUNDS = ["(?!(?:^|\\/)\\.{1,2}(?:\\/|$))", "(?!\\.{1,2}(?:\\/|$))", "(?=.)"];
+
+/**
+ * A glob matcher in linear time: picomatch translates the glob to a regex source, which runs
+ * on re2js (JS RegExp backtracks: "*a*a*a*a*a*a*a*a*a*a*a*a*b" against a long name never ends).
+ */
+export function compileGlob(glob: string, re2: Re2): (path: string) => boolean {
 	const source = toPicomatchGlob(glob);
+	let regex: string;
 	try {
-		return picomatch(source, PM_OPTIONS);
+		regex = picomatch.makeRe(source, PM_OPTIONS).source;
 	} catch (e) {
 		throw invalidPattern("glob", glob, (e as Error).message);
 	}
+	// "(?=.)" before a star asks for one character at least: say so without a lookahead.
+	regex = regex.replaceAll("(?=.)[^/]*?", "[^/]+?");
+	for (const guard of PM_LOOKAROUNDS) regex = regex.replaceAll(guard, "");
+	if (regex.length > MAX_PATTERN_CHARS) throw patternTooLarge(glob, `glob of ${glob.length} characters`);
+	let compiled: InstanceType<Re2>;
+	try {
+		compiled = re2.compile(regex);
+	} catch (e) {
+		throw invalidPattern("glob", glob, (e as Error).message.replace(/^error parsing regexp: /, ""));
+	}
+	return (path) => compiled.test(path);
 }
 
 /**

@@ -1,6 +1,17 @@
 /** Ordering, lines, context and abort handling shared by every search engine. */
 import { KeelError } from "../../boundary/errors.js";
 import type { GrepMatch } from "../types.js";
+import type { LineMatcher } from "./patterns.js";
+
+/**
+ * Longest line text an engine returns (UTF-16 units). rg prints at most RG_MAX_COLUMNS bytes of
+ * a line (--max-columns-preview), which always holds more than this many characters, so both
+ * engines cut to the same text; the tools show less still (GREP_MAX_LINE_CHARS).
+ */
+export const MAX_LINE_CHARS = 1000;
+export const RG_MAX_COLUMNS = 4096;
+
+const clipLine = (text: string) => (text.length > MAX_LINE_CHARS ? text.slice(0, MAX_LINE_CHARS) : text);
 
 /**
  * Order of relative POSIX paths: UTF-8 byte order of their components, with "/" below every
@@ -45,14 +56,14 @@ export function withContext(
 		const out = [];
 		for (let n = Math.max(1, from); n <= to; n++) {
 			const text = lineAt(n);
-			if (text !== undefined) out.push({ line: n, text });
+			if (text !== undefined) out.push({ line: n, text: clipLine(text) });
 		}
 		return out;
 	};
 	return matchLines.map((line) => ({
 		path,
 		line,
-		text: lineAt(line) ?? "",
+		text: clipLine(lineAt(line) ?? ""),
 		before: around(line - context, line - 1),
 		after: around(line + 1, line + context),
 	}));
@@ -88,7 +99,7 @@ function decodeText(buf: Buffer): string | undefined {
 export function grepBuffer(
 	path: string,
 	buf: Buffer,
-	regex: RegExp,
+	regex: LineMatcher,
 	context: number,
 	max: number,
 ): GrepMatch[] {

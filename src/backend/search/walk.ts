@@ -2,6 +2,7 @@
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { isIgnored, joinPath, type Level, loadAncestors, loadLevel, type Override } from "./ignore-rules.js";
+import type { Re2 } from "./patterns.js";
 import { comparePaths, throwIfAborted } from "./semantics.js";
 
 export type EntryKind = "file" | "dir" | "symlink" | "other";
@@ -21,6 +22,9 @@ export interface WalkOptions {
 	signal?: AbortSignal;
 	/** Open the root through this path (a pinned handle, /proc/<pid>/fd/N) instead of by name. */
 	openRoot?: string;
+	re2: Re2;
+	/** .gitignore only inside a repository (default true; find passes false, see isIgnored). */
+	requireGit?: boolean;
 }
 
 function kindOf(d: Dirent): EntryKind {
@@ -41,7 +45,7 @@ async function listDir(dir: string): Promise<Dirent[]> {
 
 /** Depth-first, sorted, lazily: the consumer stops the walk by leaving its loop. */
 export async function* walk(root: string, opts: WalkOptions): AsyncGenerator<WalkEntry> {
-	const top = await loadAncestors(root, opts.customIgnore);
+	const top = await loadAncestors(root, opts.customIgnore, opts.re2);
 	const open = opts.openRoot ?? root;
 	yield* walkDir(root, open, "", await listDir(open), top, opts);
 }
@@ -68,12 +72,12 @@ async function* walkDir(
 		};
 		const verdict = opts.override?.(entry.rel, isDir);
 		if (verdict === "ignore") continue;
-		if (verdict === undefined && isIgnored(level, entry.abs, isDir)) continue;
+		if (verdict === undefined && isIgnored(level, entry.abs, isDir, opts.requireGit)) continue;
 		yield entry;
 		if (isDir) {
 			const children = await listDir(entry.open);
 			const names = new Set(children.map((c) => c.name));
-			const childLevel = await loadLevel(entry.abs, level, opts.customIgnore, names);
+			const childLevel = await loadLevel(entry.abs, level, opts.customIgnore, opts.re2, names);
 			yield* walkDir(entry.abs, entry.open, entry.rel, children, childLevel, opts);
 		}
 	}
