@@ -2,10 +2,11 @@
 
 import type { ProgressToken, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { jsonSafe } from "../../src/adapters/binding.js";
 import { boundResult } from "../../src/adapters/mcp/bound.js";
 import { withoutClientControl } from "../../src/adapters/mcp/client-control.js";
 import { PROGRESS_MESSAGE_CHARS, ProgressReporter } from "../../src/adapters/mcp/progress.js";
-import { jsonSafe, toCallToolResult } from "../../src/adapters/mcp/results.js";
+import { toCallToolResult } from "../../src/adapters/mcp/results.js";
 import { idOfOversized } from "../../src/adapters/mcp/stdio-transport.js";
 
 function progressForwarder(

@@ -15,6 +15,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { CallResult } from "../../session.js";
 import type { Content, ToolDefinition } from "../../tools/types.js";
+import { jsonSafe } from "../binding.js";
 
 /** `_meta` keys (MCP reserves only prefixes under modelcontextprotocol/mcp). */
 export const META_DETAILS = "keel/details";
@@ -73,18 +74,4 @@ export function toCallToolResult(r: CallResult): CallToolResult {
 	}
 	if (r.details !== undefined) meta[META_DETAILS] = jsonSafe(r.details);
 	return { content: r.content.map(toBlock), _meta: meta };
-}
-
-/** A JSON-only copy: bigints become numbers (or strings past 2^53), functions and undefined drop out. */
-export function jsonSafe(value: unknown): unknown {
-	try {
-		return JSON.parse(
-			JSON.stringify(value, (_k, v) =>
-				typeof v === "bigint" ? (Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()) : v,
-			) ?? "null",
-		);
-	} catch (e) {
-		// A cycle: say so instead of failing the whole call.
-		return { unserializable: e instanceof Error ? e.message : String(e) };
-	}
 }
