@@ -17,22 +17,12 @@
 import { randomBytes } from "node:crypto";
 import type { Backend } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import { OutputSink } from "../boundary/output-sink.js";
 import type { SpillDir } from "../boundary/spill.js";
 import { type Clock, type LongTimer, monotonicClock, setLongTimeout } from "../boundary/timing.js";
-import type { Frame, ProtocolError } from "./frames.js";
-import { createLauncher, type WorkerLauncher } from "./launcher.js";
-import type {
-	PythonExitState,
-	PythonJobEvent,
-	PythonJobInfo,
-	PythonJobOutcome,
-	PythonJobRequest,
-	PythonJobStatus,
-	PythonRunResult,
-	PythonTerminalKind,
-} from "./types.js";
-import { type StreamName, type WorkerExit, WorkerProcess } from "./worker-process.js";
+import { busyError, type Ending, infoOf, type Job, newJob, outcomeOf, timeoutEnding } from "./job.js";
+import { createLauncher } from "./launcher.js";
+import type { PythonJobEvent, PythonJobInfo, PythonJobRequest, PythonRunResult } from "./types.js";
+import { WorkerSlot } from "./worker-slot.js";
 
 export interface PythonCoordinatorOptions {
 	/** Where truncated stdout/stderr is spilled in full (the session's spill directory). */
@@ -71,49 +61,7 @@ export interface PythonCoordinatorStats {
 
 export const DEFAULT_BACKGROUND_AFTER_MS = 15_000;
 const DEFAULT_MAX_FINISHED = 32;
-/** Responses are small (repr, message and traceback are bounded by the worker). */
-const MAX_RESPONSE_FRAME_BYTES = 1024 * 1024;
-/** After a response frame, how long to wait for the end markers on stdout/stderr. */
-const MARKER_GRACE_MS = 1000;
-/** Output the worker writes between jobs, carried into the next job (bounded). */
-const MAX_STRAY_BYTES = 64 * 1024;
-const LABEL_CHARS = 80;
 const CLOSE_WAIT_MS = 2000;
-
-interface Job {
-	id: string;
-	seq: number;
-	/** Dropped once sent (or once the job ends unsent): code is never kept as retry memory. */
-	request: PythonJobRequest | undefined;
-	label: string;
-	status: PythonJobStatus;
-	lane: "foreground" | "background";
-	queuedAt: number;
-	startedAt?: number;
-	sinks: Record<StreamName, OutputSink>;
-	streamDone: Record<StreamName, boolean>;
-	frame?: Frame;
-	signal?: AbortSignal;
-	onAbort?: () => void;
-	timers: LongTimer[];
-	stateReset: boolean;
-	resetReason?: string;
-	workerPid?: number;
-	outcome?: PythonJobOutcome;
-	done: Promise<PythonJobOutcome>;
-	resolveDone: (o: PythonJobOutcome) => void;
-	/** The pending run() call, until the job ends or moves to the background. */
-	settleRun?: (r: PythonRunResult) => void;
-}
-
-interface Ending {
-	kind: PythonTerminalKind;
-	exitState: PythonExitState;
-	message?: string;
-	workerReset: boolean;
-	exitCode?: number | null;
-	signal?: string | null;
-}
 
 export class PythonCoordinator {
 	private calls: Promise<void> = Promise.resolve();
@@ -121,34 +69,34 @@ export class PythonCoordinator {
 	private readonly clock: Clock;
 	/** A job running longer than this moves to the background lane. */
 	readonly backgroundAfterMs: number;
-	private worker: WorkerProcess | undefined;
-	/** Jobs sent to the current worker: a discarded worker that ran none lost no state. */
-	private workerJobs = 0;
-	/** The current worker has sent its "ready" frame (it is a working Python 3 running worker.py). */
-	private workerReady = false;
-	private pendingReset: string | undefined;
+	private readonly slot: WorkerSlot;
 	private running: Job | undefined;
 	private readonly queue: Job[] = [];
 	private readonly jobs = new Map<string, Job>();
 	private readonly finishedBackground: string[] = [];
-	private readonly stray: Record<StreamName, Buffer[]> = { stdout: [], stderr: [] };
 	private readonly listeners = new Set<(e: PythonJobEvent) => void>();
 	private readonly idPrefix = randomBytes(2).toString("hex");
 	private seq = 0;
-	private interpreterPath: string | undefined;
-	private readonly launcher: WorkerLauncher;
 	private closed = false;
-	private readonly exits = new Set<Promise<WorkerExit>>();
 
 	constructor(private readonly opts: PythonCoordinatorOptions) {
 		this.clock = opts.clock ?? monotonicClock;
 		this.backgroundAfterMs = opts.backgroundAfterMs ?? DEFAULT_BACKGROUND_AFTER_MS;
-		this.launcher = createLauncher(opts.backend, opts);
+		this.slot = new WorkerSlot(
+			createLauncher(opts.backend, opts),
+			{
+				running: () => this.running,
+				finish: (job, ending) => this.finish(job, ending),
+				kill: (job, ending) => this.kill(job, ending),
+			},
+			this.stats,
+			opts.memoryLimitBytes,
+		);
 	}
 
 	/** PID of the current worker, if one is running. */
 	get pid(): number | undefined {
-		return this.worker?.pid;
+		return this.slot.pid;
 	}
 
 	get isClosed(): boolean {
@@ -172,8 +120,7 @@ export class PythonCoordinator {
 	/** Find the interpreter without starting any code (P0.2); cached once found. */
 	async preflight(cwd = "/"): Promise<string> {
 		this.assertOpen();
-		this.interpreterPath = await this.launcher.interpreter(cwd); // cached there
-		return this.interpreterPath;
+		return this.slot.preflight(cwd);
 	}
 
 	/** Subscribe to this coordinator's job events; returns the unsubscribe function. */
@@ -258,7 +205,7 @@ export class PythonCoordinator {
 	 */
 	reset(reason = "the worker was reset"): void {
 		if (this.running) this.abort(this.running, "cancelled", `The worker was reset: ${reason}`);
-		else this.discardWorker(reason);
+		else this.slot.discard(reason);
 	}
 
 	/** Dispose: queued and running jobs end as aborted ("closed"), the worker is killed. Idempotent. */
@@ -267,46 +214,15 @@ export class PythonCoordinator {
 			this.closed = true;
 			for (const job of [...this.queue]) this.abort(job, "closed", "The session was closed");
 			if (this.running) this.abort(this.running, "closed", "The session was closed");
-			this.discardWorker("the session was closed");
+			this.slot.discard("the session was closed");
 		}
-		const exits = [...this.exits];
-		if (exits.length === 0) return;
-		let timer: NodeJS.Timeout | undefined;
-		await Promise.race([
-			Promise.all(exits),
-			new Promise((r) => {
-				timer = setTimeout(r, CLOSE_WAIT_MS);
-			}),
-		]);
-		clearTimeout(timer);
+		await this.slot.settle(CLOSE_WAIT_MS);
 	}
 
 	// ---- jobs ---------------------------------------------------------------------------------
 
 	private createJob(request: PythonJobRequest): Job {
-		const seq = ++this.seq;
-		let resolveDone!: (o: PythonJobOutcome) => void;
-		const done = new Promise<PythonJobOutcome>((r) => {
-			resolveDone = r;
-		});
-		return {
-			id: `py-${seq}-${this.idPrefix}`,
-			seq,
-			request,
-			label: labelOf(request),
-			status: "queued",
-			lane: "foreground",
-			queuedAt: this.clock(),
-			sinks: {
-				stdout: new OutputSink(this.opts.spill, "python-stdout"),
-				stderr: new OutputSink(this.opts.spill, "python-stderr"),
-			},
-			streamDone: { stdout: false, stderr: false },
-			timers: [],
-			stateReset: false,
-			done,
-			resolveDone,
-		};
+		return newJob(++this.seq, this.idPrefix, request, this.clock(), this.opts.spill);
 	}
 
 	private job(jobId: string): Job {
@@ -330,9 +246,9 @@ export class PythonCoordinator {
 		this.running = job;
 		job.status = "running";
 		job.startedAt = this.clock();
-		let worker: WorkerProcess;
+		const timeoutMs = job.request!.timeoutMs;
 		try {
-			worker = this.ensureWorker(job.request!.cwd);
+			this.slot.send(job);
 		} catch (e) {
 			// spawn() throws synchronously for some failures (EMFILE, EAGAIN); most arrive as an exit.
 			this.finish(job, {
@@ -343,36 +259,8 @@ export class PythonCoordinator {
 			});
 			return;
 		}
-		job.workerPid = worker.pid;
-		job.stateReset = this.pendingReset !== undefined;
-		job.resetReason = this.pendingReset;
-		this.pendingReset = undefined;
-		for (const stream of ["stdout", "stderr"] as const) {
-			for (const chunk of this.stray[stream]) job.sinks[stream].append(chunk);
-			this.stray[stream] = [];
-		}
-		const nonce = randomBytes(12).toString("hex");
-		const marker = `\u0000keel-end-${nonce}\u0000`;
-		const request = job.request!;
-		job.request = undefined;
-		const frame: Frame =
-			request.kind === "code"
-				? { id: job.seq, op: "code", code: request.code, cwd: request.cwd, marker }
-				: {
-						id: job.seq,
-						op: "script",
-						path: request.path,
-						source: Buffer.from(request.source).toString("base64"),
-						cwd: request.cwd,
-						marker,
-					};
-		worker.setBusy(true);
-		worker.send(frame, Buffer.from(marker, "latin1"));
-		this.workerJobs++;
-		this.stats.jobsSent++;
-		if (request.timeoutMs !== undefined) {
-			const ms = request.timeoutMs;
-			job.timers.push(setLongTimeout(() => this.kill(job, timeoutEnding(job, ms)), ms));
+		if (timeoutMs !== undefined) {
+			job.timers.push(setLongTimeout(() => this.kill(job, timeoutEnding(job, timeoutMs)), timeoutMs));
 		}
 		job.timers.push(setLongTimeout(() => this.toBackground(job), this.backgroundAfterMs));
 		this.emit({ type: "start", job: this.info(job) });
@@ -411,8 +299,7 @@ export class PythonCoordinator {
 	/** End a running job by discarding its worker. */
 	private kill(job: Job, ending: Omit<Ending, "workerReset">): void {
 		if (job.outcome) return;
-		this.worker?.cancelMarkers(); // bytes held as a possible marker prefix belong to this job
-		this.discardWorker(`job ${job.id} ended: ${ending.exitState}`);
+		this.slot.stop(`job ${job.id} ended: ${ending.exitState}`);
 		this.finish(job, { ...ending, workerReset: true });
 	}
 
@@ -423,29 +310,7 @@ export class PythonCoordinator {
 		job.request = undefined;
 		this.detachSignal(job);
 		if (this.running === job) this.running = undefined;
-		const frame = job.frame;
-		const exception = frame?.exception as PythonJobOutcome["exception"];
-		const outcome: PythonJobOutcome = {
-			jobId: job.id,
-			kind: ending.kind,
-			exitState: ending.exitState,
-			...(ending.message !== undefined ? { message: ending.message } : {}),
-			stdout: closeSink(job.sinks.stdout),
-			stderr: closeSink(job.sinks.stderr),
-			...(typeof frame?.repr === "string"
-				? { repr: frame.repr, reprTruncated: frame.reprTruncated === true }
-				: {}),
-			...(exception ? { exception } : {}),
-			elapsedMs: round1(this.clock() - (job.startedAt ?? job.queuedAt)),
-			...(typeof frame?.elapsedMs === "number" ? { workerElapsedMs: round1(frame.elapsedMs) } : {}),
-			...(job.workerPid !== undefined ? { workerPid: job.workerPid } : {}),
-			stateReset: job.stateReset,
-			...(job.resetReason !== undefined ? { resetReason: job.resetReason } : {}),
-			workerReset: ending.workerReset,
-			background: job.lane === "background",
-			...(ending.exitCode !== undefined ? { exitCode: ending.exitCode } : {}),
-			...(ending.signal !== undefined ? { signal: ending.signal } : {}),
-		};
+		const outcome = outcomeOf(job, ending, this.clock());
 		job.status = "done";
 		job.outcome = outcome;
 		this.retain(job);
@@ -453,7 +318,7 @@ export class PythonCoordinator {
 		job.resolveDone(outcome);
 		job.settleRun?.({ status: "done", outcome });
 		job.settleRun = undefined;
-		if (!this.running) this.worker?.setBusy(false);
+		if (!this.running) this.slot.idle();
 		this.pump();
 	}
 
@@ -475,15 +340,7 @@ export class PythonCoordinator {
 	}
 
 	private info(job: Job): PythonJobInfo {
-		const end = job.outcome ? job.startedAt! + job.outcome.elapsedMs : this.clock();
-		return {
-			jobId: job.id,
-			status: job.status,
-			lane: job.lane,
-			label: job.label,
-			...(job.startedAt !== undefined ? { runningMs: round1(end - job.startedAt) } : {}),
-			...(job.outcome ? { outcome: job.outcome } : {}),
-		};
+		return infoOf(job, this.clock());
 	}
 
 	private emit(event: PythonJobEvent): void {
@@ -504,187 +361,4 @@ export class PythonCoordinator {
 			);
 		}
 	}
-
-	// ---- the worker ---------------------------------------------------------------------------
-
-	private ensureWorker(cwd: string): WorkerProcess {
-		if (this.worker) return this.worker;
-		const worker: WorkerProcess = new WorkerProcess(this.launcher.start(cwd), MAX_RESPONSE_FRAME_BYTES, {
-			frame: (f) => this.onFrame(worker, f),
-			protocolError: (e) => this.onProtocolError(worker, e),
-			output: (stream, chunk) => this.onOutput(stream, chunk),
-			marker: (stream) => this.onMarker(stream),
-			exit: (exit) => this.onExit(worker, exit),
-		});
-		const exited = worker.exited;
-		this.exits.add(exited);
-		void exited.then(() => this.exits.delete(exited));
-		this.worker = worker;
-		this.workerJobs = 0;
-		this.workerReady = false;
-		this.stats.spawns++;
-		return worker;
-	}
-
-	/** Kill the worker's process group; if it had run jobs, the next job is told state was lost. */
-	private discardWorker(reason: string): void {
-		const worker = this.worker;
-		if (!worker) return;
-		this.worker = undefined;
-		if (this.workerJobs > 0) this.pendingReset = reason;
-		this.workerJobs = 0;
-		for (const s of ["stdout", "stderr"] as const) this.stray[s] = [];
-		worker.kill();
-	}
-
-	private onFrame(worker: WorkerProcess, frame: Frame): void {
-		if (worker !== this.worker) return;
-		if (frame.id === 0 && frame.op === "ready") {
-			this.workerReady = true;
-			return;
-		}
-		const job = this.running;
-		if (!job || frame.id !== job.seq || job.frame) {
-			this.onProtocolError(worker, { message: `unexpected frame id ${frame.id}` });
-			return;
-		}
-		job.frame = frame;
-		job.workerPid ??= worker.pid; // a remote worker's pid arrives after it started
-		const markers = Array.isArray(frame.markers) ? frame.markers : [];
-		if (markers[0] !== true) job.streamDone.stdout = true;
-		if (markers[1] !== true) job.streamDone.stderr = true;
-		if (!this.completeIfReady(job)) {
-			job.timers.push(
-				setLongTimeout(() => {
-					this.worker?.cancelMarkers();
-					this.complete(job);
-				}, MARKER_GRACE_MS),
-			);
-		}
-	}
-
-	private onMarker(stream: StreamName): void {
-		const job = this.running;
-		if (!job) return;
-		job.streamDone[stream] = true;
-		this.completeIfReady(job);
-	}
-
-	private completeIfReady(job: Job): boolean {
-		if (!job.frame || !job.streamDone.stdout || !job.streamDone.stderr) return false;
-		this.complete(job);
-		return true;
-	}
-
-	/** The worker answered: a result, an exception, or a MemoryError (which costs the worker). */
-	private complete(job: Job): void {
-		if (job.outcome) return;
-		const frame = job.frame!;
-		if (frame.memoryError === true) {
-			this.kill(job, {
-				kind: "error",
-				exitState: "memory",
-				message: `The code ran out of memory (MemoryError${this.opts.memoryLimitBytes ? ` under the ${this.opts.memoryLimitBytes}-byte limit` : ""}); the worker was restarted and its state is lost.`,
-			});
-			return;
-		}
-		this.finish(job, {
-			kind: "result",
-			exitState: frame.ok === true ? "ok" : "exception",
-			workerReset: false,
-		});
-	}
-
-	private onOutput(stream: StreamName, chunk: Buffer): void {
-		const job = this.running;
-		if (job && !job.streamDone[stream]) {
-			job.sinks[stream].append(chunk);
-			return;
-		}
-		// Between jobs (a thread or child of earlier code still printing): carry into the next job.
-		const held = this.stray[stream];
-		held.push(chunk);
-		let total = held.reduce((n, c) => n + c.length, 0);
-		while (total > MAX_STRAY_BYTES && held.length > 1) total -= held.shift()!.length;
-	}
-
-	private onProtocolError(worker: WorkerProcess, error: Pick<ProtocolError, "message">): void {
-		if (worker !== this.worker) return;
-		const job = this.running;
-		if (!job) {
-			this.discardWorker(`the worker's protocol was corrupted (${error.message})`);
-			return;
-		}
-		this.kill(job, {
-			kind: "error",
-			exitState: "protocol-error",
-			message: `The worker's protocol stream was corrupted (${error.message}), probably by code writing to its file descriptor 4; the worker was restarted and its state is lost.`,
-		});
-	}
-
-	private onExit(worker: WorkerProcess, exit: WorkerExit): void {
-		if (worker !== this.worker) return;
-		const started = this.workerReady;
-		if (!started) this.workerJobs = 0; // it never ran user code: no state was lost
-		const how = exit.error
-			? started
-				? `was cut off (${exit.error.message})`
-				: `could not start (${exit.error.message})`
-			: exit.signal
-				? `was killed by ${exit.signal}`
-				: `exited with code ${exit.code}`;
-		this.discardWorker(`the worker ${how}`);
-		const job = this.running;
-		if (!job) return;
-		if (job.frame) {
-			// It answered, then died (e.g. a thread called os._exit): keep the answer.
-			this.finish(job, {
-				kind: "result",
-				exitState: job.frame.ok === true ? "ok" : "exception",
-				workerReset: true,
-			});
-			return;
-		}
-		this.finish(job, {
-			kind: "error",
-			exitState: started ? "crashed" : "spawn-failed",
-			message: started
-				? `The Python worker ${how} while running this job (os._exit, a fatal signal, or the kernel's OOM killer); its state is lost and the next call starts a fresh interpreter.`
-				: `The Python worker (${this.interpreterPath}) ${how} before it was ready; check that it is Python 3 (set KEEL_PYTHON).`,
-			workerReset: true,
-			exitCode: exit.code,
-			signal: exit.signal,
-		});
-	}
-}
-
-function busyError(holder: Job): KeelError {
-	return new KeelError(
-		"BACKEND_UNAVAILABLE",
-		`The session's Python interpreter is busy with background job ${holder.id} (${holder.label}); wait for it or cancel it with python_jobs, then retry.`,
-		{ details: { busyJobId: holder.id } },
-	);
-}
-
-function timeoutEnding(job: Job, ms: number): Omit<Ending, "workerReset"> {
-	return {
-		kind: "timeout",
-		exitState: "timeout",
-		message: `Job ${job.id} timed out after ${ms / 1000} s; the worker was stopped and its state is lost.`,
-	};
-}
-
-function closeSink(sink: OutputSink) {
-	sink.close();
-	return sink.snapshot();
-}
-
-function labelOf(request: PythonJobRequest): string {
-	if (request.kind === "script") return request.path;
-	const first = request.code.trimStart().split("\n", 1)[0];
-	return first.length > LABEL_CHARS ? `${first.slice(0, LABEL_CHARS)}…` : first;
-}
-
-function round1(ms: number): number {
-	return Math.round(ms * 10) / 10;
 }
