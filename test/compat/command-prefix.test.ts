@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pi from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/adapters/pi/config.js";
+import { loadConfig } from "../../src/adapters/pi/load-config.js";
 import { Session } from "../../src/session.js";
 import { runKeel } from "../fixtures/keel-cli.js";
 

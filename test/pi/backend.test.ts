@@ -9,7 +9,8 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promi
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type BackendSetting, loadConfig, resolveConfig } from "../../src/adapters/pi/config.js";
+import { type BackendSetting, resolveConfig } from "../../src/adapters/pi/config.js";
+import { loadConfig } from "../../src/adapters/pi/load-config.js";
 import { SessionSlot } from "../../src/adapters/pi/sessions.js";
 import { createLocalBackend } from "../../src/backend/local.js";
 import type { Backend } from "../../src/backend/types.js";

@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, resolveConfig } from "../../src/adapters/pi/config.js";
+import { resolveConfig } from "../../src/adapters/pi/config.js";
+import { loadConfig } from "../../src/adapters/pi/load-config.js";
 
 const none = () => undefined;
 

@@ -17,7 +17,8 @@
  * pi is imported for types only: at run time this module needs nothing from pi.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { FLAG_HELP, FLAGS, type FlagKey, type KeelPiConfig, loadConfig, SWITCHES } from "./config.js";
+import { FLAG_HELP, FLAGS, type FlagKey, type KeelPiConfig, SWITCHES } from "./config.js";
+import { loadConfig } from "./load-config.js";
 import { allKeelTools, applyPolicy, suppressedNames } from "./policy.js";
 import { SessionSlot } from "./sessions.js";
 import { FailureLog, toPiTool } from "./tools.js";
