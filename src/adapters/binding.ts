@@ -5,8 +5,9 @@
  * Session.call; an adapter only renames fields into its framework's idiom.
  *
  * The source is anything with `tools` and `call(name, args, opts)`: a Session, or a provider that
- * opens its session lazily (the MCP adapter's LazySession has that shape), so the MCP and pi
- * adapters could sit on this too.
+ * opens its session lazily. The MCP adapter (which also passes the client's roots) and the pi
+ * adapter (which must throw to mark an error) call the session themselves and take their result
+ * shape and error text from here.
  */
 import type { JsonSchema } from "../boundary/schema.js";
 import type { CallError, CallOptions, CallResult } from "../session.js";

@@ -15,7 +15,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { CallResult } from "../../session.js";
 import type { Content, ToolDefinition } from "../../tools/types.js";
-import { jsonSafe } from "../binding.js";
+import { jsonSafe, toBoundResult } from "../binding.js";
 
 /** `_meta` keys (MCP reserves only prefixes under modelcontextprotocol/mcp). */
 export const META_DETAILS = "keel/details";
@@ -48,30 +48,26 @@ function toBlock(c: Content): CallToolResult["content"][number] {
 		: { type: "image", data: c.data, mimeType: c.mimeType };
 }
 
-/** What the model reads: `[CODE] message`, then the failure memory's directive when there is one (R3). */
-function errorText(r: Extract<CallResult, { ok: false }>): string {
-	const head = `[${r.error.code}] ${r.error.message}`;
-	return r.error.directive ? `${head}\n\n${r.error.directive}` : head;
-}
-
 export function toCallToolResult(r: CallResult): CallToolResult {
-	const meta: Record<string, unknown> = { [META_ELAPSED_MS]: r.elapsedMs };
-	if (!r.ok) {
+	const bound = toBoundResult(r);
+	const meta: Record<string, unknown> = { [META_ELAPSED_MS]: bound.elapsedMs };
+	if (bound.error) {
+		const e = bound.error;
 		return {
 			isError: true,
-			content: [{ type: "text", text: errorText(r) }],
+			content: [{ type: "text", text: bound.text }],
 			structuredContent: jsonSafe({
 				ok: false,
-				code: r.error.code,
-				message: r.error.message,
-				retry: r.error.retry,
-				...(r.error.directive ? { directive: r.error.directive } : {}),
-				error: r.error,
-				elapsedMs: r.elapsedMs,
+				code: e.code,
+				message: e.message,
+				retry: e.retry,
+				...(e.directive ? { directive: e.directive } : {}),
+				error: e,
+				elapsedMs: bound.elapsedMs,
 			}) as Record<string, unknown>,
 			_meta: meta,
 		};
 	}
-	if (r.details !== undefined) meta[META_DETAILS] = jsonSafe(r.details);
-	return { content: r.content.map(toBlock), _meta: meta };
+	if (bound.details !== undefined) meta[META_DETAILS] = bound.details;
+	return { content: bound.content.map(toBlock), _meta: meta };
 }

@@ -8,6 +8,7 @@ import type { ExtensionContext, ToolDefinition as PiToolDefinition } from "@mari
 import { fromSystemError } from "../../boundary/errors.js";
 import type { CallError, Session } from "../../session.js";
 import type { Content, ToolDefinition } from "../../tools/types.js";
+import { errorText } from "../binding.js";
 import { PROMPTS } from "./prompts.js";
 import { createRenderers } from "./render.js";
 
@@ -39,10 +40,6 @@ export interface ToolHost {
 	session(ctx: ExtensionContext): Promise<Session>;
 	failures: FailureLog;
 }
-
-/** The text pi shows the model for a keel error, ending with the failure memory's directive (R3). */
-export const errorText = (e: CallError) =>
-	e.directive ? `[${e.code}] ${e.message}\n\n${e.directive}` : `[${e.code}] ${e.message}`;
 
 /** keel's details plus its elapsedMs (R2), so the time survives in the saved session. */
 export function withElapsed(details: unknown, elapsedMs: number): Record<string, unknown> {
