@@ -1,0 +1,30 @@
+/**
+ * keel's structural SDK types against the SDKs' own published types (devDependencies pinned in
+ * package.json): `npm run typecheck` fails when a real SDK object no longer fits what keel uses.
+ * The runtime assertions only check that nothing here imported the SDKs' code.
+ */
+import type { Sandbox as DaytonaSdkSandbox } from "@daytonaio/sdk";
+import type { Sandbox as VercelSdkSandbox } from "@vercel/sandbox";
+import type { Sandbox as E2bSdkSandbox } from "e2b";
+import type { Sandbox as ModalSdkSandbox } from "modal";
+import { expect, it } from "vitest";
+import type { DaytonaSandbox } from "../../src/backend/container/daytona.js";
+import type { E2bSandbox } from "../../src/backend/container/e2b.js";
+import type { ModalSandbox } from "../../src/backend/container/modal.js";
+import type { VercelSandbox } from "../../src/backend/container/vercel-sandbox.js";
+
+type Fits<Real, Keel> = Real extends Keel ? true : false;
+const fits: [
+	Fits<E2bSdkSandbox, E2bSandbox>,
+	Fits<VercelSdkSandbox, VercelSandbox>,
+	Fits<DaytonaSdkSandbox, DaytonaSandbox>,
+	Fits<ModalSdkSandbox, ModalSandbox>,
+] = [true, true, true, true];
+
+it("the SDKs' Sandbox types fit keel's (checked by tsc); the modules load without the SDKs", async () => {
+	expect(fits).toEqual([true, true, true, true]);
+	for (const m of ["e2b", "vercel-sandbox", "daytona", "modal"]) {
+		const mod = await import(`../../src/backend/container/${m}.js`);
+		expect(Object.keys(mod).some((k) => k.startsWith("create"))).toBe(true);
+	}
+});
