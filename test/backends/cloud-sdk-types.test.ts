@@ -3,6 +3,8 @@
  * package.json): `npm run typecheck` fails when a real SDK object no longer fits what keel uses.
  * The runtime assertions only check that nothing here imported the SDKs' code.
  */
+
+import { readFile } from "node:fs/promises";
 import type { Sandbox as DaytonaSdkSandbox } from "@daytonaio/sdk";
 import type { Sandbox as VercelSdkSandbox } from "@vercel/sandbox";
 import type { Sandbox as E2bSdkSandbox } from "e2b";
@@ -23,8 +25,17 @@ const fits: [
 
 it("the SDKs' Sandbox types fit keel's (checked by tsc); the modules load without the SDKs", async () => {
 	expect(fits).toEqual([true, true, true, true]);
-	for (const m of ["e2b", "vercel-sandbox", "daytona", "modal"]) {
-		const mod = await import(`../../src/backend/container/${m}.js`);
-		expect(Object.keys(mod).some((k) => k.startsWith("create"))).toBe(true);
+	const mods = await Promise.all([
+		import("../../src/backend/container/e2b.js"),
+		import("../../src/backend/container/vercel-sandbox.js"),
+		import("../../src/backend/container/daytona.js"),
+		import("../../src/backend/container/modal.js"),
+	]);
+	for (const mod of mods) expect(Object.keys(mod).some((k) => k.startsWith("create"))).toBe(true);
+	// Nothing but types comes from the SDKs: a plain install of keel (no SDK) loads these modules.
+	for (const m of ["e2b", "vercel-sandbox", "daytona", "modal", "sdk-backend", "sdk-process", "sdk-lines"]) {
+		const text = await readFile(new URL(`../../src/backend/container/${m}.ts`, import.meta.url), "utf8");
+		expect(text).not.toMatch(/^import (?!type )[^;]*from "(e2b|@vercel\/sandbox|@daytonaio\/sdk|modal)"/m);
+		expect(text).not.toMatch(/import\(\s*"(e2b|@vercel\/sandbox|@daytonaio\/sdk|modal)"/);
 	}
 });

@@ -12,6 +12,8 @@ import { processesWith, waitFor } from "../fixtures/processes.js";
 import { endsOf, NO_PYTHON, nextEvent, type PySession, pySession, textOf } from "./helpers.js";
 
 const NAMES = ["bwrap", "exec (bwrap transport)", "ssh", "podman", "k8s (fake kubectl → podman)"];
+// The sandbox SDKs whose primitive keeps a process with stdin (Vercel Sandbox 3.5's has none).
+NAMES.push("e2b (local stand-in)", "daytona (local stand-in)", "modal (local stand-in)");
 
 function details(r: CallResult): Record<string, unknown> {
 	return (r.ok ? r.details : r.error.details) as Record<string, unknown>;

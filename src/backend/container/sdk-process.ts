@@ -12,6 +12,7 @@
  * follows as a last "!N" line: every byte survives a text channel. A "binary" launcher (Modal's
  * binary mode) runs the argv as it is.
  */
+import { randomBytes } from "node:crypto";
 import type { ExecTransport, TransportOptions } from "../exec/transport.js";
 import type { ShellPipe } from "../ssh/shell.js";
 import { type LineDecoder, lineDecoder } from "./sdk-lines.js";
@@ -48,22 +49,29 @@ export interface SdkLauncher {
 }
 
 /**
- * $1: "-" no stdin, "i" base64 lines on stdin up to a "." line, "e" base64 in $KEEL_IN; then argv.
+ * $1: "-" no stdin, "i" base64 lines on stdin up to a "." line, "e" base64 in $KEEL_IN, "f" base64
+ * in the file $KEEL_IN_FILE (staged first, removed after); then argv.
+ * Input (mode i) reaches the program through a FIFO from a background dec, killed when the program
+ * exits: a program that ends before its input does (a crashed python worker's mux) ends the call.
  * enc reads what one read() returns (dd count=1) so output streams; each chunk is one ":B64" line.
  * A leading newline ends whatever a login shell printed first; lines without ":" are ignored.
  */
 export const WRAPPER = `m=$1; shift
 enc() { while c=$(dd bs=65536 count=1 2>/dev/null | base64 -w0) && [ -n "$c" ]; do printf ':%s\\n' "$c"; done; }
-dec() { case $m in i) while IFS= read -r l && [ "$l" != . ]; do printf %s "$l" | base64 -d; done ;; e) printf %s "$KEEL_IN" | base64 -d ;; esac; }
-run() { if [ "$m" = - ]; then "$@" </dev/null; else dec 3>&- 4>&- 5>&- | "$@"; fi; }
+dec() { case $m in i) while IFS= read -r l && [ "$l" != . ]; do printf %s "$l" | base64 -d; done ;; e) printf %s "$KEEL_IN" | base64 -d ;; f) base64 -d < "$KEEL_IN_FILE" ;; esac; }
+run() { case $m in -) "$@" </dev/null ;; i) feed "$@" ;; *) dec 3>&- 4>&- 5>&- | "$@" ;; esac; }
+feed() { t=$(mktemp -d) && mkfifo "$t/in" || return 126; exec 6<&0
+  dec <&6 >"$t/in" 6<&- 3>&- 4>&- 5>&- & d=$!
+  "$@" <"$t/in" 6<&-; s=$?; kill "$d" 2>/dev/null; rm -rf -- "$t"; return "$s"; }
 printf '\\n'; printf '\\n' >&2
 exec 4>&1
 rc=$( { { { run "$@" 3>&- 4>&- 5>&-; echo "$?" >&5; } 2>&1 >&3 | enc >&2; } 3>&1 | enc >&4; } 5>&1 )
+[ "$m" = f ] && rm -f -- "$KEEL_IN_FILE"
 printf '!%s\\n' "$rc"
 `;
 
 /** The argv a text launcher starts for `argv`. */
-export const wrapped = (mode: "-" | "i" | "e", argv: readonly string[]) => [
+export const wrapped = (mode: "-" | "i" | "e" | "f", argv: readonly string[]) => [
 	"sh",
 	"-c",
 	WRAPPER,
@@ -105,6 +113,9 @@ function decoders(onData: (c: Buffer, s: "stdout" | "stderr") => void) {
 	};
 }
 
+/** After an abort's end of input, how long a program has to exit before the SDK's kill. */
+const KILL_GRACE_MS = 2000;
+
 /** KEEL_IN holds at most this much base64 (a launcher without stdin). */
 const ENV_STDIN_MAX = 96 * 1024;
 
@@ -126,21 +137,33 @@ export function sdkTransport(launcher: SdkLauncher): ExecTransport {
 					stderr: (c: string | Uint8Array) => onData(bytes(c), "stderr"),
 				};
 		let env: Record<string, string> | undefined;
-		let mode: "-" | "i" | "e" = opts.stdin === undefined ? "-" : "i";
+		let mode: "-" | "i" | "e" | "f" = opts.stdin === undefined ? "-" : "i";
 		if (!launcher.stdin && opts.stdin instanceof Uint8Array) {
 			const b64 = Buffer.from(opts.stdin).toString("base64");
-			if (b64.length > ENV_STDIN_MAX) throw new Error(`the ${launcher.label} takes at most 72 KiB of stdin`);
-			env = { KEEL_IN: b64 };
-			mode = "e";
+			if (b64.length <= ENV_STDIN_MAX) {
+				env = { KEEL_IN: b64 };
+				mode = "e";
+			} else {
+				env = { KEEL_IN_FILE: await stageInput(launcher, b64, opts.signal) };
+				mode = "f";
+			}
 		}
 		const proc = await launcher.start(text ? wrapped(mode, argv) : argv, sink, {
 			stdin: mode === "i",
 			env,
 		});
+		let ended = false;
+		const mark = () => {
+			ended = true;
+		};
+		proc.done.then(mark, mark);
 		const onAbort = () => {
-			// EOF first (a program reading stdin ends itself: the python mux kills its worker), then kill.
+			// EOF first: a program reading stdin ends itself (the python mux kills its worker's group,
+			// which a kill of the mux would leave behind); the SDK's kill only if it is still there.
 			void (text ? proc.write(".\n") : proc.closeStdin()).catch(() => {});
-			void proc.kill().catch(() => {});
+			setTimeout(() => {
+				if (!ended) void proc.kill().catch(() => {});
+			}, KILL_GRACE_MS).unref();
 		};
 		opts.signal?.addEventListener("abort", onAbort, { once: true });
 		try {
@@ -152,6 +175,37 @@ export function sdkTransport(launcher: SdkLauncher): ExecTransport {
 			opts.signal?.removeEventListener("abort", onAbort);
 		}
 	};
+}
+
+/**
+ * A launcher without stdin: larger input is appended to a private temp file on the target in
+ * KEEL_IN-sized pieces, one SDK command each; the wrapper reads it and removes it.
+ */
+async function stageInput(launcher: SdkLauncher, b64: string, signal?: AbortSignal): Promise<string> {
+	const path = `/tmp/.keel-in-${randomBytes(12).toString("hex")}`;
+	const append = ["sh", "-c", 'umask 077; printf %s "$KEEL_IN" >> "$1" && echo "!0"', "sh", path];
+	for (let at = 0; at < b64.length; at += ENV_STDIN_MAX) {
+		if (signal?.aborted) throw new Error("aborted");
+		let status: number | null = null;
+		const dec = lineDecoder(
+			() => {},
+			(n) => {
+				status = n;
+			},
+		);
+		const proc = await launcher.start(
+			append,
+			{ stdout: (c) => dec.push(c), stderr: () => {} },
+			{
+				stdin: false,
+				env: { KEEL_IN: b64.slice(at, at + ENV_STDIN_MAX) },
+			},
+		);
+		await proc.done;
+		dec.end();
+		if (status !== 0) throw new Error(`cannot stage stdin on the ${launcher.label}`);
+	}
+	return path;
 }
 
 const aborted = (signal: AbortSignal) =>
