@@ -15,12 +15,14 @@ import { dirname } from "node:path";
 import { createSandboxRunner } from "../../src/backend/bwrap/runner.js";
 import { createBwrapBackend, createBwrapTransport } from "../../src/backend/bwrap.js";
 import { createContainerBackend, engineTarget, kubectlTarget } from "../../src/backend/container/index.js";
+import type { SdkBackend } from "../../src/backend/container/sdk-backend.js";
 import { createExecBackend, type ExecSearchEngine } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { createLocalBackend } from "../../src/backend/local.js";
 import { createSshBackend } from "../../src/backend/ssh/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import { FAKE_KUBECTL, podmanContainer, podmanMissing } from "../fixtures/podman.js";
+import { SDK_STANDINS } from "../fixtures/sdk-standins/index.js";
 import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 import { type SshTransport, sshTransport } from "./transports.js";
 
@@ -144,7 +146,29 @@ export const BACKENDS: BackendFactory[] = [
 	sshFactory(),
 	podmanFactory(),
 	podmanFactory("k8s (fake kubectl → podman)"),
+	...SDK_STANDINS.map((s) => sdkFactory(s.name, s.create)),
 ];
+
+/**
+ * keel's sandbox-SDK modules (src/backend/container/{e2b,daytona,modal,vercel-sandbox}.ts) on local
+ * stand-ins of each SDK's object (test/fixtures/sdk-standins): real processes on this machine with
+ * the SDK's documented semantics; no SDK service runs here.
+ */
+function sdkFactory(name: string, create: () => SdkBackend): BackendFactory {
+	return {
+		name,
+		available: async () => true,
+		testTimeoutMs: 120_000,
+		async create() {
+			const backend = create();
+			return {
+				backend,
+				makeSymlink: (target, path) => transportSymlink(backend.transport, target, path),
+				cleanup: () => backend.close(),
+			};
+		},
+	};
+}
 
 /**
  * The container backend (persistent shells over `podman exec -i`) in the CI's podman container;
