@@ -14,8 +14,8 @@ import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
 import { sameObject, tempNameFor } from "../temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "../types.js";
-import { shellError, sysError } from "./errors.js";
-import { changed, hasStat, lstatOf, statAfter, statFrom, swapped } from "./fs-replies.js";
+import { sysError } from "./errors.js";
+import { changed, hasStat, lstatOf, replyError, statAfter, statFrom, swapped } from "./fs-replies.js";
 import { formatIdentity } from "./identity.js";
 import { ask, type Live } from "./live.js";
 
@@ -24,7 +24,7 @@ export const PUT_MAX_BYTES = 256 * 1024;
 
 export async function readFast(live: Live, p: string, expect: FileStat | undefined): Promise<Buffer> {
 	const r = await ask(live, "k_read", p);
-	if (r.status !== 0) throw shellError(r.out, p);
+	if (r.status !== 0) throw replyError(r.out, p);
 	const nl = r.bytes.indexOf(0x0a);
 	const head = nl < 0 ? "" : r.bytes.subarray(0, nl).toString("utf8");
 	if (!head.startsWith("st ")) throw sysError("EIO", `unexpected output: ${head.slice(0, 200)}`, p);
@@ -55,7 +55,7 @@ export async function putFast(
 	const b64 = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
 	const mode = (wopts.mode ?? 0o644).toString(8);
 	const r = await ask(live, "k_put", target, temp, dir, mode, kind, hash, id, b64);
-	if (r.status !== 0) throw shellError(r.out, target);
+	if (r.status !== 0) throw replyError(r.out, target);
 	const verdict = r.out.split("\n", 1)[0];
 	if (verdict === "changed") throw changed(target);
 	if (verdict === "exists") {
@@ -65,7 +65,7 @@ export async function putFast(
 			{ path: target },
 		);
 	}
-	if (verdict !== "moved" && verdict !== "linked") throw shellError(r.out, target);
+	if (verdict !== "moved" && verdict !== "linked") throw replyError(r.out, target);
 	// Committed: only the new stat is missing if the target went away right after.
 	return hasStat(r) ? statAfter(r.out, target) : await lstatOf(live, target);
 }

@@ -31,10 +31,25 @@ export function sourceChanged(source: string, during: boolean): KeelError {
 	);
 }
 
+/** A directory on the path was swapped for a link after the guard checked it (the fast helper saw one). */
+export function swappedDir(path: string): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`${path} changed while it was being opened (a directory on its path was replaced, e.g. by a link); try again.`,
+		{ path },
+	);
+}
+
+/** A failed helper reply as an error: a swap seen on the way, else errno-style. */
+export function replyError(out: string, path: string): Error {
+	if (out.trim() === "swapped") return swappedDir(path);
+	return shellError(out, path);
+}
+
 /** Run a helper function; a non-zero status becomes an errno-style error about `path`. */
 export async function helper(live: Live, path: string, fn: string, ...args: string[]): Promise<string> {
 	const r = await ask(live, fn, ...args);
-	if (r.status !== 0) throw shellError(r.out, path);
+	if (r.status !== 0) throw replyError(r.out, path);
 	return r.out;
 }
 

@@ -16,13 +16,14 @@ import { KeelError } from "../../boundary/errors.js";
 import { sameIdentity, sameObject, tempNameFor } from "../temp-names.js";
 import type { DirEntry, Expected, FileOps, FileStat, WriteOptions } from "../types.js";
 import type { SshConnection } from "./connection.js";
-import { shellError, sysError } from "./errors.js";
+import { sysError } from "./errors.js";
 import { PUT_MAX_BYTES, putFast, readFast } from "./fs-fast.js";
 import {
 	changed,
 	hasStat,
 	helper,
 	lstatOf,
+	replyError,
 	sourceChanged,
 	statAfter,
 	statFrom,
@@ -112,7 +113,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 				// SFTP folds ENOTDIR and ELOOP into "no such file" and most else into "failure":
 				// when the directory is the problem, say exactly what is wrong with it.
 				const r = await ask(live, "k_stat", dir);
-				if (r.status !== 0) throw shellError(r.out, target);
+				if (r.status !== 0) throw replyError(r.out, target);
 				if (parseIdentity(r.out)?.type !== "dir") throw sysError("ENOTDIR", "not a directory", target);
 				throw e;
 			});
@@ -154,7 +155,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 				}
 				after = await ask(live, "k_swap", temp, target, dir, hash, id);
 				if (after.out.trim() === "changed") throw changed(target);
-				if (!/^moved$/m.test(after.out)) throw shellError(after.out, target);
+				if (!/^moved$/m.test(after.out)) throw replyError(after.out, target);
 				committed = true;
 			}
 			// Committed: only the new stat is missing if the rest of the script failed.
