@@ -115,5 +115,5 @@ export async function setup({ dir }) {
 
 // Standalone: node bench/cases-container.mjs [--quick]
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-	await runAreaStandalone(await import(import.meta.url));
+	await runAreaStandalone({ area, title, candidate, baseline, setup });
 }

@@ -291,5 +291,5 @@ async function countRoundTrips(keel, editFile, nextEdit) {
 
 // Standalone: node bench/cases-ssh.mjs [--quick]
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-	await runAreaStandalone(await import(import.meta.url));
+	await runAreaStandalone({ area, title, candidate, baseline, setup, report });
 }

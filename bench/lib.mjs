@@ -273,6 +273,8 @@ export function toggler() {
  */
 export async function runAreaStandalone(mod, argv = process.argv) {
 	const quick = argv.includes("--quick");
+	// --iterations=N: every case N times (a loaded machine where the peer takes seconds per call).
+	const fixed = Number(argv.find((a) => a.startsWith("--iterations="))?.slice("--iterations=".length));
 	const dir = mkdtempSync(join(tmpdir(), `keel-bench-${mod.area}-`));
 	try {
 		const { cases, teardown } = await mod.setup({ dir });
@@ -280,7 +282,8 @@ export async function runAreaStandalone(mod, argv = process.argv) {
 		try {
 			for (const c of cases) {
 				await c.check?.();
-				const iterations = quick ? Math.max(3, Math.round(c.iterations / 10)) : c.iterations;
+				let iterations = quick ? Math.max(3, Math.round(c.iterations / 10)) : c.iterations;
+				if (fixed > 0) iterations = fixed;
 				const started = Date.now();
 				results.push(await compare({ ...c, iterations, warmup: quick ? 1 : c.warmup }));
 				c.after?.();
