@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
-import { KeelError } from "../../src/boundary/errors.js";
+import type { KeelError } from "../../src/boundary/errors.js";
 import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
@@ -116,7 +116,9 @@ describe.skipIf(missing)("ssh file helper", () => {
 		const writes = [
 			fast.fs.writeFile(p("d/f.txt"), Buffer.from("mine\n")),
 			fast.fs.writeFile(p("d/new.txt"), Buffer.from("mine\n"), { expect: "absent" }),
-			fast.fs.writeFile(p("d/f.txt"), Buffer.from("mine\n"), { expect: { stat: st, sha256: sha("inside\n") } }),
+			fast.fs.writeFile(p("d/f.txt"), Buffer.from("mine\n"), {
+				expect: { stat: st, sha256: sha("inside\n") },
+			}),
 			fast.fs.unlink(p("d/f.txt")),
 		];
 		for (const w of writes) expect((await caught(w)).code).toBe("CHANGED_ON_DISK");
