@@ -3,7 +3,8 @@
  * stat, read and the whole small write in one request each, every directory of a path opened
  * without following links. Attacked as a process on the host would: a directory on the path
  * swapped for a link to an outside directory (once, and racing in a loop), a FIFO swapped in for
- * the file. And checked against the shell helper it replaces (a host without python3): the same
+ * the file; a background child of one command writing after it ended (the job shells make the
+ * next command's FIFOs ahead of time). And checked against the shell helper it replaces (a host without python3): the same
  * identities, so a change planned through one commits through the other.
  */
 import { spawn } from "node:child_process";
@@ -212,5 +213,20 @@ describe.skipIf(missing)("ssh file helper", () => {
 		expect(now.mode).toBe(0o640);
 		expect((await readFile(p("f.txt"))).equals(all)).toBe(true);
 		expect((await fast.fs.readFile(p("f.txt"), now)).equals(all)).toBe(true);
+	});
+
+	it("a background child of one command never writes into the next command's output (FIFOs made ahead)", async () => {
+		const run = async (command: string) => {
+			const out: Buffer[] = [];
+			const r = await fast.exec.run({ command, cwd: dir, onData: (c) => out.push(Buffer.from(c)) });
+			return { code: r.exitCode, out: Buffer.concat(out).toString() };
+		};
+		// The child keeps the first command's output open and writes after that command ended.
+		const first = await run("(sleep 0.6; echo LEAK; sleep 0.6; echo LEAK) & echo first");
+		expect(first.out).toBe("first\n");
+		for (let i = 0; i < 3; i++) {
+			const next = await run("sleep 0.3; echo next");
+			expect(next).toEqual({ code: 0, out: "next\n" });
+		}
 	});
 });
