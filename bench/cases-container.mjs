@@ -12,14 +12,12 @@
  *
  * Run alone: `npm run build && KEEL_TEST_PODMAN=NAME node bench/cases-container.mjs [--quick]`.
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createContainerBackend, engineTarget } from "../dist/backend/container/index.js";
 import { Session } from "../dist/index.js";
-import { assert, compare, comparisonTable, textOf } from "./lib.mjs";
+import { assert, runAreaStandalone, smallText, spawnOutput, textOf, toggler } from "./lib.mjs";
 
 export const area = "container";
 export const title = "podman container: keel's podman backend vs one `podman exec` per operation";
@@ -28,33 +26,7 @@ export const baseline = "podman exec per call";
 
 /** One podman exec: resolves with stdout, rejects on a non-zero exit. */
 function podmanExec(name, argv, stdin) {
-	return new Promise((resolvePromise, reject) => {
-		const args = ["exec", ...(stdin ? ["-i"] : []), name, ...argv];
-		const child = spawn("podman", args, { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
-		const out = [];
-		const err = [];
-		child.stdout.on("data", (c) => out.push(c));
-		child.stderr.on("data", (c) => err.push(c));
-		child.on("error", reject);
-		child.on("close", (code) =>
-			code === 0
-				? resolvePromise(Buffer.concat(out))
-				: reject(new Error(`podman exec failed (${code}): ${Buffer.concat(err).toString()}`)),
-		);
-		if (stdin) child.stdin.end(stdin);
-	});
-}
-
-function smallText() {
-	const lines = [];
-	for (let i = 0; i < 40; i++) {
-		lines.push(
-			i === 20
-				? "export const value = 41; // the line the edit changes"
-				: `// ${i} lorem ipsum dolor sit amet`,
-		);
-	}
-	return `${lines.join("\n")}\n`;
+	return spawnOutput("podman", ["exec", ...(stdin ? ["-i"] : []), name, ...argv], stdin, "podman exec");
 }
 
 export async function setup({ dir }) {
@@ -74,15 +46,6 @@ export async function setup({ dir }) {
 		const r = await session.call(tool, args);
 		if (!r.ok) throw new Error(`keel ${tool} failed: ${r.error.code}: ${r.error.message}`);
 		return r;
-	};
-	const toggler = () => {
-		let cur = "41";
-		return () => {
-			const next = cur === "41" ? "42" : "41";
-			const edit = { oldText: `value = ${cur};`, newText: `value = ${next};` };
-			cur = next;
-			return edit;
-		};
 	};
 	const keelEdit = toggler();
 	const peerEditNext = toggler();
@@ -152,25 +115,5 @@ export async function setup({ dir }) {
 
 // Standalone: node bench/cases-container.mjs [--quick]
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-	const quick = process.argv.includes("--quick");
-	const dir = mkdtempSync(join(tmpdir(), "keel-bench-container-"));
-	try {
-		const { cases, teardown } = await setup({ dir });
-		const results = [];
-		try {
-			for (const c of cases) {
-				await c.check?.();
-				const iterations = quick ? Math.max(3, Math.round(c.iterations / 10)) : c.iterations;
-				const started = Date.now();
-				results.push(await compare({ ...c, iterations, warmup: quick ? 1 : c.warmup }));
-				c.after?.();
-				process.stderr.write(`[container] ${c.name}: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-			}
-		} finally {
-			await teardown();
-		}
-		process.stdout.write(`### ${title}\n\n${comparisonTable(results, { candidate, baseline })}\n`);
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-	}
+	await runAreaStandalone({ area, title, candidate, baseline, setup });
 }

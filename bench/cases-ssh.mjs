@@ -19,15 +19,26 @@
  * Run alone: `npm run build && node bench/cases-ssh.mjs [--quick]`, or in `npm run bench` once
  * "./cases-ssh.mjs" is listed in run.mjs's AREAS.
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { transformWithOxc } from "vite";
+import { SshConnection } from "../dist/backend/ssh/connection.js";
 import { createSshBackend } from "../dist/backend/ssh/index.js";
+import { sftpStat } from "../dist/backend/ssh/sftp-io.js";
+import { HelperShell, JobShell } from "../dist/backend/ssh/shell.js";
 import { Session } from "../dist/index.js";
-import { assert, compare, comparisonTable, textOf } from "./lib.mjs";
+import {
+	assert,
+	FLOOR,
+	markdownTable,
+	runAreaStandalone,
+	smallText,
+	spawnOutput,
+	textOf,
+	toggler,
+} from "./lib.mjs";
 
 export const area = "ssh";
 export const title = "SSH on a loopback sshd: keel's ssh backend vs one `ssh host cmd` per operation";
@@ -47,33 +58,7 @@ async function loadFixture(dir) {
 
 /** One ssh process: resolves with stdout, rejects on a non-zero exit. */
 function ssh(args, command, stdin) {
-	return new Promise((resolvePromise, reject) => {
-		const child = spawn("ssh", [...args, command], { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
-		const out = [];
-		const err = [];
-		child.stdout.on("data", (c) => out.push(c));
-		child.stderr.on("data", (c) => err.push(c));
-		child.on("error", reject);
-		child.on("close", (code) =>
-			code === 0
-				? resolvePromise(Buffer.concat(out))
-				: reject(new Error(`ssh failed (${code}): ${Buffer.concat(err).toString()}`)),
-		);
-		if (stdin) child.stdin.end(stdin);
-	});
-}
-
-/** ~2 KB of code-like text with one `value = 41` line (as in cases-local). */
-function smallText() {
-	const lines = [];
-	for (let i = 0; i < 40; i++) {
-		lines.push(
-			i === 20
-				? "export const value = 41; // the line the edit changes"
-				: `// ${i} lorem ipsum dolor sit amet`,
-		);
-	}
-	return `${lines.join("\n")}\n`;
+	return spawnOutput("ssh", [...args, command], stdin, "ssh");
 }
 
 const q = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -104,15 +89,26 @@ export async function setup({ dir }) {
 		{ name: "bash --norc -c", wrap: (cmd) => `bash --norc --noprofile -c ${q(cmd)}` },
 	];
 
-	/** Each side edits its own copy, toggling 41 ↔ 42, so both always make one real change. */
-	const toggler = () => {
-		let cur = "41";
-		return () => {
-			const next = cur === "41" ? "42" : "41";
-			const edit = { oldText: `value = ${cur};`, newText: `value = ${next};` };
-			cur = next;
-			return edit;
-		};
+	// The floors, on a connection of their own to the same sshd: one SFTP request (read), one
+	// request to a persistent shell that starts no process (bash), one SFTP request plus the
+	// durable write of the same bytes in one request (edit: the least a checked, durable write can
+	// take: the file helper's k_put of an unconditional replace).
+	const floorConn = new SshConnection(sshOptions(sshd));
+	const floorLive = await floorConn.get();
+	const floorFile = join(root, "floor.txt");
+	writeFileSync(floorFile, small);
+	const floorSftp = () => sftpStat(floorLive.sftp, join(root, files.read));
+	const floorChannel = async () => {
+		const r = await floorLive.helper.request("true");
+		assert(r.status === 0, "floor: channel round trip");
+	};
+	const floorWrite = async () => {
+		await sftpStat(floorLive.sftp, floorFile);
+		const tmp = join(root, `.keel-tmp-${process.pid}-000000000000-floor.txt`);
+		const b64 = Buffer.from(small).toString("base64");
+		const fast = floorLive.py ?? floorLive.helper;
+		const r = await fast.request("k_put", floorFile, tmp, root, "644", "swap", "", "", b64);
+		assert(r.status === 0 && r.out.startsWith("moved"), `floor: durable write: ${r.out}`);
 	};
 
 	const cases = [];
@@ -139,6 +135,7 @@ export async function setup({ dir }) {
 				contenders: [
 					{ label: "keel", run: () => keel("read", { path: files.read }) },
 					{ label: "ssh per call", run: () => peerRead(files.read) },
+					{ label: FLOOR, run: floorSftp },
 				],
 			},
 			{
@@ -148,6 +145,7 @@ export async function setup({ dir }) {
 				contenders: [
 					{ label: "keel", run: () => keel("edit", { path: files.editKeel, edits: [keelEdit()] }) },
 					{ label: "ssh per call", run: peerEdit },
+					{ label: FLOOR, run: floorWrite },
 				],
 				after() {
 					for (const f of [files.editKeel, files.editPeer]) {
@@ -165,6 +163,7 @@ export async function setup({ dir }) {
 				contenders: [
 					{ label: "keel", run: () => keel("bash", { command: "echo hello" }) },
 					{ label: "ssh per call", run: () => ssh(sshArgs, v.wrap(`cd ${q(root)} && echo hello`)) },
+					{ label: FLOOR, run: floorChannel },
 				],
 			},
 		);
@@ -172,33 +171,125 @@ export async function setup({ dir }) {
 	return {
 		cases,
 		async teardown() {
-			await session.close();
-			await sshd.stop();
+			try {
+				tripsTable = await countRoundTrips(keel, files.editKeel, keelEdit);
+			} finally {
+				await floorConn.close();
+				await session.close();
+				await sshd.stop();
+			}
 		},
 	};
 }
 
+/** The round-trip table, counted at teardown (the connection is still open then). */
+let tripsTable = "";
+
+export function report() {
+	return tripsTable;
+}
+
+/**
+ * Requests and round trips per tool call, counted by wrapping (in this process only, after the
+ * timing) the SFTP client's requests, the helpers' requests and the job shells' jobs. A round
+ * trip is one step of the critical path: a request sent after another's answer came back is one
+ * trip further; requests in flight together share a trip.
+ */
+async function countRoundTrips(keel, editFile, nextEdit) {
+	const { SFTP } = createRequire(join(REPO, "package.json"))("ssh2/lib/protocol/SFTP.js");
+	const methods = ["open", "close", "read", "write", "fchmod", "ext_openssh_fsync", "ext_openssh_hardlink"];
+	methods.push("unlink", "rmdir", "readlink", "realpath", "stat", "lstat", "readdir", "fstat");
+	let counts;
+	let done = 0;
+	const step = (kind) => {
+		if (!counts) return () => {};
+		counts[kind]++;
+		const depth = done + 1;
+		return () => {
+			done = Math.max(done, depth);
+		};
+	};
+	const saved = [];
+	const wrap = (proto, name, fn) => {
+		saved.push([proto, name, proto[name]]);
+		proto[name] = fn(proto[name]);
+	};
+	for (const m of methods) {
+		wrap(
+			SFTP.prototype,
+			m,
+			(orig) =>
+				function (...args) {
+					const fin = step("sftp");
+					const cb = args[args.length - 1];
+					if (typeof cb === "function")
+						args[args.length - 1] = (...r) => {
+							fin();
+							cb(...r);
+						};
+					return orig.apply(this, args);
+				},
+		);
+	}
+	wrap(
+		HelperShell.prototype,
+		"request",
+		(orig) =>
+			function (...args) {
+				const fin = step("helper");
+				return orig.apply(this, args).finally(fin);
+			},
+	);
+	wrap(
+		JobShell.prototype,
+		"start",
+		(orig) =>
+			function (job) {
+				const fin = step("job");
+				const onDone = job.onDone;
+				return orig.call(this, {
+					...job,
+					onDone: (i) => {
+						fin();
+						onDone(i);
+					},
+				});
+			},
+	);
+	const ops = [
+		["read, small file", () => keel("read", { path: "read-small.txt" })],
+		[
+			"edit, one change",
+			async () => {
+				await keel("read", { path: editFile });
+				counts = undefined; // the read before the edit is not counted
+				const c = { sftp: 0, helper: 0, job: 0 };
+				counts = c;
+				done = 0;
+				await keel("edit", { path: editFile, edits: [nextEdit()] });
+			},
+		],
+		["bash `echo hello`", () => keel("bash", { command: "echo hello" })],
+	];
+	const rows = [];
+	try {
+		for (const [name, run] of ops) {
+			counts = { sftp: 0, helper: 0, job: 0 };
+			done = 0;
+			await run();
+			rows.push([name, String(counts.sftp), String(counts.helper), String(counts.job), String(done)]);
+			counts = undefined;
+		}
+	} finally {
+		for (const [proto, name, orig] of saved.reverse()) proto[name] = orig;
+	}
+	return `Requests and round trips per call (counted after the timing, bench/cases-ssh.mjs):\n\n${markdownTable(
+		["call", "SFTP requests", "helper requests", "jobs", "round trips"],
+		rows,
+	)}`;
+}
+
 // Standalone: node bench/cases-ssh.mjs [--quick]
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-	const quick = process.argv.includes("--quick");
-	const dir = mkdtempSync(join(tmpdir(), "keel-bench-ssh-"));
-	try {
-		const { cases, teardown } = await setup({ dir });
-		const results = [];
-		try {
-			for (const c of cases) {
-				await c.check?.();
-				const iterations = quick ? Math.max(3, Math.round(c.iterations / 10)) : c.iterations;
-				const started = Date.now();
-				results.push(await compare({ ...c, iterations, warmup: quick ? 1 : c.warmup }));
-				c.after?.();
-				process.stderr.write(`[ssh] ${c.name}: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-			}
-		} finally {
-			await teardown();
-		}
-		process.stdout.write(`### ${title}\n\n${comparisonTable(results, { candidate, baseline })}\n`);
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-	}
+	await runAreaStandalone({ area, title, candidate, baseline, setup, report });
 }

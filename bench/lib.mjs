@@ -12,9 +12,10 @@
  * another one's 10 MB strings. Small cases do not use it: right after a forced full GC a
  * sub-millisecond call runs several times slower, which would swamp what is being measured.
  */
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { cpus, loadavg, totalmem } from "node:os";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /** Milliseconds from a monotonic clock, with sub-microsecond resolution. */
@@ -105,12 +106,16 @@ export function markdownTable(header, rows) {
 	return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
 
+/** The label of a case's floor contender (what the hardware allows): shown in columns of its own. */
+export const FLOOR = "floor";
+
 /**
  * The comparison table: median and p95 per contender and the candidate/baseline ratio of medians.
  * @param {Awaited<ReturnType<typeof compare>>[]} results
  * @param {{candidate: string, baseline: string}} labels
  */
-export function comparisonTable(results, { candidate, baseline }) {
+export function comparisonTable(results, { candidate, baseline, floor = FLOOR }) {
+	const withFloor = results.some((r) => r.stats[floor]);
 	const header = [
 		"case",
 		"N",
@@ -119,11 +124,13 @@ export function comparisonTable(results, { candidate, baseline }) {
 		`${baseline} median (ms)`,
 		`${baseline} p95 (ms)`,
 		`${candidate}/${baseline} (median)`,
+		...(withFloor ? [`${floor} median (ms)`, `${candidate} − ${floor} (median, ms)`] : []),
 	];
 	const rows = results.map((r) => {
 		const none = { median: Number.NaN, p95: Number.NaN };
 		const a = r.stats[candidate] ?? none;
 		const b = r.stats[baseline] ?? none;
+		const f = r.stats[floor] ?? none;
 		return [
 			r.gcEach ? `${r.name} †` : r.name,
 			String(r.iterations),
@@ -132,6 +139,7 @@ export function comparisonTable(results, { candidate, baseline }) {
 			fmtMs(b.median),
 			fmtMs(b.p95),
 			fmtRatio(a.median / b.median),
+			...(withFloor ? [fmtMs(f.median), fmtMs(a.median - f.median)] : []),
 		];
 	});
 	const table = markdownTable(header, rows);
@@ -215,4 +223,79 @@ export function textOf(result) {
 		.filter((c) => c.type === "text")
 		.map((c) => c.text)
 		.join("\n");
+}
+
+/** One process: resolves with its stdout, rejects on a non-zero exit (`label` names it). */
+export function spawnOutput(command, args, stdin, label = command) {
+	return new Promise((resolvePromise, reject) => {
+		const child = spawn(command, args, { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+		const out = [];
+		const err = [];
+		child.stdout.on("data", (c) => out.push(c));
+		child.stderr.on("data", (c) => err.push(c));
+		child.on("error", reject);
+		child.on("close", (code) =>
+			code === 0
+				? resolvePromise(Buffer.concat(out))
+				: reject(new Error(`${label} failed (${code}): ${Buffer.concat(err).toString()}`)),
+		);
+		if (stdin) child.stdin.end(stdin);
+	});
+}
+
+/** ~2 KB of code-like text with one `value = 41` line (the remote cases' small file). */
+export function smallText() {
+	const lines = [];
+	for (let i = 0; i < 40; i++) {
+		lines.push(
+			i === 20
+				? "export const value = 41; // the line the edit changes"
+				: `// ${i} lorem ipsum dolor sit amet`,
+		);
+	}
+	return `${lines.join("\n")}\n`;
+}
+
+/** Edits toggling `value = 41` and `value = 42`, so every call makes one real change. */
+export function toggler() {
+	let cur = "41";
+	return () => {
+		const next = cur === "41" ? "42" : "41";
+		const edit = { oldText: `value = ${cur};`, newText: `value = ${next};` };
+		cur = next;
+		return edit;
+	};
+}
+
+/**
+ * Run an area module on its own (`node bench/cases-X.mjs [--quick]`): its cases in order, the
+ * comparison table (and its report, when it has one) on stdout, progress on stderr.
+ */
+export async function runAreaStandalone(mod, argv = process.argv) {
+	const quick = argv.includes("--quick");
+	// --iterations=N: every case N times (a loaded machine where the peer takes seconds per call).
+	const fixed = Number(argv.find((a) => a.startsWith("--iterations="))?.slice("--iterations=".length));
+	const dir = mkdtempSync(join(tmpdir(), `keel-bench-${mod.area}-`));
+	try {
+		const { cases, teardown } = await mod.setup({ dir });
+		const results = [];
+		try {
+			for (const c of cases) {
+				await c.check?.();
+				let iterations = quick ? Math.max(3, Math.round(c.iterations / 10)) : c.iterations;
+				if (fixed > 0) iterations = fixed;
+				const started = Date.now();
+				results.push(await compare({ ...c, iterations, warmup: quick ? 1 : c.warmup }));
+				c.after?.();
+				process.stderr.write(`[${mod.area}] ${c.name}: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+			}
+		} finally {
+			await teardown();
+		}
+		const table = comparisonTable(results, { candidate: mod.candidate, baseline: mod.baseline });
+		const extra = mod.report ? `\n${await mod.report()}\n` : "";
+		process.stdout.write(`### ${mod.title}\n\n${table}\n${extra}`);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
 }

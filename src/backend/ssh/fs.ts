@@ -15,9 +15,22 @@ import type { SFTPWrapper } from "ssh2";
 import { KeelError } from "../../boundary/errors.js";
 import { sameIdentity, sameObject, tempNameFor } from "../temp-names.js";
 import type { DirEntry, Expected, FileOps, FileStat, WriteOptions } from "../types.js";
-import type { Live, SshConnection } from "./connection.js";
-import { shellError, sysError } from "./errors.js";
+import type { SshConnection } from "./connection.js";
+import { sysError } from "./errors.js";
+import { PUT_MAX_BYTES, putFast, readFast } from "./fs-fast.js";
+import {
+	changed,
+	hasStat,
+	helper,
+	lstatOf,
+	replyError,
+	sourceChanged,
+	statAfter,
+	statFrom,
+	swapped,
+} from "./fs-replies.js";
 import { formatIdentity, parseIdentity, typeOfSftpMode } from "./identity.js";
+import { ask, type Live } from "./live.js";
 import {
 	readAll,
 	sftpClose,
@@ -41,52 +54,6 @@ export interface SshFsOptions {
 	staleTempMinutes?: number;
 	/** Called after the temp file is durable, before the commit (tests interleave here). */
 	beforeCommit?: (target: string) => Promise<void> | void;
-}
-
-function changed(target: string): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`${target} changed on disk after it was read; read it again and redo the change.`,
-		{ path: target },
-	);
-}
-
-function swapped(path: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
-		path,
-	});
-}
-
-function sourceChanged(source: string, during: boolean): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`The source of this content (${source}) changed ${during ? "during the copy" : "since it was written"}; send the content again.`,
-		{ path: source },
-	);
-}
-
-/** Run a helper function; a non-zero status becomes an errno-style error about `path`. */
-async function helper(live: Live, path: string, fn: string, ...args: string[]): Promise<string> {
-	const r = await live.helper.request(fn, ...args);
-	if (r.status !== 0) throw shellError(r.out, path);
-	return r.out;
-}
-
-function statFrom(out: string, path: string): FileStat {
-	const st = parseIdentity(out.split("\n").find((l) => l.trim() !== "") ?? "");
-	if (!st) throw sysError("EIO", `unexpected stat output: ${out.trim().slice(0, 200)}`, path);
-	return st;
-}
-
-/** The stat after a `st ` line of a helper's output. */
-function statAfter(out: string, path: string): FileStat {
-	const line = out.split("\n").find((l) => l.startsWith("st "));
-	if (!line) throw sysError("EIO", `unexpected output: ${out.trim().slice(0, 200)}`, path);
-	return statFrom(line.slice(3), path);
-}
-
-async function lstatOf(live: Live, p: string): Promise<FileStat> {
-	return statFrom(await helper(live, p, "k_lstat", p), p);
 }
 
 /** Undo a failed commit's mkdir -p: remove `dir` and its parents up to `top`, while they are empty. */
@@ -145,8 +112,8 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 			const h = await sftpOpen(sftp, temp, "wx", mode).catch(async (e) => {
 				// SFTP folds ENOTDIR and ELOOP into "no such file" and most else into "failure":
 				// when the directory is the problem, say exactly what is wrong with it.
-				const r = await live.helper.request("k_stat", dir);
-				if (r.status !== 0) throw shellError(r.out, target);
+				const r = await ask(live, "k_stat", dir);
+				if (r.status !== 0) throw replyError(r.out, target);
 				if (parseIdentity(r.out)?.type !== "dir") throw sysError("ENOTDIR", "not a directory", target);
 				throw e;
 			});
@@ -166,7 +133,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 					await sftpHardlink(sftp, temp, target);
 				} catch (e) {
 					// SFTP v3 reports EEXIST as a generic failure: look whether something is there now.
-					const there = await live.helper.request("k_lstat", target);
+					const there = await ask(live, "k_lstat", target);
 					if (there.status !== 0) throw e;
 					throw new KeelError(
 						"WRITE_COLLISION",
@@ -175,7 +142,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 					);
 				}
 				committed = true;
-				after = await live.helper.request("k_fin", temp, target, dir);
+				after = await ask(live, "k_fin", temp, target, dir);
 			} else {
 				const expect = wopts.expect as Expected | undefined;
 				let hash = "";
@@ -186,13 +153,13 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 					hash = expect.sha256;
 					id = want;
 				}
-				after = await live.helper.request("k_swap", temp, target, dir, hash, id);
+				after = await ask(live, "k_swap", temp, target, dir, hash, id);
 				if (after.out.trim() === "changed") throw changed(target);
-				if (!/^moved$/m.test(after.out)) throw shellError(after.out, target);
+				if (!/^moved$/m.test(after.out)) throw replyError(after.out, target);
 				committed = true;
 			}
 			// Committed: only the new stat is missing if the rest of the script failed.
-			return after.status === 0 ? statAfter(after.out, target) : await lstatOf(live, target);
+			return hasStat(after) ? statAfter(after.out, target) : await lstatOf(live, target);
 		} finally {
 			if (!committed) {
 				if (created) await sftpUnlink(sftp, temp).catch(() => {});
@@ -207,10 +174,13 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 				// SFTP's realpath (no process started) is BSD's: a missing last component is not an
 				// error, so existence is checked with a stat. Its failures carry no errno: ask the
 				// shell's realpath -e for the exact one.
+				// Both requests go out together (one round trip): a stat of `p` follows the same links.
 				let resolved: string | undefined;
+				const exists = sftpStat(live.sftp, p);
+				exists.catch(() => {});
 				try {
 					resolved = await sftpRealpath(live.sftp, p);
-					await sftpStat(live.sftp, resolved);
+					await exists;
 				} catch (e) {
 					if ((e as { code?: string }).code === "ENOENT" && resolved !== undefined) throw e;
 					resolved = (await helper(live, p, "k_real", p)).replace(/\n$/, "");
@@ -223,6 +193,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 
 		readFile: (p, expect) =>
 			conn.use(async (live) => {
+				if (live.py) return readFast(live, p, expect);
 				const h = await sftpOpen(live.sftp, p, "r");
 				// SFTP opens follow links: check, once the file is open (alongside the read), that the
 				// path is a regular file and, with `expect`, the very object the guard checked.
@@ -259,11 +230,16 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 			}),
 
 		writeFile: (target, data, wopts = {}) =>
-			conn.use((live) => commitVia(live, target, wopts, (l, temp, h) => writeAll(l.sftp, h, data, temp))),
+			conn.use((live) =>
+				// One request for a small file; the test hook (between durable and commit) needs two.
+				live.py && !wopts.mkdirs && !opts.beforeCommit && data.byteLength <= PUT_MAX_BYTES
+					? putFast(live, target, data, wopts)
+					: commitVia(live, target, wopts, (l, temp, h) => writeAll(l.sftp, h, data, temp)),
+			),
 
 		copyFile: (source, target, copts) =>
 			conn.use(async (live) => {
-				const now = await live.helper.request("k_lstat", source);
+				const now = await ask(live, "k_lstat", source);
 				const st = now.status === 0 ? parseIdentity(now.out) : undefined;
 				if (!st || !sameIdentity(st, copts.sourceStat)) throw sourceChanged(source, false);
 				return commitVia(

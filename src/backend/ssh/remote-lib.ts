@@ -26,6 +26,11 @@ k_sh=$(command -v bash 2>/dev/null || command -v sh)
 # Debian's bash sources ~/.bashrc in any non-interactive bash that sees SSH_CLIENT; --norc stops it.
 k_shc=$k_sh
 case $k_sh in *bash) k_shc="$k_sh --norc --noprofile" ;; esac
+# The next job's FIFOs (see k_run) go with the shell.
+k_nx=
+trap '[ -z "$k_nx" ] || rm -f -- "$k_nx" "$k_nx.e"' EXIT
+trap 'exit 129' HUP
+trap 'exit 143' TERM
 k_q() { k_m=$1; shift; "$@" </dev/null 2>&1; printf '\037%s r %d\n' "$k_m" "$?"; }
 k_caps() {
   for k_t in stat sha256sum realpath mv cat rm mkdir mkfifo setsid find grep base64; do
@@ -114,18 +119,22 @@ k_run() {
     printf '\037%s d\n' "$k_m" >&2
     return
   fi
-  k_o="${"$"}{TMPDIR:-/tmp}/.keel-$k_m"
-  k_e=
-  if ! mkfifo -m 600 "$k_o"; then
-    printf '\037%s e\n' "$k_m"; printf '\037%s x 126\n' "$k_m" >&2; printf '\037%s d\n' "$k_m" >&2; cd /; return
+  # The FIFO pair made after the previous job (off the critical path), else one made now.
+  if [ -n "$k_nx" ] && [ -p "$k_nx" ] && [ -p "$k_nx.e" ]; then k_o=$k_nx
+  else
+    k_o="${"$"}{TMPDIR:-/tmp}/.keel-$k_m"
+    if ! mkfifo -m 600 "$k_o" "$k_o.e"; then
+      printf '\037%s e\n' "$k_m"; printf '\037%s x 126\n' "$k_m" >&2; printf '\037%s d\n' "$k_m" >&2; cd /; return
+    fi
   fi
+  k_nx=
+  k_e=
   cat "$k_o" & k_r=$!
   if [ "$k_mode" = c ]; then
     k_c=$1; shift
     if [ $# -gt 0 ]; then set -- env "$@"; fi
     setsid "$@" $k_shc -c "$k_c" </dev/null >"$k_o" 2>&1 & k_p=$!
   else
-    mkfifo -m 600 "$k_o.e"
     cat "$k_o.e" >&2 & k_e=$!
     if [ "$k_mode" = b ]; then
       # stdin: the request's here-document on fd 9, base64 (the job is the pipeline's last process).
@@ -142,10 +151,14 @@ k_run() {
   printf '\037%s x %s\n' "$k_m" "$k_c" >&2
   wait "$k_r" 2>/dev/null
   if [ -n "$k_e" ]; then wait "$k_e" 2>/dev/null; fi
-  rm -f -- "$k_o" "$k_o.e"
   cd /
   printf '\037%s e\n' "$k_m"
   printf '\037%s d\n' "$k_m" >&2
+  # After the answer: remove this job's FIFOs and make fresh ones for the next job (a new inode:
+  # nothing a background child of this job holds open reaches it).
+  rm -f -- "$k_o" "$k_o.e"
+  k_nx="${"$"}{TMPDIR:-/tmp}/.keel-$k_m.n"
+  mkfifo -m 600 "$k_nx" "$k_nx.e" 2>/dev/null || k_nx=
 }
 `;
 

@@ -61,11 +61,12 @@ abstract class ShellChannel {
 	constructor(
 		protected readonly pipe: ShellPipe,
 		remotePath: string | undefined,
+		init: string = shellInit(remotePath),
 	) {
 		pipe.onStdout((c) => this.onStdout(c));
 		pipe.onStderr((c) => this.onStderr(c));
 		pipe.onClose((e) => this.die(e));
-		pipe.write(shellInit(remotePath));
+		pipe.write(init);
 	}
 
 	get dead(): Error | undefined {
@@ -99,8 +100,16 @@ abstract class ShellChannel {
 
 export interface HelperReply {
 	status: number;
+	/** The output as text (UTF-8). */
 	out: string;
+	/** The output as bytes (k_read's file contents). */
+	bytes: Buffer;
 }
+
+/** How a helper's requests are written: the shell helper's `k_q` line, or another encoding. */
+export type RequestEncoder = (marker: string, fn: string, args: string[]) => string;
+
+const shellRequest: RequestEncoder = (marker, fn, args) => `k_q ${marker} ${fn} ${args.map(shq).join(" ")}\n`;
 
 interface PendingRequest {
 	splitter: RecordSplitter;
@@ -111,9 +120,12 @@ interface PendingRequest {
 export class HelperShell extends ShellChannel {
 	private readonly pending: PendingRequest[] = [];
 
-	constructor(pipe: ShellPipe, remotePath?: string) {
-		super(pipe, remotePath);
+	constructor(pipe: ShellPipe, remotePath?: string, opts: { init?: string; encode?: RequestEncoder } = {}) {
+		super(pipe, remotePath, opts.init);
+		this.encode = opts.encode ?? shellRequest;
 	}
+
+	private readonly encode: RequestEncoder;
 
 	/** Run one of remote-lib's functions with these arguments; its output and status. */
 	request(fn: string, ...args: string[]): Promise<HelperReply> {
@@ -131,11 +143,20 @@ export class HelperShell extends ShellChannel {
 			);
 			const entry: PendingRequest = {
 				splitter,
-				resolve: () => resolve({ status, out: Buffer.concat(out).toString("utf8") }),
+				resolve: () => {
+					const bytes = Buffer.concat(out);
+					resolve({
+						status,
+						bytes,
+						get out() {
+							return bytes.toString("utf8");
+						},
+					});
+				},
 				reject,
 			};
 			try {
-				this.write(`k_q ${marker} ${fn} ${args.map(shq).join(" ")}\n`);
+				this.write(this.encode(marker, fn, args));
 			} catch (e) {
 				reject(e as Error);
 				return;

@@ -1,0 +1,71 @@
+/**
+ * File operations in one request to the fast helper (remote-py.ts), where SFTP plus the shell
+ * helper take several round trips and a process each:
+ *
+ *  - read: open without following a link in the last component (O_NOFOLLOW, O_NONBLOCK: a FIFO
+ *    swapped in never blocks), fstat that handle, read it. The identity checked is that of the
+ *    bytes read: no window between the check and the read.
+ *  - write of a small file: the temp file beside the target created exclusively with the target's
+ *    mode, written, fchmod, fsync, then link(2) for a create or the compare-and-swap (hash and
+ *    identity, rename(2), directory fsync) for a replace; on any failure the helper removes its
+ *    temp file before answering. The bytes travel base64 in the request.
+ */
+import { posix } from "node:path";
+import { KeelError } from "../../boundary/errors.js";
+import { sameObject, tempNameFor } from "../temp-names.js";
+import type { Expected, FileStat, WriteOptions } from "../types.js";
+import { sysError } from "./errors.js";
+import { changed, hasStat, lstatOf, replyError, statAfter, statFrom, swapped } from "./fs-replies.js";
+import { formatIdentity } from "./identity.js";
+import { ask, type Live } from "./live.js";
+
+/** Files up to this size are written in one request; larger ones stream over SFTP. */
+export const PUT_MAX_BYTES = 256 * 1024;
+
+export async function readFast(live: Live, p: string, expect: FileStat | undefined): Promise<Buffer> {
+	const r = await ask(live, "k_read", p);
+	if (r.status !== 0) throw replyError(r.out, p);
+	const nl = r.bytes.indexOf(0x0a);
+	const head = nl < 0 ? "" : r.bytes.subarray(0, nl).toString("utf8");
+	if (!head.startsWith("st ")) throw sysError("EIO", `unexpected output: ${head.slice(0, 200)}`, p);
+	const now = statFrom(head.slice(3), p);
+	if (expect && !sameObject(now, expect)) throw swapped(p);
+	return r.bytes.subarray(nl + 1);
+}
+
+export async function putFast(
+	live: Live,
+	target: string,
+	data: Uint8Array,
+	wopts: WriteOptions,
+): Promise<FileStat> {
+	const dir = posix.dirname(target);
+	const temp = posix.join(dir, tempNameFor(posix.basename(target)));
+	let kind = "swap";
+	let hash = "";
+	let id = "";
+	if (wopts.expect === "absent") kind = "link";
+	else if (wopts.expect) {
+		const expect = wopts.expect as Expected;
+		const want = formatIdentity(expect.stat, true);
+		if (want === undefined) throw changed(target);
+		hash = expect.sha256;
+		id = want;
+	}
+	const b64 = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+	const mode = (wopts.mode ?? 0o644).toString(8);
+	const r = await ask(live, "k_put", target, temp, dir, mode, kind, hash, id, b64);
+	if (r.status !== 0) throw replyError(r.out, target);
+	const verdict = r.out.split("\n", 1)[0];
+	if (verdict === "changed") throw changed(target);
+	if (verdict === "exists") {
+		throw new KeelError(
+			"WRITE_COLLISION",
+			`${target} already exists; choose another path, or read it first to overwrite it.`,
+			{ path: target },
+		);
+	}
+	if (verdict !== "moved" && verdict !== "linked") throw replyError(r.out, target);
+	// Committed: only the new stat is missing if the target went away right after.
+	return hasStat(r) ? statAfter(r.out, target) : await lstatOf(live, target);
+}

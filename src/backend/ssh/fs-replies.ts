@@ -1,0 +1,75 @@
+/**
+ * The helpers' replies read back: stat lines, `st ` lines after a commit, and the errors a
+ * compare-and-swap or an identity check turns into. Shared by fs.ts and fs-fast.ts.
+ */
+import { KeelError } from "../../boundary/errors.js";
+import type { FileStat } from "../types.js";
+import { shellError, sysError } from "./errors.js";
+import { parseIdentity } from "./identity.js";
+import { ask, type Live } from "./live.js";
+import type { HelperReply } from "./shell.js";
+
+export function changed(target: string): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`${target} changed on disk after it was read; read it again and redo the change.`,
+		{ path: target },
+	);
+}
+
+export function swapped(path: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
+		path,
+	});
+}
+
+export function sourceChanged(source: string, during: boolean): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`The source of this content (${source}) changed ${during ? "during the copy" : "since it was written"}; send the content again.`,
+		{ path: source },
+	);
+}
+
+/** A directory on the path was swapped for a link after the guard checked it (the fast helper saw one). */
+export function swappedDir(path: string): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`${path} changed while it was being opened (a directory on its path was replaced, e.g. by a link); try again.`,
+		{ path },
+	);
+}
+
+/** A failed helper reply as an error: a swap seen on the way, else errno-style. */
+export function replyError(out: string, path: string): Error {
+	if (out.trim() === "swapped") return swappedDir(path);
+	return shellError(out, path);
+}
+
+/** Run a helper function; a non-zero status becomes an errno-style error about `path`. */
+export async function helper(live: Live, path: string, fn: string, ...args: string[]): Promise<string> {
+	const r = await ask(live, fn, ...args);
+	if (r.status !== 0) throw replyError(r.out, path);
+	return r.out;
+}
+
+export function statFrom(out: string, path: string): FileStat {
+	const st = parseIdentity(out.split("\n").find((l) => l.trim() !== "") ?? "");
+	if (!st) throw sysError("EIO", `unexpected stat output: ${out.trim().slice(0, 200)}`, path);
+	return st;
+}
+
+/** The stat after a `st ` line of a helper's output. */
+export function statAfter(out: string, path: string): FileStat {
+	const line = out.split("\n").find((l) => l.startsWith("st "));
+	if (!line) throw sysError("EIO", `unexpected output: ${out.trim().slice(0, 200)}`, path);
+	return statFrom(line.slice(3), path);
+}
+
+export function hasStat(r: HelperReply): boolean {
+	return r.status === 0 && /^st /m.test(r.out);
+}
+
+export async function lstatOf(live: Live, p: string): Promise<FileStat> {
+	return statFrom(await helper(live, p, "k_lstat", p), p);
+}
