@@ -129,6 +129,13 @@ const sizeLabel = (op, size) =>
 			: `${size / 1e3} KB`
 		: `${size.toLocaleString("en-US")} files`;
 
+/** Memory added per byte of file; under 1 MB page granularity and heap slack make it noise. */
+function perByte(k, p, size) {
+	if (size < MB) return "–";
+	const x = (by) => `${((by.addedMB * MB) / size).toFixed(1)}×`;
+	return `${x(k)} / ${x(p)}`;
+}
+
 function tables(results, ops) {
 	const out = [];
 	for (const op of ops) {
@@ -151,9 +158,7 @@ function tables(results, ops) {
 					p.peakMB.toFixed(0),
 					f.peakMB.toFixed(0),
 					`${k.addedMB.toFixed(0)} / ${p.addedMB.toFixed(0)}`,
-					...(fileOp
-						? [`${((k.addedMB * MB) / r.size).toFixed(1)}× / ${((p.addedMB * MB) / r.size).toFixed(1)}×`]
-						: []),
+					...(fileOp ? [perByte(k, p, r.size)] : []),
 				];
 			});
 		out.push(
