@@ -106,19 +106,26 @@ function fdForPi(agentDir, fd) {
 	return "shim";
 }
 
-function measure(point, env) {
-	const child = spawnSync(
-		process.execPath,
-		["--expose-gc", "bench/scaling-point.mjs", JSON.stringify(point)],
-		{
-			encoding: "utf8",
-			env,
-			maxBuffer: 1 << 24,
-		},
-	);
-	if (child.status !== 0)
-		throw new Error(`${point.tool} ${point.op} ${point.path}: exit ${child.status}\n${child.stderr}`);
-	return JSON.parse(child.stdout.trim().split("\n").pop());
+/** Run one point in a fresh process; a point killed by a signal (not one that failed) runs once more. */
+function measure(point, env, log) {
+	for (let attempt = 1; ; attempt++) {
+		const child = spawnSync(
+			process.execPath,
+			["--expose-gc", "bench/scaling-point.mjs", JSON.stringify(point)],
+			{
+				encoding: "utf8",
+				env,
+				maxBuffer: 1 << 24,
+			},
+		);
+		if (child.status === 0) return JSON.parse(child.stdout.trim().split("\n").pop());
+		const what = `${point.tool} ${point.op} ${point.path}: ${child.signal ? `killed by ${child.signal}` : `exit ${child.status}`}`;
+		if (child.signal && attempt === 1) {
+			log(`${what}; running that point again`);
+			continue;
+		}
+		throw new Error(`${what}\n${child.stderr}`);
+	}
 }
 
 const MB = 1e6;
@@ -263,7 +270,7 @@ async function main() {
 			const order = CONTENDERS.map((_, i) => CONTENDERS[(i + index) % CONTENDERS.length]);
 			const by = {};
 			for (const tool of order) {
-				const r = measure({ ...job, tool, root: work, fd, iterations, warmup, gcEach }, env);
+				const r = measure({ ...job, tool, root: work, fd, iterations, warmup, gcEach }, env, log);
 				by[tool] = {
 					...summarize(r.samples),
 					peakMB: r.rssPeak / MB,
