@@ -7,24 +7,24 @@
  *   --quick       fewer, smaller points and iterations: a smoke run, not numbers to publish
  *   --out=DIR     where the PNGs go (default docs/bench)
  *   --json=FILE   also write the raw numbers as JSON
+ *   --from-json=FILE  measure nothing: redraw the charts and tables of a run saved with --json
  *
  * Every (operation, size, contender) is measured in a fresh child process (bench/scaling-point.mjs)
  * so a point's heap and peak RSS are its own; the contenders of one point run back to back, their
  * order rotating from point to point. The fixtures live in a temp dir removed at the end.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fmtMs, fmtRatio, machineInfo, markdownTable, summarize } from "./lib.mjs";
-import { renderChart } from "./scaling-plot.mjs";
+import { fmtMs, machineInfo, summarize } from "./lib.mjs";
+import { CONTENDERS, MB, report, sizeLabel } from "./scaling-report.mjs";
 
 const FULL = {
 	files: [1e3, 1e5, 1e6, 1e7, 1e8],
 	trees: [1_000, 10_000, 50_000, 200_000],
 };
 const QUICK = { files: [1e3, 1e5, 1e6], trees: [1_000, 10_000] };
-const CONTENDERS = ["keel", "pi", "floor"];
 const LOREM = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut";
 const NEEDLES = 10;
 
@@ -36,11 +36,12 @@ function iterationsFor(op, size, quick) {
 }
 
 function parseArgs(argv) {
-	const opts = { quick: false, out: "docs/bench", json: undefined };
+	const opts = { quick: false, out: "docs/bench", json: undefined, fromJson: undefined };
 	for (const a of argv) {
 		if (a === "--quick") opts.quick = true;
 		else if (a.startsWith("--out=")) opts.out = a.slice("--out=".length);
 		else if (a.startsWith("--json=")) opts.json = a.slice("--json=".length);
+		else if (a.startsWith("--from-json=")) opts.fromJson = a.slice("--from-json=".length);
 		else {
 			console.error(`unknown option ${a}`);
 			process.exit(2);
@@ -107,7 +108,9 @@ function fdForPi(agentDir, fd) {
 }
 
 /** Run one point in a fresh process; a point killed by a signal (not one that failed) runs once more. */
-function measure(point, env, log) {
+const log = (m) => process.stderr.write(`${m}\n`);
+
+function measure(point, env) {
 	for (let attempt = 1; ; attempt++) {
 		const child = spawnSync(
 			process.execPath,
@@ -128,104 +131,8 @@ function measure(point, env, log) {
 	}
 }
 
-const MB = 1e6;
-const sizeLabel = (op, size) =>
-	op === "read" || op === "edit"
-		? size >= MB
-			? `${size / MB} MB`
-			: `${size / 1e3} KB`
-		: `${size.toLocaleString("en-US")} files`;
-
-/** Memory added per byte of file; under 1 MB page granularity and heap slack make it noise. */
-function perByte(k, p, size) {
-	if (size < MB) return "–";
-	const x = (by) => `${((by.addedMB * MB) / size).toFixed(1)}×`;
-	return `${x(k)} / ${x(p)}`;
-}
-
-function tables(results, ops) {
-	const out = [];
-	for (const op of ops) {
-		const fileOp = op === "read" || op === "edit";
-		const rows = results
-			.filter((r) => r.op === op)
-			.map((r) => {
-				const k = r.by.keel;
-				const p = r.by.pi;
-				const f = r.by.floor;
-				return [
-					sizeLabel(op, r.size),
-					String(k.n),
-					fmtMs(k.median),
-					fmtMs(p.median),
-					fmtMs(f.median),
-					fmtRatio(k.median / p.median),
-					fmtRatio(k.median / f.median),
-					k.peakMB.toFixed(0),
-					p.peakMB.toFixed(0),
-					f.peakMB.toFixed(0),
-					`${k.addedMB.toFixed(0)} / ${p.addedMB.toFixed(0)}`,
-					...(fileOp ? [perByte(k, p, r.size)] : []),
-				];
-			});
-		out.push(
-			`#### ${op}\n\n${markdownTable(
-				[
-					"size",
-					"N",
-					"keel median (ms)",
-					"pi median (ms)",
-					"floor median (ms)",
-					"keel/pi",
-					"keel/floor",
-					"keel peak RSS (MB)",
-					"pi peak RSS (MB)",
-					"floor peak RSS (MB)",
-					"added by the call, keel / pi (MB)",
-					...(fileOp ? ["added ÷ file size, keel / pi"] : []),
-				],
-				rows,
-			)}`,
-		);
-	}
-	return out.join("\n\n");
-}
-
-async function charts(results, outDir, stamp) {
-	mkdirSync(outDir, { recursive: true });
-	const written = [];
-	const groups = [
-		{ ops: ["read", "edit"], xTitle: "file size (bytes)", file: "file" },
-		{ ops: ["grep", "find"], xTitle: "files in the tree", file: "tree" },
-	];
-	for (const g of groups)
-		for (const op of g.ops)
-			for (const measureName of ["time", "memory"]) {
-				const points = results
-					.filter((r) => r.op === op)
-					.flatMap((r) =>
-						CONTENDERS.map((c) => ({
-							x: r.size,
-							y: measureName === "time" ? r.by[c].median : r.by[c].peakMB,
-							contender: c,
-						})),
-					);
-				const rg = op === "grep" || op === "find" ? " (node process; rg/fd not counted)" : "";
-				const { png } = await renderChart({
-					title: `${op}: ${measureName === "time" ? "median time" : "peak RSS of one call"} (${stamp})`,
-					xTitle: g.xTitle,
-					yTitle: measureName === "time" ? "median ms" : `peak RSS, MB${rg}`,
-					points,
-				});
-				const file = join(outDir, `scaling-${op}-${measureName}.png`);
-				writeFileSync(file, png);
-				written.push(file);
-			}
-	return written;
-}
-
-async function main() {
-	const opts = parseArgs(process.argv.slice(2));
+/** Make the fixtures, measure every point, remove the fixtures. */
+async function measureAll(opts) {
 	const plan = opts.quick ? QUICK : FULL;
 	const root = mkdtempSync(join(tmpdir(), "keel-scaling-"));
 	const cleanup = () => rmSync(root, { recursive: true, force: true });
@@ -234,7 +141,6 @@ async function main() {
 			cleanup();
 			process.exit(130);
 		});
-	const log = (m) => process.stderr.write(`${m}\n`);
 	try {
 		const work = join(root, "work");
 		mkdirSync(work);
@@ -270,7 +176,7 @@ async function main() {
 			const order = CONTENDERS.map((_, i) => CONTENDERS[(i + index) % CONTENDERS.length]);
 			const by = {};
 			for (const tool of order) {
-				const r = measure({ ...job, tool, root: work, fd, iterations, warmup, gcEach }, env, log);
+				const r = measure({ ...job, tool, root: work, fd, iterations, warmup, gcEach }, env);
 				by[tool] = {
 					...summarize(r.samples),
 					peakMB: r.rssPeak / MB,
@@ -291,25 +197,14 @@ async function main() {
 		});
 
 		const loadEnd = execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).trim();
-		const seconds = ((Date.now() - t0) / 1000).toFixed(0);
-		const stamp = `${info.date.slice(0, 10)}, keel ${info.keel}`;
-		const written = await charts(results, opts.out, stamp);
-		const md = [
-			`### Cost as work grows${opts.quick ? " (--quick)" : ""}`,
-			"",
-			`\`npm run bench:scaling${opts.quick ? " -- --quick" : ""}\`, ${info.date}, keel ${info.keel}, pi ${info.pi}, node ${info.node}, ${info.nproc} × ${info.cpuModel}, ${info.tmpFs} temp dir, ${info.rg}, ${fd}${fdMode === "shim" ? " (pi's through a shim that drops --no-require-git)" : ""}; ${seconds} s in all.`,
-			`Load average (/proc/loadavg) at the start: ${loadStart}; at the end: ${loadEnd}. The machine was shared with other work: read the ratios, not the absolute times.`,
-			"",
-			tables(results, ["read", "edit", "grep", "find"]),
-			"",
-			`Charts: ${written.join(", ")}`,
-		].join("\n");
-		console.log(md);
-		if (opts.json)
-			writeFileSync(opts.json, `${JSON.stringify({ info, loadStart, loadEnd, results }, null, 2)}\n`);
+		const seconds = Math.round((Date.now() - t0) / 1000);
+		return { info, loadStart, loadEnd, seconds, fd, fdMode, quick: opts.quick, results };
 	} finally {
 		cleanup();
 	}
 }
 
-await main();
+const opts = parseArgs(process.argv.slice(2));
+const run = opts.fromJson ? JSON.parse(readFileSync(opts.fromJson, "utf8")) : await measureAll(opts);
+if (opts.json && !opts.fromJson) writeFileSync(opts.json, `${JSON.stringify(run, null, 2)}\n`);
+console.log(await report(run, opts.out));
