@@ -6,8 +6,9 @@
  *
  * tool: keel (Session.call), pi (pi 0.73.1's tool definition's execute), or floor (the least
  * work that gives the same answer, in plain node: see FLOOR below). op: read, edit, grep, find.
- * Prints one JSON line: the timed samples, the peak RSS of one call, and a signature of the answer
- * (hashes of what was shown) so the parent can check every contender gave the same one.
+ * Prints one JSON line: the timed samples, the peak RSS of the process's first call (from the RSS
+ * after set-up), and a signature of the answer (hashes of what was shown) so the parent can check
+ * every contender gave the same one.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -181,15 +182,16 @@ async function main() {
 	const toggle = makeToggle();
 	const once = () => call(op === "edit" ? toggle.next() : undefined);
 
-	// The first call's answer is the signature (for an edit: the file after it, 41 → 42).
-	const sig = signature(op, await once());
-	for (let i = 0; i < spec.warmup; i++) await once();
-
+	// Memory: the first call, measured from the RSS after set-up (modules loaded, session made), so
+	// no earlier call's garbage or retained pages count. Its answer is the signature (for an edit:
+	// the file after it, 41 → 42). Then the warm-up, then the timed calls.
 	await collectGarbage(20);
 	const before = rss();
 	const peakReset = resetPeak();
-	await once();
+	const first = await once();
 	const after = rss();
+	const sig = signature(op, first);
+	for (let i = 0; i < spec.warmup; i++) await once();
 
 	const samples = [];
 	for (let i = 0; i < spec.iterations; i++) {

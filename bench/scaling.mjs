@@ -13,7 +13,7 @@
  * so a point's heap and peak RSS are its own; the contenders of one point run back to back, their
  * order rotating from point to point. The fixtures live in a temp dir removed at the end.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -107,23 +107,43 @@ function fdForPi(agentDir, fd) {
 	return "shim";
 }
 
-/** Run one point in a fresh process; a point killed by a signal (not one that failed) runs once more. */
 const log = (m) => process.stderr.write(`${m}\n`);
 
-function measure(point, env) {
+/** The point's child while one runs, so a SIGINT/SIGTERM of the bench ends it too. */
+const running = { child: undefined, stopping: false };
+
+/** One run of scaling-point.mjs: its exit status or signal, stdout and stderr. */
+function runPoint(point, env) {
+	return new Promise((resolve, reject) => {
+		const child = spawn(process.execPath, ["--expose-gc", "bench/scaling-point.mjs", JSON.stringify(point)], {
+			env,
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		running.child = child;
+		const out = [];
+		const err = [];
+		child.stdout.on("data", (d) => out.push(d));
+		child.stderr.on("data", (d) => err.push(d));
+		child.on("error", reject);
+		child.on("close", (status, signal) => {
+			running.child = undefined;
+			resolve({
+				status,
+				signal,
+				stdout: Buffer.concat(out).toString(),
+				stderr: Buffer.concat(err).toString(),
+			});
+		});
+	});
+}
+
+/** Run one point in a fresh process; a point killed by a signal from elsewhere runs once more. */
+async function measure(point, env) {
 	for (let attempt = 1; ; attempt++) {
-		const child = spawnSync(
-			process.execPath,
-			["--expose-gc", "bench/scaling-point.mjs", JSON.stringify(point)],
-			{
-				encoding: "utf8",
-				env,
-				maxBuffer: 1 << 24,
-			},
-		);
+		const child = await runPoint(point, env);
 		if (child.status === 0) return JSON.parse(child.stdout.trim().split("\n").pop());
 		const what = `${point.tool} ${point.op} ${point.path}: ${child.signal ? `killed by ${child.signal}` : `exit ${child.status}`}`;
-		if (child.signal && attempt === 1) {
+		if (child.signal && attempt === 1 && !running.stopping) {
 			log(`${what}; running that point again`);
 			continue;
 		}
@@ -135,9 +155,11 @@ function measure(point, env) {
 async function measureAll(opts) {
 	const plan = opts.quick ? QUICK : FULL;
 	const root = mkdtempSync(join(tmpdir(), "keel-scaling-"));
-	const cleanup = () => rmSync(root, { recursive: true, force: true });
+	const cleanup = () => rmSync(root, { recursive: true, force: true, maxRetries: 3 });
 	for (const sig of ["SIGINT", "SIGTERM"])
 		process.on(sig, () => {
+			running.stopping = true;
+			running.child?.kill("SIGKILL");
 			cleanup();
 			process.exit(130);
 		});
@@ -170,13 +192,13 @@ async function measureAll(opts) {
 		log(`fixtures made in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 
 		const results = [];
-		jobs.forEach((job, index) => {
+		for (const [index, job] of jobs.entries()) {
 			const { iterations, warmup } = iterationsFor(job.op, job.size, opts.quick);
 			const gcEach = (job.op === "read" || job.op === "edit") && job.size >= MB;
 			const order = CONTENDERS.map((_, i) => CONTENDERS[(i + index) % CONTENDERS.length]);
 			const by = {};
 			for (const tool of order) {
-				const r = measure({ ...job, tool, root: work, fd, iterations, warmup, gcEach }, env);
+				const r = await measure({ ...job, tool, root: work, fd, iterations, warmup, gcEach }, env);
 				by[tool] = {
 					...summarize(r.samples),
 					peakMB: r.rssPeak / MB,
@@ -194,7 +216,7 @@ async function measureAll(opts) {
 			log(
 				`${job.op} ${sizeLabel(job.op, job.size)}: keel ${fmtMs(by.keel.median)} ms, pi ${fmtMs(by.pi.median)} ms, floor ${fmtMs(by.floor.median)} ms`,
 			);
-		});
+		}
 
 		const loadEnd = execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).trim();
 		const seconds = Math.round((Date.now() - t0) / 1000);
