@@ -120,11 +120,15 @@ export function comparisonTable(results, { candidate, baseline }) {
 		`${baseline} p95 (ms)`,
 		`${candidate}/${baseline} (median)`,
 	];
+	// A case may time a `floor` contender (what the hardware allows for the same work): then the
+	// table also shows it and the candidate's distance above it.
+	const floors = results.some((r) => r.stats.floor);
+	if (floors) header.push("floor median (ms)", `${candidate} − floor (ms)`);
 	const rows = results.map((r) => {
 		const none = { median: Number.NaN, p95: Number.NaN };
 		const a = r.stats[candidate] ?? none;
 		const b = r.stats[baseline] ?? none;
-		return [
+		const row = [
 			r.gcEach ? `${r.name} †` : r.name,
 			String(r.iterations),
 			fmtMs(a.median),
@@ -133,6 +137,11 @@ export function comparisonTable(results, { candidate, baseline }) {
 			fmtMs(b.p95),
 			fmtRatio(a.median / b.median),
 		];
+		if (floors) {
+			const f = r.stats.floor;
+			row.push(f ? fmtMs(f.median) : "", f ? fmtMs(a.median - f.median) : "");
+		}
+		return row;
 	});
 	const table = markdownTable(header, rows);
 	if (!results.some((r) => r.gcEach)) return table;

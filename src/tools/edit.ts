@@ -74,7 +74,7 @@ export const editTool = defineTool<EditArgs>({
 			});
 		}
 		const target = await session.resolvePath(args.path, "write");
-		requireFile(await statPath(session, target.canonical, args.path), args.path);
+		// The file is stat'ed once, inside the queue (a stat before queueing would be repeated there).
 		return session.queue.run(target.canonical, async () => {
 			const read = async () => {
 				const st = await statPath(session, target.canonical, args.path);
