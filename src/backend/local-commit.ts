@@ -11,7 +11,6 @@ import {
 	accessSync,
 	closeSync,
 	constants,
-	createReadStream,
 	fchmodSync,
 	fchownSync,
 	fstatSync,
@@ -19,6 +18,7 @@ import {
 	linkSync,
 	lstatSync,
 	openSync,
+	read,
 	readSync,
 	renameSync,
 	unlinkSync,
@@ -50,6 +50,8 @@ export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.
 
 const fsyncFd = promisify(fsync);
 const writeFd = promisify(write);
+const readFdAt = promisify(read);
+const HASH_CHUNK_BYTES = 1024 * 1024;
 
 /** Everything from offset 0 of `fd` to its end, synchronously (for small files). */
 export function readAllSync(fd: number, sizeHint: number): Buffer {
@@ -74,7 +76,14 @@ export function readAllSync(fd: number, sizeHint: number): Buffer {
 async function hashFd(fd: number, size: number): Promise<string> {
 	const hash = createHash("sha256");
 	if (size <= SYNC_IO_BYTES) return hash.update(readAllSync(fd, size)).digest("hex");
-	await pipeline(createReadStream("", { fd, autoClose: false, start: 0 }), hash);
+	// One chunk buffer reused: a stream's fresh 64 KB chunks would leave the file's size in garbage.
+	const chunk = Buffer.allocUnsafe(HASH_CHUNK_BYTES);
+	for (let at = 0; ; ) {
+		const { bytesRead } = await readFdAt(fd, chunk, 0, chunk.length, at);
+		if (bytesRead === 0) break;
+		hash.update(chunk.subarray(0, bytesRead));
+		at += bytesRead;
+	}
 	return hash.digest("hex");
 }
 
