@@ -103,7 +103,7 @@ function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [nu
 	const end = next === -1 ? view.text.length : next;
 	if (edit.oldText !== undefined) {
 		const current = view.text.slice(start, end).replace(/\n$/, "");
-		if (current !== edit.oldText.replace(/\r\n/g, "\n").replace(/\n$/, "")) {
+		if (current !== edit.oldText.replace(/\r\n?/g, "\n").replace(/\n$/, "")) {
 			throw new KeelError(
 				"NO_MATCH",
 				`Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText; read them again.`,
@@ -143,7 +143,7 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 	const matched: Matched[] = [];
 	edits.forEach((edit, i) => {
 		const mode = edit.matchMode;
-		const newText = edit.newText.replace(/\r\n/g, "\n");
+		const newText = edit.newText.replace(/\r\n?/g, "\n");
 		if (mode === "lineRange" || mode === "hashline") {
 			const [start, end] =
 				mode === "lineRange"
