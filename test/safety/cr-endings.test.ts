@@ -28,7 +28,7 @@ async function open(profile: "pi" | "unified"): Promise<Session> {
 	return s;
 }
 
-function ok(r: CallResult): CallResult {
+function ok(r: CallResult): Extract<CallResult, { ok: true }> {
 	if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
 	return r;
 }
