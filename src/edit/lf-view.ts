@@ -37,24 +37,10 @@ export class LfView {
 		return v + this.crlfBefore(v);
 	}
 
-	/** How the newline at view offset `v` (a "\n" of the view) ended in the original. */
-	private endingAt(v: number): Ending {
-		if (countBefore(this.crlfAt, v + 1) > countBefore(this.crlfAt, v)) return "\r\n";
-		if (countBefore(this.crAt, v + 1) > countBefore(this.crAt, v)) return "\r";
-		return "\n";
-	}
-
-	/**
-	 * The ending new lines in view range [start, end) take: the one its newlines used ("\r\n",
-	 * "\n" or "\r"), or for a range inside one line that line's own; undefined if mixed, or on a
-	 * last line without a newline.
-	 */
+	/** The ending the newlines in view range [start, end) used ("\r\n", "\n", "\r"), or undefined if mixed or none. */
 	endingIn(start: number, end: number): Ending | undefined {
 		const newlines = countChar(this.text, 10, start, end);
-		if (newlines === 0) {
-			const next = this.text.indexOf("\n", end);
-			return next === -1 ? undefined : this.endingAt(next);
-		}
+		if (newlines === 0) return undefined;
 		const crlf = this.crlfBefore(end) - this.crlfBefore(start);
 		const cr = countBefore(this.crAt, end) - countBefore(this.crAt, start);
 		if (crlf === newlines) return "\r\n";

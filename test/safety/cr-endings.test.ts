@@ -58,6 +58,9 @@ const tools: Array<[string, Via]> = [
 	[
 		"apply_patch",
 		async (name, oldText, newText) => {
+			// A hunk is whole lines: a trailing line end in the edit's text is implied.
+			oldText = oldText.replace(/\n$/, "");
+			newText = newText.replace(/\n$/, "");
 			const body = [
 				"*** Begin Patch",
 				`*** Update File: ${name}`,
@@ -82,11 +85,11 @@ describe.each(tools)("CR endings through %s", (_tool, via) => {
 	it("mixed endings: untouched lines keep theirs; the new lines take the replaced line's", async () => {
 		const before = "a\nb\r\nc\rd\r\r\ne\n\rf\rlast\r";
 		await writeFile(join(work, "mixed.txt"), before);
-		// `c` ends in a lone CR: its new lines do too.
-		await via("mixed.txt", "c", "C1\nC2");
+		// `c` (with its line end) ends in a lone CR: the new lines do too.
+		await via("mixed.txt", "c\n", "C1\nC2\n");
 		expect(await bytes("mixed.txt")).toBe("a\nb\r\nC1\rC2\rd\r\r\ne\n\rf\rlast\r");
-		// `b` ends in CRLF.
-		await via("mixed.txt", "b", "B1\nB2");
+		// `b` ends in CRLF, in a file where CR dominates.
+		await via("mixed.txt", "b\n", "B1\nB2\n");
 		expect(await bytes("mixed.txt")).toBe("a\nB1\r\nB2\r\nC1\rC2\rd\r\r\ne\n\rf\rlast\r");
 		// The last line ends in a CR at EOF: it stays there.
 		await via("mixed.txt", "last", "LAST");
