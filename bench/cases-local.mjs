@@ -5,8 +5,18 @@
  * path guard, tool, error mapping); pi through its tool definition's `execute`, which is what pi's
  * agent loop calls after its own argument validation.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+	closeSync,
+	fsync,
+	mkdirSync,
+	openSync,
+	readFileSync,
+	renameSync,
+	writeFileSync,
+	writeSync,
+} from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import {
 	createEditToolDefinition,
 	createGrepToolDefinition,
@@ -70,6 +80,41 @@ function toggler(path) {
 }
 
 /**
+ * The floor of a durable edit (issue 15): pi's edit, then the durable write sequence of the same
+ * bytes to a file of its own beside it: temp file created and written, fsync, rename over the
+ * file, fsync of the directory. The cheap steps are synchronous and only the two fsyncs go to the
+ * thread pool, so nothing cheaper writes the bytes durably without blocking the event loop on
+ * the disk.
+ */
+function durableFloor(dir, path, original) {
+	const bytes = {
+		"export const value = 41;": Buffer.from(original),
+		"export const value = 42;": Buffer.from(original.replace("value = 41", "value = 42")),
+	};
+	const target = join(dir, `floor-${path}`);
+	const temp = join(dir, `.floor-tmp-${path}`);
+	writeFileSync(target, bytes["export const value = 41;"]);
+	const fsyncFd = promisify(fsync);
+	return async (newText) => {
+		const data = bytes[newText];
+		const fd = openSync(temp, "wx", 0o644);
+		try {
+			writeSync(fd, data);
+			await fsyncFd(fd);
+		} finally {
+			closeSync(fd);
+		}
+		renameSync(temp, target);
+		const d = openSync(dir, "r");
+		try {
+			await fsyncFd(d);
+		} finally {
+			closeSync(d);
+		}
+	};
+}
+
+/**
  * @param {{dir: string}} env  a fresh temp directory owned by this area
  * @returns {Promise<{cases: object[], teardown: () => Promise<void>}>}
  */
@@ -125,6 +170,7 @@ export async function setup({ dir }) {
 	const editCase = (name, path, original, iterations, warmup, gcEach = false) => {
 		const next = toggler(path);
 		const abs = join(dir, path);
+		const floor = durableFloor(dir, path, original);
 		return {
 			name,
 			iterations,
@@ -143,6 +189,14 @@ export async function setup({ dir }) {
 			contenders: [
 				{ label: "keel", run: () => keel("edit", next()) },
 				{ label: "pi", run: () => pi(piEdit, next()) },
+				{
+					label: "floor",
+					run: async () => {
+						const args = next();
+						await pi(piEdit, args);
+						await floor(args.edits[0].newText);
+					},
+				},
 			],
 			after() {
 				assert(readFileSync(abs, "utf8").length === original.length, `${name}: file size drifted`);

@@ -18,6 +18,9 @@ import {
 	hashHandle,
 	hashPath,
 	READ_FLAGS,
+	readAllSync,
+	SYNC_IO_BYTES,
+	writeAll,
 } from "./local-commit.js";
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
 import { toFileStat, typeOf } from "./local-stat.js";
@@ -103,8 +106,11 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 				// open(2) with O_NONBLOCK and fstat(2) never wait: done synchronously, the read is not.
 				const fd = openReadSync(p, at);
 				try {
-					if (expect && !sameObject(toFileStat(fstatSync(fd, { bigint: true })), expect)) throw swapped(p);
-					return await readFd(fd);
+					const now = fstatSync(fd, { bigint: true });
+					if (expect && !sameObject(toFileStat(now), expect)) throw swapped(p);
+					const size = Number(now.size);
+					// Small regular files are read synchronously (no thread-pool hop; see SYNC_IO_BYTES).
+					return now.isFile() && size <= SYNC_IO_BYTES ? readAllSync(fd, size) : await readFd(fd);
 				} finally {
 					closeSync(fd);
 				}
@@ -140,7 +146,7 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		},
 
 		writeFile(target, data, opts = {}) {
-			return commitVia(pins, hooks, target, opts, (_temp, h) => h.writeFile(data));
+			return commitVia(pins, hooks, target, opts, (_temp, fd) => writeAll(fd, data));
 		},
 
 		async copyFile(source, target, opts) {

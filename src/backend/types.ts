@@ -64,6 +64,7 @@ export interface FileOps {
 	 * must be that one (same dev and inode), so a directory swapped for a link after the guard
 	 * checked the path is caught (CHANGED_ON_DISK).
 	 */
+	/** The buffer returned is the caller's own (the edit tool writes the new bytes into it). */
 	readFile(path: string, expect?: FileStat): Promise<Buffer>;
 	/**
 	 * Lines of a file from `window.startLine`, streamed (memory bounded by the window, not the

@@ -53,7 +53,7 @@ export function locateAnchor(
 	n: number,
 	path: string,
 ): { rung: Rung; hits: Hit[] } {
-	const oldText = (edit.oldText ?? "").replace(/\r\n/g, "\n");
+	const oldText = (edit.oldText ?? "").replace(/\r\n?/g, "\n");
 	if (oldText.length === 0) {
 		throw new KeelError("INVALID_ARGS", `${label(i, n)} must not be empty in ${path}.`, { path });
 	}
@@ -61,7 +61,7 @@ export function locateAnchor(
 		text: view.text,
 		lines,
 		oldText,
-		newText: edit.newText.replace(/\r\n/g, "\n"),
+		newText: edit.newText.replace(/\r\n?/g, "\n"),
 		max: edit.replaceAll ? Number.MAX_SAFE_INTEGER : MAX_AMBIGUITY_SHOWN + 1,
 		disjoint: edit.replaceAll === true,
 	};

@@ -37,13 +37,31 @@ export interface TextEdit {
 }
 
 export interface AppliedEdits {
-	/** New text (without BOM), endings preserved per line. */
-	text: string;
-	/** LF views before and after, for diffs. */
-	beforeLf: string;
-	afterLf: string;
+	/** New text (without BOM), endings preserved per line. Built on first use (a whole copy). */
+	readonly text: string;
+	/** LF views before and after, for diffs. `afterLf` is built on first use (a whole copy). */
+	readonly beforeLf: string;
+	readonly afterLf: string;
 	/** How each edit matched, in input order. */
 	matched: Matched[];
+	/**
+	 * The new text encoded as UTF-8 (with the BOM when asked), without building it as a string.
+	 * With `reuse` (a buffer the caller owns and no longer needs, e.g. the bytes that were read)
+	 * the bytes are written into it when they fit, instead of into a new buffer.
+	 */
+	encode(bom: boolean, reuse?: Buffer): Buffer;
+	/** The changed lines plus `context` lines around them, before and after (edit/diff.ts). */
+	window(context: number): ChangeWindow;
+}
+
+/** The part of an edit a diff needs: what diffWindow finds, found from the edit's own regions. */
+export interface ChangeWindow {
+	before: string;
+	after: string;
+	lineOffset: number;
+	/** Lines of the whole texts, before and after (for the width of line numbers). */
+	beforeLines: number;
+	afterLines: number;
 }
 
 interface Region {
@@ -85,7 +103,7 @@ function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [nu
 	const end = next === -1 ? view.text.length : next;
 	if (edit.oldText !== undefined) {
 		const current = view.text.slice(start, end).replace(/\n$/, "");
-		if (current !== edit.oldText.replace(/\r\n/g, "\n").replace(/\n$/, "")) {
+		if (current !== edit.oldText.replace(/\r\n?/g, "\n").replace(/\n$/, "")) {
 			throw new KeelError(
 				"NO_MATCH",
 				`Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText; read them again.`,
@@ -125,7 +143,7 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 	const matched: Matched[] = [];
 	edits.forEach((edit, i) => {
 		const mode = edit.matchMode;
-		const newText = edit.newText.replace(/\r\n/g, "\n");
+		const newText = edit.newText.replace(/\r\n?/g, "\n");
 		if (mode === "lineRange" || mode === "hashline") {
 			const [start, end] =
 				mode === "lineRange"
@@ -167,24 +185,126 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 		}
 	}
 	const fileEnding = dominantEnding(original);
-	const outParts: string[] = [];
-	const lfParts: string[] = [];
-	let cursor = 0;
-	for (const r of regions) {
+	// Each region spliced into the original: [start, end) in original offsets, and what replaces it.
+	const splices = regions.map((r) => {
 		const ending = view.endingIn(r.start, r.end) ?? fileEnding;
-		outParts.push(original.slice(view.toOriginal(cursor), view.toOriginal(r.start)));
-		outParts.push(ending === "\n" ? r.newText : r.newText.replace(/\n/g, ending));
-		lfParts.push(view.text.slice(cursor, r.start), r.newText);
-		cursor = r.end;
-	}
-	outParts.push(original.slice(view.toOriginal(cursor)));
-	lfParts.push(view.text.slice(cursor));
-	const text = outParts.join("");
-	if (text === original) {
+		return {
+			start: view.toOriginal(r.start),
+			end: view.toOriginal(r.end),
+			text: ending === "\n" ? r.newText : r.newText.replace(/\n/g, ending),
+		};
+	});
+	if (splices.every((sp) => original.slice(sp.start, sp.end) === sp.text)) {
 		const s = edits.length > 1 ? "s produce" : " produces";
 		throw new KeelError("NO_CHANGE", `No changes made to ${path}: the replacement${s} identical content.`, {
 			path,
 		});
 	}
-	return { text, beforeLf: view.text, afterLf: lfParts.join(""), matched };
+	return new Applied(original, view.text, regions, splices, matched);
+}
+
+interface Splice {
+	start: number;
+	end: number;
+	text: string;
+}
+
+/** Lines as split("\n") counts them. */
+function lineCount(s: string, from = 0, to = s.length): number {
+	let n = 0;
+	for (let i = s.indexOf("\n", from); i !== -1 && i < to; i = s.indexOf("\n", i + 1)) n++;
+	return n + 1;
+}
+
+/**
+ * An edit's result, kept as the original plus its splices: a 10 MB file is not copied into a new
+ * string (nor an LF one for the diff) just to be encoded once and diffed on a few lines.
+ */
+class Applied implements AppliedEdits {
+	private built?: string;
+	private builtLf?: string;
+
+	constructor(
+		private readonly original: string,
+		readonly beforeLf: string,
+		private readonly regions: Region[],
+		private readonly splices: Splice[],
+		readonly matched: Matched[],
+	) {}
+
+	get text(): string {
+		this.built ??= joinSplices(this.original, this.splices);
+		return this.built;
+	}
+
+	get afterLf(): string {
+		this.builtLf ??= joinSplices(
+			this.beforeLf,
+			this.regions.map((r) => ({ start: r.start, end: r.end, text: r.newText })),
+		);
+		return this.builtLf;
+	}
+
+	encode(bom: boolean, reuse?: Buffer): Buffer {
+		const o = this.original;
+		const pieces: string[] = [];
+		let cursor = 0;
+		for (const sp of this.splices) {
+			pieces.push(o.slice(cursor, sp.start), sp.text);
+			cursor = sp.end;
+		}
+		pieces.push(o.slice(cursor));
+		const head = bom ? "\uFEFF" : "";
+		let size = Buffer.byteLength(head);
+		for (const p of pieces) size += Buffer.byteLength(p);
+		// One buffer of the final size, each piece encoded straight into it (slices share the original).
+		const out = reuse && reuse.length >= size ? reuse.subarray(0, size) : Buffer.allocUnsafe(size);
+		let at = out.write(head, 0);
+		for (const p of pieces) at += out.write(p, at);
+		return out;
+	}
+
+	window(context: number): ChangeWindow {
+		const before = this.beforeLf;
+		const first = this.regions[0];
+		const last = this.regions[this.regions.length - 1];
+		const lineAt = first.start === 0 ? 0 : before.lastIndexOf("\n", first.start - 1) + 1;
+		let start = lineAt;
+		for (let k = 0; k < context && start > 0; k++)
+			start = (start >= 2 ? before.lastIndexOf("\n", start - 2) : -1) + 1;
+		// Past the line holding the last region's end, then `context` more lines (as diffWindow does).
+		let end = last.end;
+		for (let k = 0; k < context + 1 && end < before.length; k++) {
+			const nl = before.indexOf("\n", end);
+			end = nl === -1 ? before.length : nl + 1;
+		}
+		const afterParts: string[] = [];
+		let cursor = start;
+		let grown = 0;
+		for (const r of this.regions) {
+			afterParts.push(before.slice(cursor, r.start), r.newText);
+			grown += lineCount(r.newText) - lineCount(before, r.start, r.end);
+			cursor = r.end;
+		}
+		afterParts.push(before.slice(cursor, end));
+		const beforeLines = lineCount(before);
+		return {
+			before: before.slice(start, end),
+			after: afterParts.join(""),
+			lineOffset: lineCount(before, 0, start) - 1,
+			beforeLines,
+			afterLines: beforeLines + grown,
+		};
+	}
+}
+
+function joinSplices(s: string, splices: Splice[]): string {
+	const out: string[] = [];
+	let cursor = 0;
+	for (const sp of splices) {
+		out.push(s.slice(cursor, sp.start), sp.text);
+		cursor = sp.end;
+	}
+	out.push(s.slice(cursor));
+	return out.join("");
 }

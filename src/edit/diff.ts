@@ -3,7 +3,7 @@
  * (the shape pi's edit result uses), plus the first changed line in the new text.
  */
 import { createPatch, diffLines } from "diff";
-import { diffWindow, lineCount, shiftHunks } from "./diff-window.js";
+import { type DiffWindow, diffWindow, lineCount, shiftHunks } from "./diff-window.js";
 
 export interface DiffSummary {
 	diff: string;
@@ -12,11 +12,25 @@ export interface DiffSummary {
 
 const CONTEXT = 4;
 
+/** What renderDiff needs of an edit; AppliedEdits.window gives it without a whole copy. */
+interface Windowed {
+	window(context: number): DiffWindow & { beforeLines: number; afterLines: number };
+}
+
 export function renderDiff(before: string, after: string): DiffSummary {
 	// One more context line than shown, so the "..." before and after the change still appears.
-	const w = diffWindow(before, after, CONTEXT + 1);
+	return renderWindow(diffWindow(before, after, CONTEXT + 1), Math.max(lineCount(before), lineCount(after)));
+}
+
+/** renderDiff of an applied edit, from its regions (no copy of the whole new text). */
+export function renderEditDiff(applied: Windowed): DiffSummary {
+	const w = applied.window(CONTEXT + 1);
+	return renderWindow(w, Math.max(w.beforeLines, w.afterLines));
+}
+
+function renderWindow(w: DiffWindow, lines: number): DiffSummary {
 	const parts = diffLines(w.before, w.after);
-	const width = String(Math.max(lineCount(before), lineCount(after))).length;
+	const width = String(lines).length;
 	const num = (n: number) => String(n).padStart(width, " ");
 	const gap = ` ${" ".repeat(width)} ...`;
 	const out: string[] = [];
@@ -61,5 +75,11 @@ export function renderDiff(before: string, after: string): DiffSummary {
 /** A unified patch (3 lines of context) of an edit, computed on the changed window only. */
 export function unifiedPatch(path: string, before: string, after: string): string {
 	const w = diffWindow(before, after, 3);
+	return shiftHunks(createPatch(path, w.before, w.after, "", "", { context: 3 }), w.lineOffset);
+}
+
+/** unifiedPatch of an applied edit, from its regions. */
+export function unifiedEditPatch(path: string, applied: Windowed): string {
+	const w = applied.window(3);
 	return shiftHunks(createPatch(path, w.before, w.after, "", "", { context: 3 }), w.lineOffset);
 }

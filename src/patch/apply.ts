@@ -14,7 +14,7 @@ import type { Hunk, PatchLine } from "./parse.js";
 
 interface Line {
 	text: string;
-	/** "\n", "\r\n", or "" for a last line without a newline. */
+	/** "\n", "\r\n", "\r", or "" for a last line without a newline. */
 	ending: string;
 }
 
@@ -25,11 +25,15 @@ export interface FileLines {
 }
 
 export function splitLines(text: string): FileLines {
-	const pieces = text.split("\n");
-	const last = pieces.pop()!;
-	const lines: Line[] = pieces.map((p) =>
-		p.endsWith("\r") ? { text: p.slice(0, -1), ending: "\r\n" } : { text: p, ending: "\n" },
-	);
+	const lines: Line[] = [];
+	// A lone CR ends a line as CRLF and LF do (old Mac files); `\r\r\n` is a CR then a CRLF line.
+	const newline = /\r\n|\r|\n/g;
+	let at = 0;
+	for (let m = newline.exec(text); m; m = newline.exec(text)) {
+		lines.push({ text: text.slice(at, m.index), ending: m[0] });
+		at = newline.lastIndex;
+	}
+	const last = text.slice(at);
 	if (last !== "") lines.push({ text: last, ending: "" });
 	return { lines, finalNewline: last === "" && lines.length > 0, dominant: dominantEnding(text) };
 }

@@ -42,9 +42,9 @@ export function encodeUtf8(text: string, bom: boolean): Buffer {
 	return Buffer.from(bom ? BOM + text : text, "utf8");
 }
 
-export type LineEnding = "\n" | "\r\n";
+export type LineEnding = "\n" | "\r\n" | "\r";
 
-/** The ending most lines use; LF when there are none or it is a tie. */
+/** The ending most lines use (CRLF, LF or a lone CR); LF when there are none or on a tie. */
 export function dominantEnding(text: string): LineEnding {
 	let crlf = 0;
 	let lf = 0;
@@ -52,5 +52,9 @@ export function dominantEnding(text: string): LineEnding {
 		if (i > 0 && text.charCodeAt(i - 1) === 13) crlf++;
 		else lf++;
 	}
+	let cr = 0;
+	for (let i = text.indexOf("\r"); i !== -1; i = text.indexOf("\r", i + 1))
+		if (text.charCodeAt(i + 1) !== 10) cr++;
+	if (cr > crlf && cr > lf) return "\r";
 	return crlf > lf ? "\r\n" : "\n";
 }

@@ -8,10 +8,10 @@
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { array, object, string } from "../boundary/schema.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
-import { renderDiff } from "../edit/diff.js";
+import { renderEditDiff } from "../edit/diff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
-import { decodeUtf8Strict, encodeUtf8, looksBinary } from "../safety/encoding.js";
+import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import { sha256 } from "../safety/read-state.js";
 import { checkAborted, requireFile, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";
@@ -54,6 +54,16 @@ function prepareArguments(raw: unknown): unknown {
 	return args;
 }
 
+/** From this size a read buffer is reused for the new bytes (below it a new one costs nothing). */
+const SPARE_MIN_BYTES = 1024 * 1024;
+
+/** The snapshot's spare buffer, once: a re-planned commit encodes into a new one. */
+function takeSpare(snap: { spare?: Buffer }): Buffer | undefined {
+	const spare = snap.spare;
+	snap.spare = undefined;
+	return spare;
+}
+
 export interface EditArgs {
 	path: string;
 	edits: Array<{ oldText: string; newText: string }>;
@@ -74,7 +84,7 @@ export const editTool = defineTool<EditArgs>({
 			});
 		}
 		const target = await session.resolvePath(args.path, "write");
-		requireFile(await statPath(session, target.canonical, args.path), args.path);
+		// The file is stat'ed once, inside the queue (a stat before queueing would be repeated there).
 		return session.queue.run(target.canonical, async () => {
 			const read = async () => {
 				const st = await statPath(session, target.canonical, args.path);
@@ -93,7 +103,15 @@ export const editTool = defineTool<EditArgs>({
 						{ path: args.path },
 					);
 				}
-				return { st, bytes, decoded };
+				// The compare-and-swap needs only the bytes' hash; a large file's buffer (which the caller
+				// of readFile owns) then takes the new bytes, so a 10 MB edit holds the text and one
+				// buffer, not also a second one (issue 15).
+				return {
+					st,
+					sha256: sha256(bytes),
+					decoded,
+					spare: bytes.length >= SPARE_MIN_BYTES ? bytes : undefined,
+				};
 			};
 			// Anchored by text: a file another writer changed meanwhile is re-planned (edit/replan.ts).
 			const { result: applied, replans } = await commitReplanning(
@@ -105,15 +123,15 @@ export const editTool = defineTool<EditArgs>({
 						await commit(session, {
 							canonical: target.canonical,
 							shown: args.path,
-							data: encodeUtf8(plan.text, snap.decoded.bom),
-							expect: { stat: snap.st, sha256: sha256(snap.bytes) },
+							data: plan.encode(snap.decoded.bom, takeSpare(snap)),
+							expect: { stat: snap.st, sha256: snap.sha256 },
 						});
 						return plan;
 					},
 				},
 				{ replannable: true, shown: args.path },
 			);
-			const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
+			const { diff, firstChangedLine } = renderEditDiff(applied);
 			return {
 				content: [
 					text(

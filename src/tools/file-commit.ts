@@ -6,9 +6,8 @@
 import { sameIdentity } from "../backend/temp-names.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits } from "../edit/apply.js";
-import { renderDiff, unifiedPatch } from "../edit/diff.js";
+import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
 import { replanNote, replanOn } from "../edit/replan.js";
-import { encodeUtf8 } from "../safety/encoding.js";
 import { sha256 } from "../safety/read-state.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
 import type { Session } from "../session.js";
@@ -102,7 +101,7 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 		}
 	}
 	const before: Before = { kind: "file", stat: snap.stat, sha256: snap.sha256, bytes: snap.bytes };
-	const after = { kind: "data" as const, data: encodeUtf8(applied.text, snap.bom) };
+	const after = { kind: "data" as const, data: applied.encode(snap.bom) };
 	return {
 		plan: p,
 		change: { canonical: target.canonical, shown: q.path, before, after },
@@ -179,8 +178,8 @@ export async function resultOf(
 		};
 	}
 	const applied = prep.applied!;
-	const { diff, firstChangedLine } = renderDiff(applied.beforeLf, applied.afterLf);
-	const patch = unifiedPatch(q.path, applied.beforeLf, applied.afterLf);
+	const { diff, firstChangedLine } = renderEditDiff(applied);
+	const patch = unifiedEditPatch(q.path, applied);
 	const lenient = applied.matched.some((m) => m !== "exact");
 	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${lenient ? ` (${applied.matched.join(", ")})` : ""}${replanNote(replanned)}`;
 	return {
