@@ -12,7 +12,8 @@ import { type GroupRunRequest, runInGroup } from "../run-group.js";
 import type { ExecResult } from "../types.js";
 import { sandboxEnv } from "./env.js";
 import { probeBwrap } from "./probe.js";
-import { moveAsideCreated, type ProtectedScan, protectArgs, scanProtected } from "./protect.js";
+import { moveAsideCreated, type ProtectedScan, protectArgs } from "./protect.js";
+import { ProtectedScanCache } from "./protect-cache.js";
 import { buildSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
 
 export interface SandboxRunnerOptions extends SandboxOptions {
@@ -57,11 +58,12 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 	let built: Sandbox | undefined;
 	/** The latest scan, which wrap() mounts (refreshed by every run and recheck). */
 	let lastScan: ProtectedScan | undefined;
+	const scans = new ProtectedScanCache();
 
 	const scan = async (sandbox: Sandbox): Promise<ProtectedScan | undefined> => {
 		if (opts.allowProtected) return undefined;
 		const extra = (opts.protectedPaths ?? []).map((p) => posix.resolve(sandbox.roots[0], p));
-		lastScan = await scanProtected({ roots: sandbox.roots, home: opts.home ?? homedir(), extra });
+		lastScan = await scans.scan({ roots: sandbox.roots, home: opts.home ?? homedir(), extra });
 		return lastScan;
 	};
 	const ready = () => {
