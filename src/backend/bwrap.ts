@@ -60,6 +60,9 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 		ready: async () => {
 			await runner.ready();
 		},
-		close: async () => fs.close(),
+		close: async () => {
+			runner.close();
+			await fs.close();
+		},
 	};
 }

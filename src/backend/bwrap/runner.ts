@@ -15,6 +15,7 @@ import { probeBwrap } from "./probe.js";
 import { moveAsideCreated, type ProtectedScan, protectArgs } from "./protect.js";
 import { ProtectedScanCache } from "./protect-cache.js";
 import { buildSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
+import { ServerPool } from "./server-pool.js";
 
 export interface SandboxRunnerOptions extends SandboxOptions {
 	/** The bwrap program (default: "bwrap", looked up on PATH). */
@@ -50,6 +51,10 @@ export interface SandboxRunner {
 	): { argv: string[]; env: NodeJS.ProcessEnv };
 	/** After a wrapped (spawned) program ends: move aside protected paths it created. */
 	recheck(): Promise<string[]>;
+	/** Kills the long-lived sandboxes. */
+	close(): void;
+	/** The long-lived sandboxes (server-pool.ts), for tests and the bench. */
+	readonly servers: ServerPool;
 }
 
 export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
@@ -59,6 +64,7 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 	/** The latest scan, which wrap() mounts (refreshed by every run and recheck). */
 	let lastScan: ProtectedScan | undefined;
 	const scans = new ProtectedScanCache();
+	const servers = new ServerPool();
 
 	const scan = async (sandbox: Sandbox): Promise<ProtectedScan | undefined> => {
 		if (opts.allowProtected) return undefined;
@@ -103,7 +109,17 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 		async run(argv, req) {
 			const sandbox = await ready();
 			const before = await scan(sandbox);
-			const result = await runInGroup({ ...req, ...wrapIn(sandbox, before, argv, req.cwd, req.env) });
+			const wrapped = wrapIn(sandbox, before, argv, req.cwd, req.env);
+			// Without stdin, through a long-lived sandbox; its options are wrapped's up to --chdir.
+			const served =
+				req.stdin === undefined && servers.usable
+					? await servers.run(wrapped.argv.slice(0, wrapped.argv.indexOf("--chdir")), sandbox.bound, {
+							...req,
+							argv,
+							env: wrapped.env,
+						})
+					: undefined;
+			const result = served ?? (await runInGroup({ ...req, ...wrapped }));
 			for (const note of await afterwards(sandbox, before)) req.onData(Buffer.from(`\n${note}\n`), "stderr");
 			return result;
 		},
@@ -115,5 +131,9 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 			if (!built) return [];
 			return afterwards(built, lastScan);
 		},
+		close() {
+			servers.close();
+		},
+		servers,
 	};
 }
