@@ -3,8 +3,10 @@
  * first use and then cached by this object (never module-wide); a failed probe is remembered too,
  * so every later call fails fast with the same BACKEND_UNAVAILABLE.
  *
- * Before every command the protected set is found again in the roots and mounted read-only
- * (protect.ts); after it, protected paths the command created are moved aside and the output says so.
+ * Before every command the protected set is found again in the roots (protect-cache.ts keeps the
+ * answer while nothing it read changed) and mounted read-only (protect.ts); after it, protected
+ * paths the command created are moved aside and the output says so. Commands without stdin run in
+ * a long-lived sandbox (server-pool.ts) built with the same options.
  */
 import { homedir } from "node:os";
 import { posix } from "node:path";
