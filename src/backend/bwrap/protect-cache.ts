@@ -33,10 +33,11 @@ function signatureOf(path: string): { sig: Signature; changedMs: number } {
 	let l: import("node:fs").BigIntStats | undefined;
 	let s: import("node:fs").BigIntStats | undefined;
 	try {
-		l = lstatSync(path, { bigint: true });
-		s = l.isSymbolicLink() ? statSync(path, { bigint: true, throwIfNoEntry: false }) : l;
+		// No exceptions for what is missing (most looked-up names are): they cost more than the stat.
+		l = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+		s = l?.isSymbolicLink() ? statSync(path, { bigint: true, throwIfNoEntry: false }) : l;
 	} catch {
-		// missing, or not reachable: both recorded as absent
+		// not reachable (ENOTDIR, EACCES): recorded as absent
 	}
 	const changedNs = [l?.mtimeNs, l?.ctimeNs, s?.mtimeNs, s?.ctimeNs].reduce<bigint>(
 		(a, b) => (b !== undefined && b > a ? b : a),
@@ -48,6 +49,7 @@ function signatureOf(path: string): { sig: Signature; changedMs: number } {
 /** The paths one scan read, with what they were just before. */
 export class ScanRecord {
 	readonly seen = new Map<string, Signature>();
+	private readonly listed = new Set<string>();
 	racy = false;
 
 	touch(path: string): void {
@@ -56,6 +58,18 @@ export class ScanRecord {
 		const { sig, changedMs } = signatureOf(p);
 		this.seen.set(p, sig);
 		if (changedMs >= Date.now() - RACY_MS) this.racy = true;
+	}
+
+	/** A directory about to be listed: its mtime then speaks for every name in it. */
+	list(dir: string): void {
+		this.touch(dir);
+		this.listed.add(posix.resolve(dir));
+	}
+
+	/** A path whose type alone is looked at: covered by its directory when that was listed. */
+	lookup(path: string): void {
+		const p = posix.resolve(path);
+		if (!this.listed.has(posix.dirname(p))) this.touch(p);
 	}
 
 	/** Whether every recorded path is as it was. */

@@ -85,11 +85,11 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 	const fs: FileOps = record ? record.wrap(createLocalFs()) : createLocalFs();
 	const touch = (path: string) => record?.touch(path);
 	const typeOf = (path: string) => {
-		touch(path);
+		record?.lookup(path);
 		return typeAt(path);
 	};
 	const readdir = ((path: string, o?: { withFileTypes: true }) => {
-		touch(path);
+		record?.list(path);
 		return o ? readdirAt(path, o) : readdirAt(path);
 	}) as typeof readdirAt;
 	const realpath = async (path: string) => {
