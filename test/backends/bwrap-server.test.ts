@@ -130,7 +130,7 @@ describe.skipIf(!available)("the sandbox is restarted when it dies", () => {
 		const pids = sandboxPids();
 		expect(pids.length).toBeGreaterThan(0);
 		for (const line of pids) process.kill(Number(line.split(" ")[0]), "SIGKILL");
-		await waitFor(() => sandboxPids().length === 0, 5000);
+		// At once: the host may not have seen the death yet; the command must still run (once).
 		const after = await run(`${SANDBOX_ID}; echo works`);
 		expect(after.out.split("\n")[1]).toBe("works");
 		expect(after.out.split("\n")[0]).not.toBe(id);

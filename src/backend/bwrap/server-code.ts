@@ -12,7 +12,7 @@
  *
  * Protocol: one JSON object per line each way. In: {"run": id, "argv", "cwd", "env"} and
  * {"kill": id}. Out: {"ready": 1}, {"i": id, "o"|"e": base64}, {"i": id, "exit": code|null,
- * "sig": n|null, "clean": bool}, {"tainted": why}. One command at a time. When a command's leader
+ * "sig": n|null, "clean": bool}, {"i": id, "started": 1}, {"tainted": why}. One command at a time. When a command's leader
  * exits (or it is killed), every other process in the namespace is SIGKILLed, /tmp and /dev/shm
  * are emptied, and the server checks nobody changed what its next children would inherit (rlimits,
  * nice value, CPU affinity, scheduling policy): if anything did, it says so and exits, and the host
@@ -120,6 +120,7 @@ def run(req, buf):
     outr, outw = os.pipe(); errr, errw = os.pipe()
     leader = start(req, outw, errw)
     os.close(outw); os.close(errw)
+    send({'i': cid, 'started': 1})
     pipes = {outr: 'o', errr: 'e'}
     statuses = {}
     status = None

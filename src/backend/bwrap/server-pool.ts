@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import type { ExecResult } from "../types.js";
-import { SandboxServer, SERVER_PYTHON, type ServerRunRequest } from "./server.js";
+import { NotStarted, SandboxServer, SERVER_PYTHON, type ServerRunRequest } from "./server.js";
 
 /** Idle sandboxes kept for the next command (more are started when commands run concurrently). */
 const MAX_IDLE = 2;
@@ -32,6 +32,20 @@ export class ServerPool {
 
 	/** Runs through a long-lived sandbox; undefined when the server cannot run here (use one bwrap per command). */
 	async run(
+		bwrapArgv: readonly string[],
+		bound: readonly string[],
+		req: ServerRunRequest,
+	): Promise<ExecResult | undefined> {
+		try {
+			return await this.runOnce(bwrapArgv, bound, req);
+		} catch (e) {
+			// An idle sandbox that died (killed from the host) before taking the command: nothing ran.
+			if (!(e instanceof NotStarted)) throw e;
+			return this.runOnce(bwrapArgv, bound, req);
+		}
+	}
+
+	private async runOnce(
 		bwrapArgv: readonly string[],
 		bound: readonly string[],
 		req: ServerRunRequest,

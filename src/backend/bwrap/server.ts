@@ -43,7 +43,11 @@ interface Message {
 	exit?: number | null;
 	sig?: number | null;
 	clean?: boolean;
+	started?: number;
 }
+
+/** The sandbox was gone before the command started: nothing ran, so another sandbox may run it. */
+export class NotStarted extends Error {}
 
 export class SandboxServer {
 	private readonly child: ChildProcessWithoutNullStreams;
@@ -137,17 +141,19 @@ export class SandboxServer {
 				: undefined;
 		req.signal?.addEventListener("abort", onAbort, { once: true });
 		this.busy();
+		let started = false;
 		return new Promise<ExecResult>((resolve, reject) => {
 			this.current = (m) => {
 				if (m === undefined) {
 					// The sandbox died under the command (killed from inside or outside).
 					finish();
 					if (aborted || timedOut) resolve({ exitCode: null, signal: "SIGKILL", timedOut, aborted });
-					else reject(lost());
+					else reject(started ? lost() : new NotStarted("the sandbox was gone"));
 					return;
 				}
 				if (m.i !== id) return;
-				if (m.o !== undefined) req.onData(Buffer.from(m.o, "base64"), "stdout");
+				if (m.started) started = true;
+				else if (m.o !== undefined) req.onData(Buffer.from(m.o, "base64"), "stdout");
 				else if (m.e !== undefined) req.onData(Buffer.from(m.e, "base64"), "stderr");
 				else if ("exit" in m) {
 					if (!m.clean) this.healthy = false;
