@@ -1,8 +1,10 @@
 /**
  * The `bwrap` backend (REQUIREMENTS B3): files and search as on `local` (keel's path guard bounds
  * them to the roots), and every command inside a bubblewrap sandbox (see bwrap/sandbox.ts for
- * what a command can see). Abort and timeout kill bwrap's process group; with --die-with-parent
- * and a PID namespace whose init is bwrap's child, everything inside dies with it, daemons too.
+ * what a command can see). Commands go to a long-lived sandbox's command server (bwrap/server.ts):
+ * abort, timeout and a command's end kill everything else in that sandbox, daemons too; a sandbox
+ * per command remains for programs with stdin and the Python worker (bwrap's process group is
+ * killed; with --die-with-parent and a PID namespace everything inside dies with it).
  */
 import { createSandboxRunner, type SandboxRunnerOptions } from "./bwrap/runner.js";
 import { findShell } from "./local-exec.js";
@@ -60,6 +62,9 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 		ready: async () => {
 			await runner.ready();
 		},
-		close: async () => fs.close(),
+		close: async () => {
+			runner.close();
+			await fs.close();
+		},
 	};
 }

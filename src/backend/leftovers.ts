@@ -13,12 +13,18 @@
  * per session, started with the first command, blocked reading a pipe only keel holds. Any death of
  * keel closes the pipe; the watchdog then kills every process with the session tag and exits.
  *
+ * A call's sweep reads only the environments of processes created since the call began
+ * (leftovers-pids.ts), a handful where a full pass reads hundreds.
+ *
  * What escapes: a process that empties or rewrites its own environment (`env -i`, execve with a new
  * one) before the sweep. On bwrap the PID namespace holds everything instead (bwrap.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { type PidMark, pidsSince, takePidMark } from "./leftovers-pids.js";
+
+export type { PidMark } from "./leftovers-pids.js";
 
 export const SESSION_TAG = "KEEL_SESSION_TAG";
 export const CALL_TAG = "KEEL_CALL_TAG";
@@ -74,19 +80,24 @@ function environHas(pid: number, needle: Buffer, buf: Buffer): boolean {
  * Synchronous on purpose: /proc reads never wait on a disk, and one pass over a few hundred
  * processes costs about a millisecond this way, against tens through the thread pool.
  */
-export function findTagged(name: string, value: string): TaggedProcess[] {
+export function findTagged(name: string, value: string, since?: PidMark): TaggedProcess[] {
 	const needle = Buffer.from(`\0${name}=${value}\0`);
-	let entries: string[];
-	try {
-		entries = readdirSync("/proc");
-	} catch {
-		return [];
+	const window = since ? pidsSince(since) : undefined;
+	let entries: (string | number)[];
+	if (window?.probe) entries = window.probe;
+	else {
+		try {
+			entries = readdirSync("/proc");
+		} catch {
+			return [];
+		}
 	}
 	const found: TaggedProcess[] = [];
 	const scratch = Buffer.alloc(ENVIRON_CHUNK + needle.length);
 	for (const e of entries) {
 		const pid = Number(e);
 		if (!Number.isInteger(pid) || pid === process.pid) continue;
+		if (window && !window.has(pid)) continue;
 		if (!environHas(pid, needle, scratch)) continue;
 		const cmd = readProc(`/proc/${pid}/cmdline`) ?? Buffer.alloc(0);
 		found.push({ pid, command: cmd.toString("utf8").replace(/\0+$/, "").replaceAll("\0", " ") });
@@ -95,10 +106,10 @@ export function findTagged(name: string, value: string): TaggedProcess[] {
 }
 
 /** SIGKILLs every process with the tag, pass after pass until none is left (or MAX_PASSES). */
-export function killTagged(name: string, value: string): number {
+export function killTagged(name: string, value: string, since?: PidMark): number {
 	let killed = 0;
 	for (let pass = 0; pass < MAX_PASSES; pass++) {
-		const procs = findTagged(name, value);
+		const procs = findTagged(name, value, since);
 		if (procs.length === 0) break;
 		for (const p of procs) {
 			try {
@@ -134,21 +145,24 @@ export class ProcessTracker {
 	private watchdog: ChildProcess | undefined;
 	private closed = false;
 
-	/** Variables for one call's environment, and the call's own tag. */
-	tagCall(): { env: Record<string, string>; callTag: string } {
+	/**
+	 * Variables for one call's environment, the call's own tag, and where pid allocation stood
+	 * (take it right before spawning: the sweeps then look only at pids handed out since).
+	 */
+	tagCall(): { env: Record<string, string>; callTag: string; since?: PidMark } {
 		this.startWatchdog();
 		const callTag = randomBytes(9).toString("hex");
-		return { env: { [SESSION_TAG]: this.sessionTag, [CALL_TAG]: callTag }, callTag };
+		return { env: { [SESSION_TAG]: this.sessionTag, [CALL_TAG]: callTag }, callTag, since: takePidMark() };
 	}
 
 	/** After a call: kill what it left. */
-	endCall(callTag: string): number {
-		return killTagged(CALL_TAG, callTag);
+	endCall(callTag: string, since?: PidMark): number {
+		return killTagged(CALL_TAG, callTag, since);
 	}
 
 	/** What a background call left running (they die at close). */
-	listCall(callTag: string): TaggedProcess[] {
-		return findTagged(CALL_TAG, callTag);
+	listCall(callTag: string, since?: PidMark): TaggedProcess[] {
+		return findTagged(CALL_TAG, callTag, since);
 	}
 
 	/** Session close: every process of the session, background ones included. */

@@ -33,9 +33,9 @@ export function createLocalExec(tracker?: ProcessTracker): ExecOps {
 			});
 			if (!tracker || !tags) return result;
 			if (req.background && !result.aborted && !result.timedOut) {
-				return { ...result, background: tracker.listCall(tags.callTag) };
+				return { ...result, background: tracker.listCall(tags.callTag, tags.since) };
 			}
-			tracker.endCall(tags.callTag);
+			tracker.endCall(tags.callTag, tags.since);
 			return result;
 		},
 	};

@@ -15,7 +15,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { lstat, mkdir, readdir, realpath, rename } from "node:fs/promises";
+import { lstat, mkdir, readdir as readdirAt, realpath as realpathAt, rename } from "node:fs/promises";
 import { posix } from "node:path";
 import {
 	commonDirOf,
@@ -32,6 +32,7 @@ import {
 } from "../../safety/protected-paths.js";
 import { createLocalFs } from "../local-fs.js";
 import type { FileOps } from "../types.js";
+import type { ScanRecord } from "./protect-cache.js";
 
 /** How many directories one scan reads at most (a larger tree is scanned this far, and the docs say so). */
 export const MAX_SCAN_DIRS = 20_000;
@@ -65,7 +66,7 @@ function within(parent: string, child: string): boolean {
 	return child === parent || child.startsWith(parent === "/" ? "/" : `${parent}/`);
 }
 
-async function typeOf(path: string): Promise<"dir" | "file" | "symlink" | "other" | undefined> {
+async function typeAt(path: string): Promise<"dir" | "file" | "symlink" | "other" | undefined> {
 	try {
 		const st = await lstat(path);
 		if (st.isSymbolicLink()) return "symlink";
@@ -76,9 +77,27 @@ async function typeOf(path: string): Promise<"dir" | "file" | "symlink" | "other
 	}
 }
 
-/** Finds the protected set in the roots (see the module comment). */
-export async function scanProtected(opts: ProtectOptions): Promise<ProtectedScan> {
-	const fs: FileOps = createLocalFs();
+/**
+ * Finds the protected set in the roots (see the module comment). With `record`, every path the
+ * scan reads is recorded before it is read (protect-cache.ts keeps the answer while they stay).
+ */
+export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): Promise<ProtectedScan> {
+	const fs: FileOps = record ? record.wrap(createLocalFs()) : createLocalFs();
+	const touch = (path: string) => record?.touch(path);
+	const typeOf = (path: string) => {
+		record?.lookup(path);
+		return typeAt(path);
+	};
+	const readdir = ((path: string, o?: { withFileTypes: true }) => {
+		record?.list(path);
+		return o ? readdirAt(path, o) : readdirAt(path);
+	}) as typeof readdirAt;
+	const realpath = async (path: string) => {
+		touch(path);
+		const r = await realpathAt(path);
+		touch(r);
+		return r;
+	};
 	const found = new Set<string>();
 	const absent = new Set<string>();
 	const gitDirs = new Map<string, string>(); // git dir -> the worktree top its relative paths use
@@ -220,7 +239,7 @@ export async function moveAsideCreated(before: ProtectedScan, after: ProtectedSc
 	const created = [...before.absent, ...after.existing].filter((p) => !had.has(p));
 	const notes: string[] = [];
 	for (const p of new Set(created)) {
-		if ((await typeOf(p)) === undefined) continue;
+		if ((await typeAt(p)) === undefined) continue;
 		if (before.existing.some((q) => within(q, p))) continue; // inside a read-only mount: made before
 		// A repository the command created (git init, clone, worktree add) is its own: not moved.
 		if (posix.basename(p) === ".git") continue;

@@ -3,8 +3,10 @@
  * first use and then cached by this object (never module-wide); a failed probe is remembered too,
  * so every later call fails fast with the same BACKEND_UNAVAILABLE.
  *
- * Before every command the protected set is found again in the roots and mounted read-only
- * (protect.ts); after it, protected paths the command created are moved aside and the output says so.
+ * Before every command the protected set is found again in the roots (protect-cache.ts keeps the
+ * answer while nothing it read changed) and mounted read-only (protect.ts); after it, protected
+ * paths the command created are moved aside and the output says so. Commands without stdin run in
+ * a long-lived sandbox (server-pool.ts) built with the same options.
  */
 import { homedir } from "node:os";
 import { posix } from "node:path";
@@ -12,8 +14,10 @@ import { type GroupRunRequest, runInGroup } from "../run-group.js";
 import type { ExecResult } from "../types.js";
 import { sandboxEnv } from "./env.js";
 import { probeBwrap } from "./probe.js";
-import { moveAsideCreated, type ProtectedScan, protectArgs, scanProtected } from "./protect.js";
+import { moveAsideCreated, type ProtectedScan, protectArgs } from "./protect.js";
+import { ProtectedScanCache } from "./protect-cache.js";
 import { buildSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
+import { ServerPool } from "./server-pool.js";
 
 export interface SandboxRunnerOptions extends SandboxOptions {
 	/** The bwrap program (default: "bwrap", looked up on PATH). */
@@ -49,6 +53,10 @@ export interface SandboxRunner {
 	): { argv: string[]; env: NodeJS.ProcessEnv };
 	/** After a wrapped (spawned) program ends: move aside protected paths it created. */
 	recheck(): Promise<string[]>;
+	/** Kills the long-lived sandboxes. */
+	close(): void;
+	/** The long-lived sandboxes (server-pool.ts), for tests and the bench. */
+	readonly servers: ServerPool;
 }
 
 export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
@@ -57,11 +65,13 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 	let built: Sandbox | undefined;
 	/** The latest scan, which wrap() mounts (refreshed by every run and recheck). */
 	let lastScan: ProtectedScan | undefined;
+	const scans = new ProtectedScanCache();
+	const servers = new ServerPool();
 
 	const scan = async (sandbox: Sandbox): Promise<ProtectedScan | undefined> => {
 		if (opts.allowProtected) return undefined;
 		const extra = (opts.protectedPaths ?? []).map((p) => posix.resolve(sandbox.roots[0], p));
-		lastScan = await scanProtected({ roots: sandbox.roots, home: opts.home ?? homedir(), extra });
+		lastScan = await scans.scan({ roots: sandbox.roots, home: opts.home ?? homedir(), extra });
 		return lastScan;
 	};
 	const ready = () => {
@@ -101,7 +111,17 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 		async run(argv, req) {
 			const sandbox = await ready();
 			const before = await scan(sandbox);
-			const result = await runInGroup({ ...req, ...wrapIn(sandbox, before, argv, req.cwd, req.env) });
+			const wrapped = wrapIn(sandbox, before, argv, req.cwd, req.env);
+			// Without stdin, through a long-lived sandbox; its options are wrapped's up to --chdir.
+			const served =
+				req.stdin === undefined && servers.usable
+					? await servers.run(wrapped.argv.slice(0, wrapped.argv.indexOf("--chdir")), sandbox.bound, {
+							...req,
+							argv,
+							env: wrapped.env,
+						})
+					: undefined;
+			const result = served ?? (await runInGroup({ ...req, ...wrapped }));
 			for (const note of await afterwards(sandbox, before)) req.onData(Buffer.from(`\n${note}\n`), "stderr");
 			return result;
 		},
@@ -113,5 +133,9 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 			if (!built) return [];
 			return afterwards(built, lastScan);
 		},
+		close() {
+			servers.close();
+		},
+		servers,
 	};
 }

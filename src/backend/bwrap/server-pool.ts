@@ -1,0 +1,92 @@
+/**
+ * The long-lived sandboxes of one runner (state on the runner, never module-wide). A command takes
+ * an idle sandbox built with the same options (the protected set mounted as the latest scan found
+ * it) or starts one; it goes back idle afterwards only if the server inside reported everything
+ * clean. Concurrent commands get sandboxes of their own, so one command's end-of-call kill never
+ * reaches another's processes. When the server cannot run here (no /usr/bin/python3, prctl
+ * refused), the runner falls back to one bwrap per command.
+ */
+import { existsSync } from "node:fs";
+import type { ExecResult } from "../types.js";
+import { NotStarted, SandboxServer, SERVER_PYTHON, type ServerRunRequest } from "./server.js";
+
+/** Idle sandboxes kept for the next command (more are started when commands run concurrently). */
+const MAX_IDLE = 2;
+/** Emptied after every command, unless a bind is there (a root at /tmp is the user's). */
+const SCRATCH_DIRS = ["/tmp", "/dev/shm"];
+
+function within(parent: string, child: string): boolean {
+	return child === parent || child.startsWith(parent === "/" ? "/" : `${parent}/`);
+}
+
+export class ServerPool {
+	private readonly idle: SandboxServer[] = [];
+	private readonly live = new Set<SandboxServer>();
+	private unavailable = !existsSync(SERVER_PYTHON);
+	/** Sandboxes started, for tests and the bench. */
+	started = 0;
+
+	get usable(): boolean {
+		return !this.unavailable;
+	}
+
+	/** Runs through a long-lived sandbox; undefined when the server cannot run here (use one bwrap per command). */
+	async run(
+		bwrapArgv: readonly string[],
+		bound: readonly string[],
+		req: ServerRunRequest,
+	): Promise<ExecResult | undefined> {
+		try {
+			return await this.runOnce(bwrapArgv, bound, req);
+		} catch (e) {
+			// An idle sandbox that died (killed from the host) before taking the command: nothing ran.
+			if (!(e instanceof NotStarted)) throw e;
+			return this.runOnce(bwrapArgv, bound, req);
+		}
+	}
+
+	private async runOnce(
+		bwrapArgv: readonly string[],
+		bound: readonly string[],
+		req: ServerRunRequest,
+	): Promise<ExecResult | undefined> {
+		const key = bwrapArgv.join("\0");
+		let server: SandboxServer | undefined;
+		while (!server && this.idle.length > 0) {
+			const s = this.idle.pop() as SandboxServer;
+			if (s.healthy && s.key === key) server = s;
+			else this.retire(s);
+		}
+		if (!server) {
+			const emptied = SCRATCH_DIRS.filter((d) => !bound.some((b) => within(b, d)));
+			server = new SandboxServer(bwrapArgv, emptied, key);
+			this.live.add(server);
+			void server.exited.then(() => this.live.delete(server as SandboxServer));
+			this.started++;
+			try {
+				await server.ready();
+			} catch {
+				this.retire(server);
+				this.unavailable = true;
+				return undefined;
+			}
+		}
+		try {
+			return await server.run(req);
+		} finally {
+			if (server.healthy && this.idle.length < MAX_IDLE) this.idle.push(server);
+			else this.retire(server);
+		}
+	}
+
+	/** Kills every sandbox (the backend's close). */
+	close(): void {
+		for (const s of this.live) s.kill();
+		this.idle.length = 0;
+	}
+
+	private retire(s: SandboxServer): void {
+		s.kill();
+		this.live.delete(s);
+	}
+}

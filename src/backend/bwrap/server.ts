@@ -1,0 +1,240 @@
+/**
+ * One long-lived sandbox with a command server inside (server-code.ts), seen from the host: start
+ * it, run one command at a time through it, kill it. A command still runs in its own process
+ * group with the environment and directory of its own request; abort and timeout kill its group
+ * and everything else in the sandbox. The host never trusts the server with more than framing: if
+ * it stops answering after a kill, says it was tampered with, or dies, the whole sandbox (bwrap's
+ * process group on the host) is SIGKILLed and the runner starts a new one for the next command.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { constants } from "node:os";
+import { KeelError } from "../../boundary/errors.js";
+import { setLongTimeout } from "../../boundary/timing.js";
+import type { OutputStream } from "../run-group.js";
+import type { ExecResult } from "../types.js";
+import { SERVER_CODE } from "./server-code.js";
+
+/** The interpreter the server runs on, from the read-only system directories. */
+export const SERVER_PYTHON = "/usr/bin/python3";
+const START_TIMEOUT_MS = 10_000;
+/** After a kill request, how long the server has to report the command gone before the sandbox is. */
+const KILL_GRACE_MS = 2_000;
+
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
+	Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
+);
+
+export interface ServerRunRequest {
+	argv: readonly string[];
+	cwd: string;
+	env: NodeJS.ProcessEnv;
+	timeoutMs?: number;
+	signal?: AbortSignal;
+	onData: (chunk: Buffer, stream: OutputStream) => void;
+}
+
+interface Message {
+	ready?: number;
+	fatal?: string;
+	tainted?: string;
+	i?: number;
+	o?: string;
+	e?: string;
+	exit?: number | null;
+	sig?: number | null;
+	clean?: boolean;
+	started?: number;
+}
+
+/** The sandbox was gone before the command started: nothing ran, so another sandbox may run it. */
+export class NotStarted extends Error {}
+
+export class SandboxServer {
+	private readonly child: ChildProcessWithoutNullStreams;
+	private lines = "";
+	private nextId = 1;
+	private current: ((m: Message | undefined) => void) | undefined;
+	private readyWait: ((m: Message | undefined) => void) | undefined;
+	/** Whether it may take another command (false once anything went wrong). */
+	healthy = true;
+	readonly exited: Promise<void>;
+
+	/** `bwrapArgv`: bwrap and its options up to `--`; the server is put after them. */
+	constructor(
+		bwrapArgv: readonly string[],
+		emptied: readonly string[],
+		/** What the sandbox was built with (its protected-set mounts): reused only while it matches. */
+		readonly key: string,
+	) {
+		this.child = spawn(
+			bwrapArgv[0],
+			[
+				...bwrapArgv.slice(1),
+				"--as-pid-1",
+				"--chdir",
+				"/",
+				"--",
+				SERVER_PYTHON,
+				"-I",
+				"-S",
+				"-c",
+				SERVER_CODE,
+				...emptied,
+			],
+			{ detached: true, stdio: ["pipe", "pipe", "pipe"], env: { PATH: "/usr/bin:/bin" } },
+		);
+		this.child.stdin.on("error", () => {});
+		this.child.stderr.resume(); // diagnostics only; never shown to the model
+		this.child.stdout.setEncoding("utf8");
+		this.child.stdout.on("data", (text: string) => this.onText(text));
+		this.exited = new Promise((resolve) => {
+			this.child.on("error", () => {
+				this.gone();
+				resolve();
+			});
+			this.child.on("close", () => {
+				this.gone();
+				resolve();
+			});
+		});
+		this.idle();
+	}
+
+	/** Resolves once the server inside said it is ready; rejects when it could not start. */
+	async ready(): Promise<void> {
+		this.busy();
+		const m = await new Promise<Message | undefined>((resolve) => {
+			this.readyWait = resolve;
+			setTimeout(() => resolve(undefined), START_TIMEOUT_MS).unref();
+		});
+		this.readyWait = undefined;
+		this.idle();
+		if (!m?.ready) {
+			this.kill();
+			throw new Error(m?.fatal ? `the command server refused to start (${m.fatal})` : "no command server");
+		}
+	}
+
+	run(req: ServerRunRequest): Promise<ExecResult> {
+		if (!this.healthy) return Promise.reject(new Error("this sandbox is not usable"));
+		const id = this.nextId++;
+		let timedOut = false;
+		let aborted = false;
+		let graceTimer: NodeJS.Timeout | undefined;
+		const askKill = () => {
+			this.child.stdin.write(`${JSON.stringify({ kill: id })}\n`);
+			// The server answers once everything is dead; if it does not, the sandbox goes.
+			graceTimer ??= setTimeout(() => this.kill(), KILL_GRACE_MS);
+		};
+		const onAbort = () => {
+			aborted = true;
+			askKill();
+		};
+		if (req.signal?.aborted)
+			return Promise.resolve({ exitCode: null, signal: null, timedOut, aborted: true });
+		const timer =
+			req.timeoutMs !== undefined && req.timeoutMs > 0
+				? setLongTimeout(() => {
+						timedOut = true;
+						askKill();
+					}, req.timeoutMs)
+				: undefined;
+		req.signal?.addEventListener("abort", onAbort, { once: true });
+		this.busy();
+		let started = false;
+		return new Promise<ExecResult>((resolve, reject) => {
+			this.current = (m) => {
+				if (m === undefined) {
+					// The sandbox died under the command (killed from inside or outside).
+					finish();
+					if (aborted || timedOut) resolve({ exitCode: null, signal: "SIGKILL", timedOut, aborted });
+					else reject(started ? lost() : new NotStarted("the sandbox was gone"));
+					return;
+				}
+				if (m.i !== id) return;
+				if (m.started) started = true;
+				else if (m.o !== undefined) req.onData(Buffer.from(m.o, "base64"), "stdout");
+				else if (m.e !== undefined) req.onData(Buffer.from(m.e, "base64"), "stderr");
+				else if ("exit" in m) {
+					if (!m.clean) this.healthy = false;
+					finish();
+					const signal = m.sig ? (SIGNAL_NAMES.get(m.sig) ?? null) : null;
+					resolve({ exitCode: m.exit ?? null, signal, timedOut, aborted });
+				}
+			};
+			const finish = () => {
+				this.current = undefined;
+				timer?.clear();
+				if (graceTimer) clearTimeout(graceTimer);
+				req.signal?.removeEventListener("abort", onAbort);
+				this.idle();
+			};
+			this.child.stdin.write(
+				`${JSON.stringify({ run: id, argv: req.argv, cwd: req.cwd, env: stringEnv(req.env) })}\n`,
+			);
+		});
+	}
+
+	/** SIGKILLs bwrap's process group: the sandbox and everything in it. */
+	kill(): void {
+		this.healthy = false;
+		if (this.child.pid !== undefined) {
+			try {
+				process.kill(-this.child.pid, "SIGKILL");
+			} catch {
+				// already gone
+			}
+		}
+	}
+
+	private onText(text: string): void {
+		this.lines += text;
+		for (let nl = this.lines.indexOf("\n"); nl >= 0; nl = this.lines.indexOf("\n")) {
+			const line = this.lines.slice(0, nl);
+			this.lines = this.lines.slice(nl + 1);
+			let m: Message;
+			try {
+				m = JSON.parse(line) as Message;
+			} catch {
+				this.kill();
+				return;
+			}
+			if (m.tainted)
+				this.kill(); // its close fails the command in flight
+			else if (this.readyWait) this.readyWait(m);
+			else this.current?.(m);
+		}
+	}
+
+	private gone(): void {
+		this.healthy = false;
+		this.readyWait?.(undefined);
+		this.current?.(undefined);
+	}
+
+	/** Idle servers do not keep the process alive; one running a command does. */
+	private idle(): void {
+		this.child.unref();
+		for (const s of [this.child.stdout, this.child.stdin, this.child.stderr])
+			(s as unknown as { unref?: () => void }).unref?.();
+	}
+
+	private busy(): void {
+		this.child.ref();
+		for (const s of [this.child.stdout, this.child.stdin, this.child.stderr])
+			(s as unknown as { ref?: () => void }).ref?.();
+	}
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+	return out;
+}
+
+function lost(): KeelError {
+	return new KeelError(
+		"BACKEND_UNAVAILABLE",
+		"The sandbox ended while the command ran (its processes were killed); the next command starts a new sandbox.",
+	);
+}
