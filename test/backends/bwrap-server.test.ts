@@ -5,13 +5,14 @@
  * what later commands would inherit retires the sandbox; killed from the host, the call in flight
  * fails clearly and the next call gets a new sandbox. Real bwrap, real processes.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SERVER_PYTHON } from "../../src/backend/bwrap/server.js";
+import { SERVER_CODE } from "../../src/backend/bwrap/server-code.js";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import type { Backend, ExecResult } from "../../src/backend/types.js";
 import { Session } from "../../src/session.js";
@@ -177,5 +178,42 @@ describe.skipIf(!available)("the sandbox follows the protected set", () => {
 		const [newId, verdict] = r.out.split("\n");
 		expect(verdict).toBe("refused");
 		expect(newId).not.toBe(id);
+	});
+});
+
+describe.skipIf(!existsSync(SERVER_PYTHON))("the command server outside its sandbox", () => {
+	// Its sweep kills every process it can see but itself: started anywhere but as the init of its
+	// own PID namespace with that namespace's /proc, it must refuse before it kills anything.
+	const serve = (argv: string[]) => {
+		try {
+			return {
+				out: execFileSync(argv[0], [...argv.slice(1)], { encoding: "utf8", input: "", timeout: 10_000 }),
+				code: 0,
+			};
+		} catch (e) {
+			const err = e as { stdout?: string; status?: number };
+			return { out: err.stdout ?? "", code: err.status };
+		}
+	};
+
+	it("refuses on the host (not PID 1)", () => {
+		const r = serve([SERVER_PYTHON, "-I", "-S", "-c", SERVER_CODE]);
+		expect(r.out).toContain('"fatal":"not pid 1"');
+		expect(r.code).toBe(2);
+	});
+
+	it.skipIf(process.getuid?.() !== 0)("refuses as PID 1 of a namespace that sees the host's /proc", async () => {
+		const sentinel = `keel-sentinel-${process.pid}-${Date.now()}`;
+		const bystander = spawn("bash", ["-c", `exec -a ${sentinel} sleep 60`], { stdio: "ignore" });
+		try {
+			expect(await waitFor(() => processesWith(sentinel).length === 1, 5000)).toBe(true);
+			// unshare --pid --fork without --mount-proc: PID 1 of a new namespace, the host's /proc mounted.
+			const r = serve(["unshare", "--pid", "--fork", SERVER_PYTHON, "-I", "-S", "-c", SERVER_CODE]);
+			expect(r.out).toContain('"fatal":"not its own /proc"');
+			expect(r.code).toBe(2);
+			expect(processesWith(sentinel)).toHaveLength(1);
+		} finally {
+			bystander.kill("SIGKILL");
+		}
 	});
 });

@@ -22,6 +22,10 @@ export const SERVER_CODE = String.raw`
 import os, sys, json, binascii, select, signal, ctypes, resource, time
 if os.getpid() != 1:  # only as the init of the sandbox's own PID namespace: its sweep kills all else
     os.write(1, b'{"fatal":"not pid 1"}\n'); os._exit(2)
+try: own_proc = os.readlink('/proc/self') == '1'  # /proc is this namespace's, not the host's
+except OSError: own_proc = False
+if not own_proc:
+    os.write(1, b'{"fatal":"not its own /proc"}\n'); os._exit(2)
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:
     os.write(1, b'{"fatal":"prctl"}\n'); os._exit(2)
