@@ -5,6 +5,7 @@
  * path guard, tool, error mapping); pi through its tool definition's `execute`, which is what pi's
  * agent loop calls after its own argument validation.
  */
+import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -162,8 +163,21 @@ export async function setup({ dir }) {
 		contenders: [
 			{ label: "keel", run: () => keel("grep", { pattern, path: "tree" }) },
 			{ label: "pi", run: () => pi(piGrep, { pattern, path: "tree" }) },
+			// The floor: rg alone with pi's flags (parallel, every core), its output read to the end.
+			{ label: "rg", floor: true, run: () => rgAlone(pattern) },
 		],
 	});
+	const rgAlone = (pattern) =>
+		new Promise((resolve, reject) => {
+			const args = ["--json", "--line-number", "--color=never", "--hidden", "--", pattern, join(dir, "tree")];
+			const child = spawn("rg", args, { stdio: ["ignore", "pipe", "ignore"] });
+			let bytes = 0;
+			child.stdout.on("data", (c) => {
+				bytes += c.length;
+			});
+			child.on("error", reject);
+			child.on("close", (code) => (code === 0 && bytes > 0 ? resolve(bytes) : reject(new Error(`rg exit ${code}`))));
+		});
 	const matchRows = (out) => out.split("\n").filter((l) => /^[^\s].*:\d+: /.test(l));
 
 	const nFiles = GREP_DIRS * GREP_FILES_PER_DIR;

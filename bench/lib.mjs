@@ -83,7 +83,9 @@ export async function compare(spec) {
 		}
 	}
 	const stats = Object.fromEntries(Object.entries(samples).map(([label, s]) => [label, summarize(s)]));
-	return { name: spec.name, iterations: spec.iterations, gcEach: Boolean(spec.gcEach), stats };
+	// A contender marked `floor: true` is what the hardware allows (no tool layer): its own column.
+	const floor = contenders.find((c) => c.floor)?.label;
+	return { name: spec.name, iterations: spec.iterations, gcEach: Boolean(spec.gcEach), stats, floor };
 }
 
 /** Format ms for a table: three significant-ish digits. */
@@ -134,6 +136,14 @@ export function comparisonTable(results, { candidate, baseline }) {
 			fmtRatio(a.median / b.median),
 		];
 	});
+	if (results.some((r) => r.floor)) {
+		header.push("floor median (ms)", `${candidate}/floor (median)`);
+		results.forEach((r, i) => {
+			const f = r.floor ? r.stats[r.floor] : undefined;
+			const a = r.stats[candidate];
+			rows[i].push(f ? `${fmtMs(f.median)} (${r.floor})` : "", f && a ? fmtRatio(a.median / f.median) : "");
+		});
+	}
 	const table = markdownTable(header, rows);
 	if (!results.some((r) => r.gcEach)) return table;
 	return `${table}\n\n† full GC and a 10 ms settle before every timed call, outside the timing.`;

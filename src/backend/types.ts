@@ -174,6 +174,11 @@ export interface GrepRequest {
 	 * guard checked). Results and messages still name `path`.
 	 */
 	pinned?: string;
+	/**
+	 * `pinned` is a directory: rg then starts in it as its working directory (one resolution of
+	 * the handle, not one per file opened below it).
+	 */
+	pinnedDir?: boolean;
 	/** When this fires, stop (children killed) and answer what was found, with `timedOut`. */
 	stop?: AbortSignal;
 }
