@@ -176,7 +176,9 @@ export async function setup({ dir }) {
 				bytes += c.length;
 			});
 			child.on("error", reject);
-			child.on("close", (code) => (code === 0 && bytes > 0 ? resolve(bytes) : reject(new Error(`rg exit ${code}`))));
+			child.on("close", (code) =>
+				code === 0 && bytes > 0 ? resolve(bytes) : reject(new Error(`rg exit ${code}`)),
+			);
 		});
 	const matchRows = (out) => out.split("\n").filter((l) => /^[^\s].*:\d+: /.test(l));
 
