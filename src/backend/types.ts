@@ -111,6 +111,8 @@ export interface LineWindow {
 	maxBytes: number;
 	/** Each kept line is cut at this many bytes (its full length is in `lineBytes`). */
 	maxLineBytes: number;
+	/** Lines from `startLine` the caller selects (all to the end when absent): see `selectedBytes`. */
+	selectLines?: number;
 }
 
 export interface WindowRead {
@@ -122,6 +124,8 @@ export interface WindowRead {
 	lineBytes: number[];
 	/** Lines in the whole file, counted as read splits them (a final "\n" starts no line). */
 	totalLines: number;
+	/** Bytes of the selected lines as they are in the file, "\n" between them, none after the last. */
+	selectedBytes: number;
 	sha256: string;
 	validUtf8: boolean;
 }
