@@ -72,7 +72,7 @@ const STREAM_ABOVE_BYTES = 16 * 1024 * 1024;
  * Above this size a backend with readWindow streams the window: one pass that hashes the file
  * (the read state) and counts its lines, without decoding or splitting what is not shown.
  */
-const WINDOW_ABOVE_BYTES = 1024 * 1024;
+const WINDOW_ABOVE_BYTES = 256 * 1024;
 
 interface TextWindow {
 	/** Lines from `offset` on (at least what the output can show), without line endings. */
