@@ -4,7 +4,7 @@
  * each line with its number and content hash (`12#a3f|text`) for hashline-addressed file edits.
  */
 
-import type { FileStat } from "../backend/types.js";
+import type { FileOps, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
@@ -113,12 +113,12 @@ function offsetError(path: string, offset: number, total: number): KeelError {
 async function streamWindow(
 	args: ReadArgs,
 	{ session }: ToolContext,
+	fs: FileOps,
 	canonical: string,
 	st: FileStat,
 	offset: number,
 	limit: number | undefined,
 ): Promise<TextWindow | undefined> {
-	const fs = session.backend.fs;
 	if (!fs.readWindow) {
 		throw new KeelError(
 			"INVALID_ARGS",
@@ -215,7 +215,7 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 		throw fromSystemError(e, args.path);
 	}
 	let win =
-		bytes === undefined ? await streamWindow(args, ctx, target.canonical, st, offset, limit) : undefined;
+		bytes === undefined ? await streamWindow(args, ctx, fs, target.canonical, st, offset, limit) : undefined;
 	if (win === undefined) {
 		// Small enough to read whole, or an image (attached whole, as a smaller file is).
 		bytes ??= await fs.readFile(target.canonical, st).catch((e) => {
