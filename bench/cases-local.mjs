@@ -6,7 +6,9 @@
  * agent loop calls after its own argument validation.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import {
 	createEditToolDefinition,
@@ -105,6 +107,21 @@ export async function setup({ dir }) {
 	const piGrep = createGrepToolDefinition(dir);
 	const pi = (def, args) => def.execute("bench", args, undefined, undefined, undefined);
 
+	const hashFile = async (abs) => {
+		const h = await open(abs, "r");
+		try {
+			const hash = createHash("sha256");
+			const buf = Buffer.allocUnsafe(1024 * 1024);
+			for (;;) {
+				const { bytesRead } = await h.read(buf, 0, buf.length, null);
+				if (bytesRead === 0) break;
+				hash.update(buf.subarray(0, bytesRead));
+			}
+			return hash.digest("hex");
+		} finally {
+			await h.close();
+		}
+	};
 	const readCase = (name, path, iterations, warmup, gcEach = false) => ({
 		name,
 		iterations,
@@ -120,6 +137,8 @@ export async function setup({ dir }) {
 		contenders: [
 			{ label: "keel", run: () => keel("read", { path }) },
 			{ label: "pi", run: () => pi(piRead, { path }) },
+			// The floor: the whole file read in 1 MiB chunks through a SHA-256 (the read state's hash).
+			{ label: "read+sha256", floor: true, run: () => hashFile(join(dir, path)) },
 		],
 	});
 

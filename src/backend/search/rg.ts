@@ -89,7 +89,13 @@ interface Pass {
 }
 
 /** One rg run, stopped once its matches pass the limit (or the budget fires). */
-async function rgPass(run: ArgvRunner, rg: RgTool, req: GrepRequest, order: "path" | "any"): Promise<Pass> {
+async function rgPass(
+	run: ArgvRunner,
+	rg: RgTool,
+	req: GrepRequest,
+	order: "path" | "any",
+	onOverLimit?: () => void,
+): Promise<Pass> {
 	const { root, cwd, toName, messages } = startingPoint(req, true);
 	let overLimit = false;
 	let stderr = "";
@@ -104,6 +110,7 @@ async function rgPass(run: ArgvRunner, rg: RgTool, req: GrepRequest, order: "pat
 			const c = rgCollector(req, toName, () => {
 				overLimit = true;
 				stop();
+				onOverLimit?.();
 			});
 			collector = c;
 			splitter = lineSplitter((line) => c.line(line));
@@ -135,8 +142,22 @@ async function rgPass(run: ArgvRunner, rg: RgTool, req: GrepRequest, order: "pat
 
 export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Promise<GrepOutcome> {
 	// rg itself is the judge of the pattern (Rust regex syntax); see rgFailure.
-	let pass = await rgPass(run, rg, req, "any");
-	if (pass.overLimit) pass = await rgPass(run, rg, req, "path");
+	// The path-ordered run starts the moment the parallel one passes the limit, while that one is
+	// still being killed.
+	let ordered: Promise<Pass> | undefined;
+	let pass: Pass;
+	try {
+		pass = await rgPass(run, rg, req, "any", () => {
+			ordered ??= rgPass(run, rg, req, "path");
+		});
+	} catch (e) {
+		await ordered?.catch(() => undefined);
+		throw e;
+	}
+	const second = ordered ? await ordered : undefined;
+	// Past the limit the ordered run answers; else (under it, or stopped by the budget first)
+	// the parallel run's files in path order do.
+	if (second && pass.overLimit) pass = second;
 	else pass.files.sort((a, b) => comparePaths(a.rgPath, b.rgPath));
 	const found = pass.files.flatMap((f) => f.matches);
 	const late = pass.timedOut && found.length <= req.limit;
