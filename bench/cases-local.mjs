@@ -5,6 +5,8 @@
  * path guard, tool, error mapping); pi through its tool definition's `execute`, which is what pi's
  * agent loop calls after its own argument validation.
  */
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
 	closeSync,
 	fsync,
@@ -15,6 +17,7 @@ import {
 	writeFileSync,
 	writeSync,
 } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import {
@@ -149,6 +152,21 @@ export async function setup({ dir }) {
 	const piGrep = createGrepToolDefinition(dir);
 	const pi = (def, args) => def.execute("bench", args, undefined, undefined, undefined);
 
+	const hashFile = async (abs) => {
+		const h = await open(abs, "r");
+		try {
+			const hash = createHash("sha256");
+			const buf = Buffer.allocUnsafe(1024 * 1024);
+			for (;;) {
+				const { bytesRead } = await h.read(buf, 0, buf.length, null);
+				if (bytesRead === 0) break;
+				hash.update(buf.subarray(0, bytesRead));
+			}
+			return hash.digest("hex");
+		} finally {
+			await h.close();
+		}
+	};
 	const readCase = (name, path, iterations, warmup, gcEach = false) => ({
 		name,
 		iterations,
@@ -164,6 +182,8 @@ export async function setup({ dir }) {
 		contenders: [
 			{ label: "keel", run: () => keel("read", { path }) },
 			{ label: "pi", run: () => pi(piRead, { path }) },
+			// The floor: the whole file read in 1 MiB chunks through a SHA-256 (the read state's hash).
+			{ label: "read+sha256", floor: true, run: () => hashFile(join(dir, path)) },
 		],
 	});
 
@@ -216,8 +236,23 @@ export async function setup({ dir }) {
 		contenders: [
 			{ label: "keel", run: () => keel("grep", { pattern, path: "tree" }) },
 			{ label: "pi", run: () => pi(piGrep, { pattern, path: "tree" }) },
+			// The floor: rg alone with pi's flags (parallel, every core), its output read to the end.
+			{ label: "rg", floor: true, run: () => rgAlone(pattern) },
 		],
 	});
+	const rgAlone = (pattern) =>
+		new Promise((resolve, reject) => {
+			const args = ["--json", "--line-number", "--color=never", "--hidden", "--", pattern, join(dir, "tree")];
+			const child = spawn("rg", args, { stdio: ["ignore", "pipe", "ignore"] });
+			let bytes = 0;
+			child.stdout.on("data", (c) => {
+				bytes += c.length;
+			});
+			child.on("error", reject);
+			child.on("close", (code) =>
+				code === 0 && bytes > 0 ? resolve(bytes) : reject(new Error(`rg exit ${code}`)),
+			);
+		});
 	const matchRows = (out) => out.split("\n").filter((l) => /^[^\s].*:\d+: /.test(l));
 
 	const nFiles = GREP_DIRS * GREP_FILES_PER_DIR;

@@ -112,6 +112,8 @@ export interface LineWindow {
 	maxBytes: number;
 	/** Each kept line is cut at this many bytes (its full length is in `lineBytes`). */
 	maxLineBytes: number;
+	/** Lines from `startLine` the caller selects (all to the end when absent): see `selectedBytes`. */
+	selectLines?: number;
 }
 
 export interface WindowRead {
@@ -123,6 +125,8 @@ export interface WindowRead {
 	lineBytes: number[];
 	/** Lines in the whole file, counted as read splits them (a final "\n" starts no line). */
 	totalLines: number;
+	/** Bytes of the selected lines as they are in the file, "\n" between them, none after the last. */
+	selectedBytes: number;
 	sha256: string;
 	validUtf8: boolean;
 }
@@ -175,6 +179,11 @@ export interface GrepRequest {
 	 * guard checked). Results and messages still name `path`.
 	 */
 	pinned?: string;
+	/**
+	 * `pinned` is a directory: rg then starts in it as its working directory (one resolution of
+	 * the handle, not one per file opened below it).
+	 */
+	pinnedDir?: boolean;
 	/** When this fires, stop (children killed) and answer what was found, with `timedOut`. */
 	stop?: AbortSignal;
 }

@@ -4,7 +4,7 @@
  * each line with its number and content hash (`12#a3f|text`) for hashline-addressed file edits.
  */
 
-import type { FileStat } from "../backend/types.js";
+import type { FileOps, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
@@ -66,8 +66,13 @@ export const unifiedReadTool = defineTool<ReadArgs>({
 	execute: readFile,
 });
 
-/** Files above this size are streamed to the requested window instead of read whole. */
+/** Files above this size are never read whole: the backend must stream the window (readWindow). */
 const STREAM_ABOVE_BYTES = 16 * 1024 * 1024;
+/**
+ * Above this size a backend with readWindow streams the window: one pass that hashes the file
+ * (the read state) and counts its lines, without decoding or splitting what is not shown.
+ */
+const WINDOW_ABOVE_BYTES = 256 * 1024;
 
 interface TextWindow {
 	/** Lines from `offset` on (at least what the output can show), without line endings. */
@@ -76,6 +81,11 @@ interface TextWindow {
 	/** Byte length of line `offset` (for the "line too long" hint). */
 	firstLineBytes: number;
 	valid: boolean;
+	/**
+	 * Streamed only: bytes of the selected lines in the file (the shown lines may be fewer), so
+	 * the truncation details count what a whole read would.
+	 */
+	selectedBytes?: number;
 }
 
 function binaryError(path: string, size: number): KeelError {
@@ -96,16 +106,19 @@ function offsetError(path: string, offset: number, total: number): KeelError {
 	);
 }
 
-/** A large file: one streamed pass keeps the window only (memory bounded by what is shown). */
+/**
+ * A large file: one streamed pass keeps the window only (memory bounded by what is shown).
+ * Undefined for an image small enough to attach: the caller reads it whole.
+ */
 async function streamWindow(
 	args: ReadArgs,
 	{ session }: ToolContext,
+	fs: FileOps,
 	canonical: string,
 	st: FileStat,
 	offset: number,
 	limit: number | undefined,
-): Promise<TextWindow> {
-	const fs = session.backend.fs;
+): Promise<TextWindow | undefined> {
 	if (!fs.readWindow) {
 		throw new KeelError(
 			"INVALID_ARGS",
@@ -119,11 +132,15 @@ async function streamWindow(
 			startLine: offset,
 			maxLines,
 			maxBytes: DEFAULT_MAX_BYTES,
-			maxLineBytes: DEFAULT_MAX_BYTES + 1,
+			// A cut line must still be over the cap once shown: less a BOM (3 bytes), and a
+			// character cut in two decodes to one U+FFFD.
+			maxLineBytes: DEFAULT_MAX_BYTES + 8,
+			selectLines: limit,
 		})
 		.catch((e) => {
 			throw fromSystemError(e, args.path);
 		});
+	if (detectImage(w.head) && st.size <= STREAM_ABOVE_BYTES) return undefined;
 	session.readState.recordHash(canonical, st, w.sha256);
 	if (detectImage(w.head)) {
 		throw new KeelError(
@@ -134,12 +151,50 @@ async function streamWindow(
 	}
 	if (looksBinary(w.head)) throw binaryError(args.path, st.size);
 	if (offset > w.totalLines) throw offsetError(args.path, offset, w.totalLines);
+	let firstLineBytes = w.lineBytes[0] ?? 0;
+	let selectedBytes = w.selectedBytes;
 	const shown = w.lines.map((b, k) => {
 		let line = b.toString("utf8");
-		if (k === 0 && offset === 1 && line.startsWith("\uFEFF")) line = line.slice(1);
-		return line.endsWith("\r") ? line.slice(0, -1) : line;
+		if (k === 0 && offset === 1 && line.startsWith("\uFEFF")) {
+			line = line.slice(1);
+			firstLineBytes -= 3;
+			selectedBytes -= 3;
+		}
+		if (!line.endsWith("\r")) return line;
+		// As the whole read counts it: the first line's length without its "\r".
+		if (k === 0 && b.length === w.lineBytes[0]) firstLineBytes -= 1;
+		return line.slice(0, -1);
 	});
-	return { shown, total: w.totalLines, firstLineBytes: w.lineBytes[0] ?? 0, valid: w.validUtf8 };
+	return { shown, total: w.totalLines, firstLineBytes, valid: w.validUtf8, selectedBytes };
+}
+
+/** A file read whole: recorded, attached when an image, else decoded and split into lines. */
+async function wholeWindow(
+	args: ReadArgs,
+	{ session }: ToolContext,
+	canonical: string,
+	st: FileStat,
+	bytes: Buffer,
+	offset: number,
+	limit: number | undefined,
+): Promise<TextWindow | ToolResult> {
+	session.readState.record(canonical, st, bytes);
+	const mimeType = detectImage(bytes);
+	if (mimeType) return imageResult(bytes, mimeType);
+	if (looksBinary(bytes)) throw binaryError(args.path, bytes.length);
+	const decoded = decodeUtf8Lenient(bytes);
+	const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
+	const split = body.length === 0 ? [""] : body.split("\n");
+	// CRLF lines lose their \r; a file without one (most) skips the pass over every line.
+	const allLines = body.includes("\r") ? split.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)) : split;
+	if (offset > allLines.length) throw offsetError(args.path, offset, allLines.length);
+	const end = limit === undefined ? allLines.length : Math.min(offset - 1 + limit, allLines.length);
+	return {
+		shown: allLines.slice(offset - 1, end),
+		total: allLines.length,
+		firstLineBytes: Buffer.byteLength(allLines[offset - 1], "utf8"),
+		valid: decoded.valid,
+	};
 }
 
 async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
@@ -154,31 +209,21 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 		st = await fs.stat(target.canonical);
 		requireFile(st, args.path);
 		checkAborted(signal);
-		if (st.size <= STREAM_ABOVE_BYTES) bytes = await fs.readFile(target.canonical, st);
+		const windowed = fs.readWindow !== undefined && st.size > WINDOW_ABOVE_BYTES;
+		if (!windowed && st.size <= STREAM_ABOVE_BYTES) bytes = await fs.readFile(target.canonical, st);
 	} catch (e) {
 		throw fromSystemError(e, args.path);
 	}
-	let win: TextWindow;
-	if (bytes === undefined) {
-		win = await streamWindow(args, ctx, target.canonical, st, offset, limit);
-	} else {
-		session.readState.record(target.canonical, st, bytes);
-		const mimeType = detectImage(bytes);
-		if (mimeType) return imageResult(bytes, mimeType);
-		if (looksBinary(bytes)) throw binaryError(args.path, bytes.length);
-		const decoded = decodeUtf8Lenient(bytes);
-		const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
-		const split = body.length === 0 ? [""] : body.split("\n");
-		// CRLF lines lose their \r; a file without one (most) skips the pass over every line.
-		const allLines = body.includes("\r") ? split.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)) : split;
-		if (offset > allLines.length) throw offsetError(args.path, offset, allLines.length);
-		const end = limit === undefined ? allLines.length : Math.min(offset - 1 + limit, allLines.length);
-		win = {
-			shown: allLines.slice(offset - 1, end),
-			total: allLines.length,
-			firstLineBytes: Buffer.byteLength(allLines[offset - 1], "utf8"),
-			valid: decoded.valid,
-		};
+	let win =
+		bytes === undefined ? await streamWindow(args, ctx, fs, target.canonical, st, offset, limit) : undefined;
+	if (win === undefined) {
+		// Small enough to read whole, or an image (attached whole, as a smaller file is).
+		bytes ??= await fs.readFile(target.canonical, st).catch((e) => {
+			throw fromSystemError(e, args.path);
+		});
+		const whole = await wholeWindow(args, ctx, target.canonical, st, bytes, offset, limit);
+		if ("content" in whole) return whole;
+		win = whole;
 	}
 	const { shown, total } = win;
 	const start = offset - 1;
@@ -187,6 +232,12 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 		"\n",
 	);
 	const truncation = truncateHead(selected);
+	if (truncation.truncated && win.selectedBytes !== undefined) {
+		// The window held only what can be shown: the totals are the selection's in the file
+		// (its raw bytes: a "\r" before each "\n" and invalid bytes count as they are stored).
+		truncation.totalLines = end - start;
+		truncation.totalBytes = win.selectedBytes;
+	}
 	const first = start + 1;
 	let out: string;
 	let details: { truncation?: typeof truncation; encoding?: string } | undefined;

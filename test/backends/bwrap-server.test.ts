@@ -202,18 +202,21 @@ describe.skipIf(!existsSync(SERVER_PYTHON))("the command server outside its sand
 		expect(r.code).toBe(2);
 	});
 
-	it.skipIf(process.getuid?.() !== 0)("refuses as PID 1 of a namespace that sees the host's /proc", async () => {
-		const sentinel = `keel-sentinel-${process.pid}-${Date.now()}`;
-		const bystander = spawn("bash", ["-c", `exec -a ${sentinel} sleep 60`], { stdio: "ignore" });
-		try {
-			expect(await waitFor(() => processesWith(sentinel).length === 1, 5000)).toBe(true);
-			// unshare --pid --fork without --mount-proc: PID 1 of a new namespace, the host's /proc mounted.
-			const r = serve(["unshare", "--pid", "--fork", SERVER_PYTHON, "-I", "-S", "-c", SERVER_CODE]);
-			expect(r.out).toContain('"fatal":"not its own /proc"');
-			expect(r.code).toBe(2);
-			expect(processesWith(sentinel)).toHaveLength(1);
-		} finally {
-			bystander.kill("SIGKILL");
-		}
-	});
+	it.skipIf(process.getuid?.() !== 0)(
+		"refuses as PID 1 of a namespace that sees the host's /proc",
+		async () => {
+			const sentinel = `keel-sentinel-${process.pid}-${Date.now()}`;
+			const bystander = spawn("bash", ["-c", `exec -a ${sentinel} sleep 60`], { stdio: "ignore" });
+			try {
+				expect(await waitFor(() => processesWith(sentinel).length === 1, 5000)).toBe(true);
+				// unshare --pid --fork without --mount-proc: PID 1 of a new namespace, the host's /proc mounted.
+				const r = serve(["unshare", "--pid", "--fork", SERVER_PYTHON, "-I", "-S", "-c", SERVER_CODE]);
+				expect(r.out).toContain('"fatal":"not its own /proc"');
+				expect(r.code).toBe(2);
+				expect(processesWith(sentinel)).toHaveLength(1);
+			} finally {
+				bystander.kill("SIGKILL");
+			}
+		},
+	);
 });

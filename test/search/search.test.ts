@@ -606,12 +606,15 @@ describe("native engine over any transport", () => {
 	const matchLine = (path: string, n: number, text: string) => Buffer.from(`${path}\0${n}:${text}\n`);
 
 	it("stops the process once a file takes the matches past the limit", async () => {
-		let filesSent = 0;
-		const runner: ArgvRunner = async (_argv, opts) => {
+		// Files sent per run: the parallel run first, then the run in path order (--sort path).
+		const runs: { sorted: boolean; filesSent: number }[] = [];
+		const runner: ArgvRunner = async (argv, opts) => {
+			const run = { sorted: argv.includes("--sort"), filesSent: 0 };
+			runs.push(run);
 			for (const name of ["a", "b", "c", "d"]) {
 				if (opts.signal?.aborted) break;
 				for (const n of [1, 2]) opts.onStdout(matchLine(`/r/${name}`, n, `hit ${n}`));
-				filesSent++;
+				run.filesSent++;
 			}
 			return { exitCode: opts.signal?.aborted ? null : 0 };
 		};
@@ -619,8 +622,11 @@ describe("native engine over any transport", () => {
 		const r = await ops.grep({ pattern: "hit", path: "/r", context: 0, limit: 3 });
 		expect(r.matches.map((m) => `${m.path}:${m.line}`)).toEqual(["/r/a:1", "/r/a:2", "/r/b:1"]);
 		expect(r.limitReached).toBe(true);
-		// b is known complete when c's first line arrives; d is never sent.
-		expect(filesSent).toBe(3);
+		// Each run: b is known complete when c's first line arrives; d is never sent.
+		expect(runs).toEqual([
+			{ sorted: false, filesSent: 3 },
+			{ sorted: true, filesSent: 3 },
+		]);
 	});
 
 	it("drops a file that rg found to be binary", async () => {

@@ -49,7 +49,8 @@ export function createLocalSearch(opts: LocalSearchOptions = {}): SearchOps {
 function pinnedStart(ops: SearchOps, pins: DirPins | undefined): SearchOps {
 	if (!pins) return ops;
 	return {
-		grep: (req) => withPinnedStart(pins, req.path, (pinned) => ops.grep({ ...req, pinned })),
+		grep: (req) =>
+			withPinnedStart(pins, req.path, (pinned, pinnedDir) => ops.grep({ ...req, pinned, pinnedDir })),
 		find: (req) => withPinnedStart(pins, req.path, (pinned) => ops.find({ ...req, pinned })),
 	};
 }

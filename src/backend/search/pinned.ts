@@ -11,9 +11,10 @@ import type { DirPins } from "../local-pin.js";
 export async function withPinnedStart<T>(
 	pins: DirPins,
 	path: string,
-	use: (pinned: string | undefined) => Promise<T>,
+	use: (pinned: string | undefined, isDir: boolean) => Promise<T>,
 ): Promise<T> {
 	let fd: number;
+	let isDir = true;
 	let close: () => void;
 	try {
 		const dir = pins.open(path);
@@ -23,12 +24,13 @@ export async function withPinnedStart<T>(
 		if ((e as NodeJS.ErrnoException).code !== "ENOTDIR") throw e;
 		// A file (grep names one): a handle on the file itself.
 		const file = pins.openFile(path);
+		isDir = false;
 		fd = file.fd;
 		close = () => closeSync(file.fd);
 	}
 	try {
 		// Another process (rg, fd) reads this process's descriptor through /proc/<pid>.
-		return await use(fd >= 0 ? `/proc/${process.pid}/fd/${fd}` : undefined);
+		return await use(fd >= 0 ? `/proc/${process.pid}/fd/${fd}` : undefined, isDir);
 	} finally {
 		close();
 	}
