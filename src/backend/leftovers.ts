@@ -29,6 +29,9 @@ export type { PidMark } from "./leftovers-pids.js";
 export const SESSION_TAG = "KEEL_SESSION_TAG";
 export const CALL_TAG = "KEEL_CALL_TAG";
 const MAX_PASSES = 8;
+const UNSURE_WAITS = 50;
+/** Only for Atomics.wait's synchronous millisecond pause (never written). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 export interface TaggedProcess {
 	pid: number;
@@ -45,34 +48,48 @@ function readProc(path: string): Buffer | undefined {
 
 const ENVIRON_CHUNK = 64 * 1024;
 
+/** What /proc/PID/environ says about the needle. "empty": nothing to read (a zombie, a kernel thread, or a process in the middle of execve). */
+type EnvironAnswer = "yes" | "no" | "empty";
+
 /** Whether /proc/PID/environ holds `needle` (NUL-framed), read in chunks into `buf` (no per-process allocation). */
-function environHas(pid: number, needle: Buffer, buf: Buffer): boolean {
+function environHas(pid: number, needle: Buffer, buf: Buffer): EnvironAnswer {
 	let fd: number;
 	try {
 		fd = openSync(`/proc/${pid}/environ`, "r");
 	} catch {
-		return false; // gone, or another user's
+		return "no"; // gone, or another user's
 	}
 	try {
 		// buf[0..keep) carries the previous chunk's tail, so a match across chunks is seen; a NUL in
 		// front stands for the start of the environment.
 		buf[0] = 0;
 		let keep = 1;
-		for (;;) {
+		for (let first = true; ; first = false) {
 			const n = readSync(fd, buf, keep, ENVIRON_CHUNK, null);
+			if (n === 0 && first) return "empty";
 			const end = keep + n;
 			if (n === 0) buf[end] = 0; // the last variable ends with a NUL already; this is for safety
-			if (buf.subarray(0, n === 0 ? end + 1 : end).includes(needle)) return true;
-			if (n === 0) return false;
+			if (buf.subarray(0, n === 0 ? end + 1 : end).includes(needle)) return "yes";
+			if (n === 0) return "no";
 			const tail = Math.min(needle.length - 1, end);
 			buf.copy(buf, 0, end - tail, end);
 			keep = tail;
 		}
 	} catch {
-		return false;
+		return "no";
 	} finally {
 		closeSync(fd);
 	}
+}
+
+const PF_KTHREAD = 0x00200000;
+
+/** A live user process (not a zombie, not a kernel thread) whose environment could not be read. */
+function mayBeExecing(pid: number): boolean {
+	const stat = readProc(`/proc/${pid}/stat`)?.toString("latin1");
+	if (!stat) return false;
+	const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+	return fields[0] !== "Z" && fields[0] !== "X" && (Number(fields[6]) & PF_KTHREAD) === 0;
 }
 
 /**
@@ -80,7 +97,7 @@ function environHas(pid: number, needle: Buffer, buf: Buffer): boolean {
  * Synchronous on purpose: /proc reads never wait on a disk, and one pass over a few hundred
  * processes costs about a millisecond this way, against tens through the thread pool.
  */
-export function findTagged(name: string, value: string, since?: PidMark): TaggedProcess[] {
+export function findTagged(name: string, value: string, since?: PidMark, unsure?: number[]): TaggedProcess[] {
 	const needle = Buffer.from(`\0${name}=${value}\0`);
 	const window = since ? pidsSince(since) : undefined;
 	let entries: (string | number)[];
@@ -98,18 +115,33 @@ export function findTagged(name: string, value: string, since?: PidMark): Tagged
 		const pid = Number(e);
 		if (!Number.isInteger(pid) || pid === process.pid) continue;
 		if (window && !window.has(pid)) continue;
-		if (!environHas(pid, needle, scratch)) continue;
+		const answer = environHas(pid, needle, scratch);
+		if (answer === "empty" && window && unsure && mayBeExecing(pid)) unsure.push(pid);
+		if (answer !== "yes") continue;
 		const cmd = readProc(`/proc/${pid}/cmdline`) ?? Buffer.alloc(0);
 		found.push({ pid, command: cmd.toString("utf8").replace(/\0+$/, "").replaceAll("\0", " ") });
 	}
 	return found;
 }
 
-/** SIGKILLs every process with the tag, pass after pass until none is left (or MAX_PASSES). */
+/**
+ * SIGKILLs every process with the tag, pass after pass until none is left (or MAX_PASSES). With a
+ * pid window a pass takes microseconds, less than an execve: a process of the window caught between
+ * its old and new image has no environment to read yet, so a pass that found nothing but such a
+ * process is repeated after a millisecond (up to UNSURE_WAITS times) instead of ending the sweep.
+ */
 export function killTagged(name: string, value: string, since?: PidMark): number {
 	let killed = 0;
+	let waits = 0;
 	for (let pass = 0; pass < MAX_PASSES; pass++) {
-		const procs = findTagged(name, value, since);
+		const unsure: number[] = [];
+		const procs = findTagged(name, value, since, unsure);
+		if (procs.length === 0 && unsure.length > 0 && waits < UNSURE_WAITS) {
+			waits++;
+			pass--;
+			Atomics.wait(PAUSE, 0, 0, 1);
+			continue;
+		}
 		if (procs.length === 0) break;
 		for (const p of procs) {
 			try {
@@ -162,7 +194,12 @@ export class ProcessTracker {
 
 	/** What a background call left running (they die at close). */
 	listCall(callTag: string, since?: PidMark): TaggedProcess[] {
-		return findTagged(CALL_TAG, callTag, since);
+		for (let waits = 0; ; waits++) {
+			const unsure: number[] = [];
+			const found = findTagged(CALL_TAG, callTag, since, unsure);
+			if (unsure.length === 0 || waits >= UNSURE_WAITS) return found;
+			Atomics.wait(PAUSE, 0, 0, 1); // one of the window's processes is mid-execve: look again
+		}
 	}
 
 	/** Session close: every process of the session, background ones included. */

@@ -61,6 +61,20 @@ describe("local: nothing a call starts outlives it", () => {
 		});
 	}
 
+	it("setsid cmd, 100 calls in a row: none survives (the sweep races the child's execve)", async () => {
+		// A sweep over the call's pid window takes microseconds; a child caught between its old and
+		// new image has no environment to read yet and must not be taken for a stranger.
+		const s = await open();
+		const m = marker();
+		for (let i = 0; i < 100; i++) {
+			const r = await s.call("bash", {
+				command: `setsid ${sleeper(`${m}-${i}`)} >/dev/null 2>&1 < /dev/null & echo started`,
+			});
+			expect(r.ok).toBe(true);
+		}
+		expect(processesWith(m)).toEqual([]);
+	});
+
 	it("a timed-out call's setsid children are gone too", async () => {
 		const s = await open();
 		const m = marker();
