@@ -1,8 +1,8 @@
 /**
  * The durable atomic commit on this machine (REQUIREMENTS M4, M5, M12): a temp file in the
- * target's directory, created exclusively with the target's mode, owner and group, fsynced; then a
- * no-clobber link(2) for a create, or an identity-and-hash check followed by rename(2) for a
- * replace; then the directory is fsynced. Every step names entries of the pinned directory
+ * target's directory, created exclusively with the target's mode, owner, group and extended
+ * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or an
+ * identity-and-hash check followed by rename(2) for a replace; then the directory is fsynced. Every step names entries of the pinned directory
  * (local-pin.ts), so a directory swapped for a link after the guard's check cannot redirect the
  * temp file, the link or the rename. A temp file never outlives a failed commit.
  */
@@ -33,6 +33,7 @@ import { promisify } from "node:util";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
 import { toFileStat } from "./local-stat.js";
+import type { XattrCopier, XattrSnapshot } from "./local-xattrs.js";
 import { sameIdentity, tempNameFor } from "./temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "./types.js";
 
@@ -186,43 +187,57 @@ export interface CommitHooks {
 }
 
 /**
- * Compare-and-swap through one handle on the target: it is opened (never following a link), its
- * identity checked, its bytes hashed (identity can survive an in-place write within one timestamp
- * tick; the bytes cannot), then the rename. A small file is checked with synchronous calls, so
+ * The replaced file, opened (never following a link) before the temp file is filled: its extended
+ * attributes are copied from this handle, and the compare-and-swap checks this same handle.
+ * Null when nothing is there to open any more (a plain overwrite then creates the file).
+ */
+function openReplaced(target: string, at: string, cas: boolean): number | null {
+	try {
+		return openSync(at, READ_FLAGS);
+	} catch (e) {
+		if (cas) throw changed(target);
+		const code = (e as NodeJS.ErrnoException).code;
+		if (code === "ENOENT" || code === "ELOOP") return null;
+		throw e;
+	}
+}
+
+/**
+ * Compare-and-swap through the handle `fd` on the target: its identity checked, its bytes hashed
+ * (identity can survive an in-place write within one timestamp tick; the bytes cannot), the name
+ * checked to still lead to it, then the rename. A small file is checked with synchronous calls, so
  * nothing else in this process runs between the check and the rename; a large one is hashed
  * asynchronously and then checked again, by handle and by name, synchronously before the rename.
+ * On success the handle is closed in the pool (`released`); otherwise the caller closes it.
  */
 async function swapIn(
+	fd: number,
 	temp: string,
 	at: string,
 	target: string,
 	expect: Expected,
+	attrsKept: () => boolean,
 ): Promise<{ released: Promise<void> }> {
-	let fd: number;
-	try {
-		fd = openSync(at, READ_FLAGS);
-	} catch {
-		throw changed(target);
-	}
-	let renamed = false;
-	try {
-		const same = () => sameIdentity(toFileStat(fstatSync(fd, { bigint: true })), expect.stat);
-		if (!same()) throw changed(target);
-		const size = Number(expect.stat.size);
-		if ((await hashFd(fd, size)) !== expect.sha256) throw changed(target);
-		if (size > SYNC_IO_BYTES) {
-			const named = lstatSyncOrNull(at);
-			if (!same() || !named || !sameIdentity(named, expect.stat)) throw changed(target);
-		}
-		renameSync(temp, at);
-		renamed = true;
-		// This handle holds the last reference to the replaced file: closing it frees the file's
-		// blocks (up to milliseconds on ext4). That close goes to the pool, beside the directory's
-		// fsync, instead of stalling the event loop.
-		return { released: closeFd(fd).catch(() => {}) };
-	} finally {
-		if (!renamed) closeSync(fd);
-	}
+	const same = () => {
+		const now = toFileStat(fstatSync(fd, { bigint: true }));
+		// Mode and owner too: where ctime is coarse (kernels before 6.13), a chmod within the clock
+		// tick of the last change leaves it as it was.
+		const e = expect.stat;
+		return sameIdentity(now, e) && now.mode === e.mode && now.uid === e.uid && now.gid === e.gid;
+	};
+	if (!same()) throw changed(target);
+	const size = Number(expect.stat.size);
+	if ((await hashFd(fd, size)) !== expect.sha256) throw changed(target);
+	// The handle was opened before the temp file was filled: the name may lead elsewhere by now.
+	const named = lstatSyncOrNull(at);
+	if ((size > SYNC_IO_BYTES && !same()) || !named || !sameIdentity(named, expect.stat)) throw changed(target);
+	// The attributes copied to the temp file must still be the target's own.
+	if (!attrsKept()) throw changed(target);
+	renameSync(temp, at);
+	// This handle holds the last reference to the replaced file: closing it frees the file's
+	// blocks (up to milliseconds on ext4). That close goes to the pool, beside the directory's
+	// fsync, instead of stalling the event loop.
+	return { released: closeFd(fd).catch(() => {}) };
 }
 
 /**
@@ -232,6 +247,7 @@ async function swapIn(
 export async function commitVia(
 	pins: DirPins,
 	hooks: CommitHooks,
+	xattrs: XattrCopier,
 	target: string,
 	opts: WriteOptions,
 	fill: (temp: string, fd: number) => Promise<void>,
@@ -243,6 +259,8 @@ export async function commitVia(
 	const temp = dir.at(tempNameFor(name));
 	let committed = false;
 	let created = false;
+	let replaced: number | null = null;
+	let copied: XattrSnapshot = null;
 	try {
 		// With a compare-and-swap the stat planned on stands for the file's own: the swap refuses
 		// unless the identity (with ctime, which chmod and chown change) is still that one.
@@ -250,7 +268,10 @@ export async function commitVia(
 		const before = cas ? cas.stat : lstatSyncOrNull(at);
 		if (before?.type === "dir") throw fromSystemError({ code: "EISDIR" }, target);
 		const replacing = before?.type === "file" && opts.expect !== "absent";
-		if (replacing) checkReplace(target, at);
+		if (replacing) {
+			checkReplace(target, at);
+			replaced = openReplaced(target, at, cas !== undefined);
+		}
 		const mode = before?.type === "file" ? before.mode : (opts.mode ?? 0o644);
 		// open(2) of a new file never waits on the disk: synchronous, like the walk.
 		const fd = openSync(
@@ -262,7 +283,9 @@ export async function commitVia(
 		try {
 			await fill(temp, fd);
 			if (replacing) keepOwner(target, fd, before);
-			// After chown (which clears setuid/setgid): the umask may also have narrowed the create mode.
+			if (replaced !== null) copied = xattrs.copy(replaced, fd, target);
+			// After chown (which clears setuid/setgid) and an ACL (which may clear setgid): the umask
+			// may also have narrowed the create mode.
 			fchmodSync(fd, mode);
 			await fsyncFd(fd);
 		} finally {
@@ -283,14 +306,19 @@ export async function commitVia(
 				);
 			}
 			unlinkSync(temp);
-		} else if (cas) ({ released } = await swapIn(temp, at, target, cas));
-		else renameSync(temp, at);
+		} else if (cas) {
+			if (replaced === null) throw changed(target);
+			const held = replaced;
+			({ released } = await swapIn(held, temp, at, target, cas, () => xattrs.unchanged(held, copied)));
+			replaced = null; // renamed: swapIn's `released` closes it
+		} else renameSync(temp, at);
 		committed = true;
 		await Promise.all([fsyncDir(dir), released]);
 		return toFileStat(lstatSync(at, { bigint: true }));
 	} catch (e) {
 		throw renamePathError(e, dir.path, dir.dir);
 	} finally {
+		if (replaced !== null) closeSync(replaced);
 		if (!committed) {
 			if (created) {
 				try {

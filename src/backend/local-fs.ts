@@ -25,6 +25,7 @@ import {
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
 import { toFileStat, typeOf } from "./local-stat.js";
 import { sweepDir } from "./local-sweep.js";
+import { createXattrCopier } from "./local-xattrs.js";
 import { readWindowFrom } from "./read-window.js";
 import { sameIdentity, sameObject } from "./temp-names.js";
 import type { DirEntry, FileOps } from "./types.js";
@@ -53,6 +54,7 @@ function swapped(path: string): KeelError {
 
 export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 	const pins = new DirPins();
+	const xattrs = createXattrCopier();
 
 	/** Run `use` on entry `path` of its pinned parent directory; system errors name `path`, not /proc. */
 	async function inDir<T>(path: string, use: (at: string, dir: PinnedDir) => Promise<T> | T): Promise<T> {
@@ -146,7 +148,7 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		},
 
 		writeFile(target, data, opts = {}) {
-			return commitVia(pins, hooks, target, opts, (_temp, fd) => writeAll(fd, data));
+			return commitVia(pins, hooks, xattrs, target, opts, (_temp, fd) => writeAll(fd, data));
 		},
 
 		async copyFile(source, target, opts) {
@@ -161,7 +163,7 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 			try {
 				if (!sameIdentity(toFileStat(await src.stat({ bigint: true })), opts.sourceStat))
 					throw sourceChanged("since it was written");
-				return await commitVia(pins, hooks, target, opts, async (temp) => {
+				return await commitVia(pins, hooks, xattrs, target, opts, async (temp) => {
 					await fsp.copyFile(`/proc/self/fd/${src.fd}`, temp);
 					if ((await hashPath(temp)) !== opts.sha256) throw sourceChanged("during the copy");
 				});

@@ -9,7 +9,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CallResult, Session } from "../../src/session.js";
+import { Session } from "../../src/session.js";
+import { editTools, ok } from "../fixtures/edit-via.js";
 
 let work: string;
 const sessions: Session[] = [];
@@ -28,52 +29,16 @@ async function open(profile: "pi" | "unified"): Promise<Session> {
 	return s;
 }
 
-function ok(r: CallResult): Extract<CallResult, { ok: true }> {
-	if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-	return r;
-}
-
 const bytes = async (name: string) => (await readFile(join(work, name))).toString("latin1");
 
-/** Edit `oldText` → `newText` in `name` through one of the tools. */
-type Via = (name: string, oldText: string, newText: string) => Promise<void>;
-const tools: Array<[string, Via]> = [
-	[
-		"edit",
-		async (name, oldText, newText) => {
-			ok(await (await open("pi")).call("edit", { path: name, edits: [{ oldText, newText }] }));
+const tools = editTools(open).map(
+	([name, via]): [string, (f: string, o: string, n: string) => Promise<void>] => [
+		name,
+		async (f, o, n) => {
+			ok(await via(f, o, n));
 		},
 	],
-	[
-		"file",
-		async (name, oldText, newText) => {
-			const r = ok(
-				await (await open("unified")).call("file", {
-					queries: [{ type: "edit", path: name, edits: [{ oldText, newText }] }],
-				}),
-			);
-			expect(JSON.stringify(r.content)).not.toContain('"ok":false');
-		},
-	],
-	[
-		"apply_patch",
-		async (name, oldText, newText) => {
-			// A hunk is whole lines: a trailing line end in the edit's text is implied.
-			oldText = oldText.replace(/\n$/, "");
-			newText = newText.replace(/\n$/, "");
-			const body = [
-				"*** Begin Patch",
-				`*** Update File: ${name}`,
-				"@@",
-				...oldText.split("\n").map((l) => `-${l}`),
-				...newText.split("\n").map((l) => `+${l}`),
-				"*** End Patch",
-				"",
-			].join("\n");
-			ok(await (await open("unified")).call("apply_patch", { input: body }));
-		},
-	],
-];
+);
 
 describe.each(tools)("CR endings through %s", (_tool, via) => {
 	it("a CR-only file keeps every CR, and new lines end in CR", async () => {
