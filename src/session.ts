@@ -10,7 +10,7 @@ import { createLocalBackend } from "./backend/local.js";
 import { createLocalFs } from "./backend/local-fs.js";
 import type { Backend, FileOps } from "./backend/types.js";
 import { CallScope } from "./boundary/call-scope.js";
-import { fromSystemError, KeelError, type SerializedError } from "./boundary/errors.js";
+import { fromSystemError, KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
@@ -20,67 +20,14 @@ import { defaultStateDir, Journal } from "./safety/journal.js";
 import { type MutationQueue, QueueRegistry } from "./safety/mutation-queue.js";
 import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
 import { lookalikes } from "./safety/path-lookalikes.js";
-import { type PayloadLimits, PayloadStore } from "./safety/payloads.js";
+import { PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
-import { type Profile, toolsForProfile } from "./tools/registry.js";
-import type { Content, ToolDefinition, ToolResult } from "./tools/types.js";
+import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
+import { toolsForProfile } from "./tools/registry.js";
+import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
-export interface SessionOptions {
-	/** Workspace root (default: process cwd). Relative paths resolve against it. */
-	root?: string;
-	/** Extra read-write roots. */
-	allow?: string[];
-	/** Read-only roots. */
-	allowRead?: string[];
-	backend?: Backend;
-	profile?: Profile;
-	/** Tool names to leave out of the palette. */
-	disabledTools?: string[];
-	/** Permit writes to the protected set (git hooks and config, tool config, shell rc files). */
-	allowProtected?: boolean;
-	/** More protected paths (absolute, or relative to the root), each with everything below it. */
-	protectedPaths?: string[];
-	/** Home directory for `~` (default: the OS home). */
-	home?: string;
-	/** Where truncated outputs are spilled (default: a new directory under the OS temp dir). */
-	spillDir?: string;
-	clock?: Clock;
-	payloadLimits?: PayloadLimits;
-	probes?: SessionProbes;
-	/**
-	 * The queues shared by the sessions of one process (the MCP server makes one): sessions on the
-	 * same workspace then serialize their commits per file. Default: a queue of this session's own.
-	 */
-	queues?: QueueRegistry;
-	/**
-	 * Where multi-file changes keep their intent journal (default: $XDG_STATE_HOME/keel, else
-	 * ~/.local/state/keel); see safety/journal.ts.
-	 */
-	stateDir?: string;
-	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
-	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
-	/** Shell text run before every `bash` command, on its own line (pi's `shellCommandPrefix`). */
-	commandPrefix?: string;
-}
-
-export interface CallOptions {
-	signal?: AbortSignal;
-	onUpdate?: (partial: ToolResult) => void;
-}
-
-/** A failed call's error: the KeelError's fields, plus the failure memory's directive when one is due (R3). */
-export type CallError = SerializedError & { directive?: string };
-
-export type CallResult =
-	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
-	| { ok: false; error: CallError; elapsedMs: number };
-
-/** Points where tests interleave another writer (REQUIREMENTS M4 evidence); no-ops in production. */
-export interface SessionProbes {
-	/** Inside the mutation queue, before the file is read for planning. */
-	afterAdmission?: (canonical: string) => Promise<void> | void;
-}
+export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
 
 /** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
 function filesAreLocal(backend: Backend): boolean {

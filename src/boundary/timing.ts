@@ -35,3 +35,36 @@ export function setLongTimeout(fn: () => void, ms: number): LongTimer {
 	arm(Math.max(0, ms));
 	return { clear: () => clearTimeout(timer) };
 }
+
+/**
+ * Wait for `done`, but at most `timeoutMs` (when given) and only until `signal` aborts; resolves
+ * either way (the caller looks at what it was waiting for), and leaves no timer or listener behind.
+ */
+export async function waitAtMost(
+	done: Promise<unknown>,
+	opts: { timeoutMs?: number; signal?: AbortSignal },
+): Promise<void> {
+	if (opts.signal?.aborted) return;
+	let timer: LongTimer | undefined;
+	let onAbort: (() => void) | undefined;
+	const stops: Promise<unknown>[] = [done];
+	if (opts.timeoutMs !== undefined) {
+		const ms = opts.timeoutMs;
+		stops.push(new Promise((r) => (timer = setLongTimeout(() => r(undefined), ms))));
+	}
+	if (opts.signal) {
+		const signal = opts.signal;
+		stops.push(
+			new Promise<void>((r) => {
+				onAbort = () => r();
+				signal.addEventListener("abort", onAbort);
+			}),
+		);
+	}
+	try {
+		await Promise.race(stops);
+	} finally {
+		timer?.clear();
+		if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
+	}
+}

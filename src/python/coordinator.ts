@@ -15,51 +15,26 @@
  *   listeners only; list/status/wait/cancel address it by id.
  */
 import { randomBytes } from "node:crypto";
-import type { Backend } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import type { SpillDir } from "../boundary/spill.js";
-import { type Clock, type LongTimer, monotonicClock, setLongTimeout } from "../boundary/timing.js";
+import { type Clock, monotonicClock, setLongTimeout, waitAtMost } from "../boundary/timing.js";
+import {
+	DEFAULT_BACKGROUND_AFTER_MS,
+	type PythonCoordinatorOptions,
+	type PythonCoordinatorStats,
+	type PythonRunOptions,
+} from "./coordinator-options.js";
 import { busyError, type Ending, infoOf, type Job, newJob, outcomeOf, timeoutEnding } from "./job.js";
 import { createLauncher } from "./launcher.js";
 import type { PythonJobEvent, PythonJobInfo, PythonJobRequest, PythonRunResult } from "./types.js";
 import { WorkerSlot } from "./worker-slot.js";
 
-export interface PythonCoordinatorOptions {
-	/** Where truncated stdout/stderr is spilled in full (the session's spill directory). */
-	spill: SpillDir;
-	/** Where the worker runs (default: this machine); see launcher.ts. */
-	backend?: Backend;
-	/**
-	 * Interpreter path or name; default $KEEL_PYTHON (on this machine and in bwrap), else
-	 * /usr/bin/python3, else python3 on PATH.
-	 */
-	interpreter?: string;
-	/** Extra interpreter flags before the worker script (default none; see README.md here). */
-	pythonFlags?: string[];
-	/** Environment of the worker (default: this process's; on a remote backend, variables added to the host's). */
-	env?: NodeJS.ProcessEnv;
-	/** A job running longer than this moves to the background lane (default 15 s). */
-	backgroundAfterMs?: number;
-	/** RLIMIT_AS for the worker, in bytes (default: none). */
-	memoryLimitBytes?: number;
-	/** How many finished background jobs stay addressable by id (default 32). */
-	maxFinishedJobs?: number;
-	clock?: Clock;
-}
+export type {
+	PythonCoordinatorOptions,
+	PythonCoordinatorStats,
+	PythonRunOptions,
+} from "./coordinator-options.js";
+export { DEFAULT_BACKGROUND_AFTER_MS } from "./coordinator-options.js";
 
-export interface PythonRunOptions {
-	/** Aborts the job while it is queued or in the foreground lane (not once it is in the background). */
-	signal?: AbortSignal;
-}
-
-export interface PythonCoordinatorStats {
-	/** Worker processes started. */
-	spawns: number;
-	/** Requests sent to a worker. */
-	jobsSent: number;
-}
-
-export const DEFAULT_BACKGROUND_AFTER_MS = 15_000;
 const DEFAULT_MAX_FINISHED = 32;
 const CLOSE_WAIT_MS = 2000;
 
@@ -166,29 +141,7 @@ export class PythonCoordinator {
 	/** Wait up to `timeoutMs` (default: forever) for a job to end; returns its info either way. */
 	async wait(jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<PythonJobInfo> {
 		const job = this.job(jobId);
-		if (!job.outcome && !opts.signal?.aborted) {
-			let timer: LongTimer | undefined;
-			let onAbort: (() => void) | undefined;
-			const stops: Promise<unknown>[] = [job.done];
-			if (opts.timeoutMs !== undefined) {
-				const ms = opts.timeoutMs;
-				stops.push(new Promise((r) => (timer = setLongTimeout(() => r(undefined), ms))));
-			}
-			if (opts.signal) {
-				stops.push(
-					new Promise<void>((r) => {
-						onAbort = () => r();
-						opts.signal!.addEventListener("abort", onAbort);
-					}),
-				);
-			}
-			try {
-				await Promise.race(stops);
-			} finally {
-				timer?.clear();
-				if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
-			}
-		}
+		if (!job.outcome) await waitAtMost(job.done, opts);
 		return this.info(job);
 	}
 

@@ -1,0 +1,65 @@
+/** What a Session is made with and what its calls return (session.ts). */
+import type { Backend } from "./backend/types.js";
+import type { SerializedError } from "./boundary/errors.js";
+import type { Clock } from "./boundary/timing.js";
+import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
+import type { QueueRegistry } from "./safety/mutation-queue.js";
+import type { PayloadLimits } from "./safety/payloads.js";
+import type { Profile } from "./tools/registry.js";
+import type { Content, ToolResult } from "./tools/types.js";
+
+export interface SessionOptions {
+	/** Workspace root (default: process cwd). Relative paths resolve against it. */
+	root?: string;
+	/** Extra read-write roots. */
+	allow?: string[];
+	/** Read-only roots. */
+	allowRead?: string[];
+	backend?: Backend;
+	profile?: Profile;
+	/** Tool names to leave out of the palette. */
+	disabledTools?: string[];
+	/** Permit writes to the protected set (git hooks and config, tool config, shell rc files). */
+	allowProtected?: boolean;
+	/** More protected paths (absolute, or relative to the root), each with everything below it. */
+	protectedPaths?: string[];
+	/** Home directory for `~` (default: the OS home). */
+	home?: string;
+	/** Where truncated outputs are spilled (default: a new directory under the OS temp dir). */
+	spillDir?: string;
+	clock?: Clock;
+	payloadLimits?: PayloadLimits;
+	probes?: SessionProbes;
+	/**
+	 * The queues shared by the sessions of one process (the MCP server makes one): sessions on the
+	 * same workspace then serialize their commits per file. Default: a queue of this session's own.
+	 */
+	queues?: QueueRegistry;
+	/**
+	 * Where multi-file changes keep their intent journal (default: $XDG_STATE_HOME/keel, else
+	 * ~/.local/state/keel); see safety/journal.ts.
+	 */
+	stateDir?: string;
+	/** Options for this session's Python coordinator (interpreter, memory limit, background lane). */
+	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
+	/** Shell text run before every `bash` command, on its own line (pi's `shellCommandPrefix`). */
+	commandPrefix?: string;
+}
+
+export interface CallOptions {
+	signal?: AbortSignal;
+	onUpdate?: (partial: ToolResult) => void;
+}
+
+/** A failed call's error: the KeelError's fields, plus the failure memory's directive when one is due (R3). */
+export type CallError = SerializedError & { directive?: string };
+
+export type CallResult =
+	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
+	| { ok: false; error: CallError; elapsedMs: number };
+
+/** Points where tests interleave another writer (REQUIREMENTS M4 evidence); no-ops in production. */
+export interface SessionProbes {
+	/** Inside the mutation queue, before the file is read for planning. */
+	afterAdmission?: (canonical: string) => Promise<void> | void;
+}
