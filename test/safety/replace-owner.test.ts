@@ -1,20 +1,12 @@
-/**
- * A replace keeps what a write in place would (issue 11 item 3; REQUIREMENTS M12, M5): owner and
- * group, mode including setuid/setgid on the same owner, and a file the caller could not write in
- * place is refused rather than replaced. Root cases run in-process; the non-root cases run the
- * built CLI as `nobody` (setpriv), on files chowned for the purpose.
- */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Session } from "../../src/session.js";
-import { BIN } from "../fixtures/keel-cli.js";
+import { BIN, runKeel, SETPRIV } from "../fixtures/keel-cli.js";
 
 const AS_ROOT = process.getuid?.() === 0;
-const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p));
 const NOBODY = 65534;
 const USER = 1000;
 
@@ -63,32 +55,9 @@ describe.skipIf(!AS_ROOT)("root replacing another user's file (skipped unless ro
 	});
 });
 
-function keelAsNobody(args: string[]): Promise<{ code: number | null; stdout: string }> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(
-			SETPRIV!,
-			[
-				"--reuid",
-				String(NOBODY),
-				"--regid",
-				String(NOBODY),
-				"--clear-groups",
-				process.execPath,
-				BIN,
-				...args,
-			],
-			{ cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HOME: scratch } },
-		);
-		let stdout = "";
-		child.stdout.on("data", (c) => {
-			stdout += c;
-		});
-		child.stderr.on("data", (c) => {
-			stdout += c;
-		});
-		child.on("error", reject);
-		child.on("close", (code) => resolve({ code, stdout }));
-	});
+async function keelAsNobody(args: string[]): Promise<{ code: number | null; stdout: string }> {
+	const r = await runKeel(root, args, { asUser: NOBODY, env: { ...process.env, HOME: scratch } });
+	return { code: r.code, stdout: r.stdout + r.stderr };
 }
 
 const canRunAsNobody = AS_ROOT && SETPRIV !== undefined && existsSync(BIN);

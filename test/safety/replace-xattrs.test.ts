@@ -16,11 +16,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local.js";
 import { Session } from "../../src/session.js";
 import { editTools, ok } from "../fixtures/edit-via.js";
-import { BIN } from "../fixtures/keel-cli.js";
+import { BIN, runKeel, SETPRIV } from "../fixtures/keel-cli.js";
 
 const PY = "/usr/bin/python3";
 const AS_ROOT = process.getuid?.() === 0;
-const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p));
 const NOBODY = 65534;
 
 /** Attributes as {hex(name): hex(value)}: names need not be UTF-8. */
@@ -272,37 +271,15 @@ describe.skipIf(support !== "")(
 				beforeEach(async () => {
 					await chown(root, NOBODY, NOBODY);
 				});
-				const editAsNobody = (name: string) =>
-					new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-						const args = [
-							"call",
-							"edit",
-							JSON.stringify({ path: name, edits: [{ oldText: "41", newText: "42" }] }),
-						];
-						const child = spawn(
-							SETPRIV!,
-							[
-								"--reuid",
-								`${NOBODY}`,
-								"--regid",
-								`${NOBODY}`,
-								"--clear-groups",
-								process.execPath,
-								BIN,
-								...args,
-							],
-							{ cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HOME: work } },
-						);
-						let out = "";
-						child.stdout.on("data", (c) => {
-							out += c;
-						});
-						child.stderr.on("data", (c) => {
-							out += c;
-						});
-						child.on("error", reject);
-						child.on("close", (code) => resolve({ code, out }));
-					});
+				const editAsNobody = async (name: string) => {
+					const args = [
+						"call",
+						"edit",
+						JSON.stringify({ path: name, edits: [{ oldText: "41", newText: "42" }] }),
+					];
+					const r = await runKeel(root, args, { asUser: NOBODY, env: { ...process.env, HOME: work } });
+					return { code: r.code, out: r.stdout + r.stderr };
+				};
 
 				it("its own file keeps its user attributes and ACL", async () => {
 					const p = await put("mine.txt", { ...USER_ATTRS, [ACL_NAME]: acl(0) }, 0o660);
