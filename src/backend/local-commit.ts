@@ -89,6 +89,15 @@ async function hashFd(fd: number, size: number): Promise<string> {
 	return hash.digest("hex");
 }
 
+/**
+ * True when the file open at `fd` holds the bytes `expect` was planned on: a small file is compared
+ * byte for byte with them when the caller kept them (no hash of either side), otherwise by hash.
+ */
+async function holdsExpected(fd: number, size: number, expect: Expected): Promise<boolean> {
+	if (expect.bytes && size <= SYNC_IO_BYTES) return readAllSync(fd, size).equals(expect.bytes);
+	return (await hashFd(fd, size)) === expect.sha256;
+}
+
 export async function hashHandle(h: fsp.FileHandle): Promise<string> {
 	const hash = createHash("sha256");
 	if ((await h.stat()).size <= ONE_READ_HASH_BYTES) hash.update(await h.readFile());
@@ -209,7 +218,7 @@ async function swapIn(
 		const same = () => sameIdentity(toFileStat(fstatSync(fd, { bigint: true })), expect.stat);
 		if (!same()) throw changed(target);
 		const size = Number(expect.stat.size);
-		if ((await hashFd(fd, size)) !== expect.sha256) throw changed(target);
+		if (!(await holdsExpected(fd, size, expect))) throw changed(target);
 		if (size > SYNC_IO_BYTES) {
 			const named = lstatSyncOrNull(at);
 			if (!same() || !named || !sameIdentity(named, expect.stat)) throw changed(target);

@@ -27,6 +27,12 @@ export function ownWork<T>(owner: WorkOwner | undefined, work: Promise<T>): Prom
 /** How long a settled call waits for owned work that ignores the abort before answering anyway. */
 export const OWNED_WORK_GRACE_MS = 2000;
 
+/**
+ * The reason a settled call's signal is aborted with: one shared, made once. abort() without a
+ * reason builds a DOMException (a stack capture) on every call, about half of its cost.
+ */
+const CALL_SETTLED = new DOMException("The call has settled.", "AbortError");
+
 export class CallScope implements WorkOwner {
 	private readonly controller = new AbortController();
 	private readonly pending = new Set<Promise<unknown>>();
@@ -64,7 +70,7 @@ export class CallScope implements WorkOwner {
 	 */
 	async close(graceMs = OWNED_WORK_GRACE_MS): Promise<void> {
 		this.unlink();
-		this.controller.abort();
+		this.controller.abort(CALL_SETTLED);
 		if (this.pending.size === 0) return;
 		let timer: NodeJS.Timeout | undefined;
 		const grace = new Promise<void>((r) => {
