@@ -77,7 +77,8 @@ export const editTool = defineTool<EditArgs>({
 	parameters: schema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	prepareArguments,
-	async execute(args, { session, signal }) {
+	async execute(args, ctx) {
+		const { session } = ctx;
 		if (args.edits.length === 0) {
 			throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", {
 				path: args.path,
@@ -119,7 +120,8 @@ export const editTool = defineTool<EditArgs>({
 					read,
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
-						checkAborted(signal);
+						// The scope answers without making the call's signal (boundary/call-scope.ts).
+						checkAborted(ctx.scope ?? ctx.signal);
 						await commit(session, {
 							canonical: target.canonical,
 							shown: args.path,
