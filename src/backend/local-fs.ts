@@ -10,18 +10,8 @@ import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
-import {
-	type CommitHooks,
-	changed,
-	commitVia,
-	fsyncDir,
-	hashHandle,
-	hashPath,
-	READ_FLAGS,
-	readAllSync,
-	SYNC_IO_BYTES,
-	writeAll,
-} from "./local-commit.js";
+import { hashHandle, hashPath, READ_FLAGS, readAllSync, SYNC_IO_BYTES, writeAll } from "./local-bytes.js";
+import { type CommitHooks, changed, commitVia, fsyncDir } from "./local-commit.js";
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
 import { toFileStat, typeOf } from "./local-stat.js";
 import { sweepDir } from "./local-sweep.js";
