@@ -10,11 +10,24 @@
  * An area module for bench/run.mjs (add "./cases-mcp.mjs" to AREAS), and runnable alone:
  *   npm run build && node --expose-gc bench/cases-mcp.mjs [--quick]
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+	closeSync,
+	existsSync,
+	fsync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	writeFileSync,
+	writeSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { assert, compare, comparisonTable, textOf } from "./lib.mjs";
@@ -95,6 +108,39 @@ function toggler() {
 }
 
 /**
+ * The durable write the peer leaves out (issue 15): the same bytes written to a file of its own in
+ * the same directory, temp file created and written, fsync, rename over the file, fsync of the
+ * directory (the cheap steps synchronous, the two fsyncs in the thread pool, as in cases-local.mjs).
+ * The floor of a durable MCP edit is the peer's edit followed by this.
+ */
+function durableWrite(dir, original) {
+	const bytes = {
+		"export const value = 41;": Buffer.from(original),
+		"export const value = 42;": Buffer.from(original.replace("value = 41", "value = 42")),
+	};
+	const target = join(dir, "floor-edit.txt");
+	const temp = join(dir, ".floor-edit.tmp");
+	writeFileSync(target, bytes["export const value = 41;"]);
+	const fsyncFd = promisify(fsync);
+	return async (newText) => {
+		const fd = openSync(temp, "wx", 0o644);
+		try {
+			writeSync(fd, bytes[newText]);
+			await fsyncFd(fd);
+		} finally {
+			closeSync(fd);
+		}
+		renameSync(temp, target);
+		const d = openSync(dir, "r");
+		try {
+			await fsyncFd(d);
+		} finally {
+			closeSync(d);
+		}
+	};
+}
+
+/**
  * @param {{dir: string}} env  a fresh temp directory owned by this area
  * @returns {Promise<{cases: object[], teardown: () => Promise<void>}>}
  */
@@ -145,6 +191,7 @@ export async function setup({ dir }) {
 	});
 
 	const next = toggler();
+	const durable = durableWrite(dir, small);
 	const editCase = {
 		name: "edit, one change in a 2 KB file",
 		iterations: 200,
@@ -158,6 +205,14 @@ export async function setup({ dir }) {
 		contenders: [
 			{ label: "keel", run: () => keel("edit", { path: paths.edit, edits: [next()] }) },
 			{ label: "server-filesystem", run: () => peer("edit_file", { path: paths.edit, edits: [next()] }) },
+			{
+				label: "floor",
+				run: async () => {
+					const edit = next();
+					await peer("edit_file", { path: paths.edit, edits: [edit] });
+					await durable(edit.newText);
+				},
+			},
 		],
 		after() {
 			assert(readFileSync(paths.edit, "utf8").length === small.length, "edit: file size drifted");

@@ -224,10 +224,13 @@ export class Session {
 			}
 			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
 			tool.check(prepared);
-			if (scope.signal.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
+			if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
 			const result = await tool.execute(prepared as never, {
 				session: this,
-				signal: scope.signal,
+				// Made when the tool first reads it (boundary/call-scope.ts).
+				get signal() {
+					return scope.signal;
+				},
 				scope,
 				onUpdate,
 			});

@@ -113,8 +113,32 @@ export function standardSchema(schema: JsonSchema) {
 	};
 }
 
-/** A JSON-only copy: bigints become numbers (or strings past 2^53), functions and undefined drop out. */
+/** Nesting past this is left to JSON.stringify (which also reports a cycle). */
+const PLAIN_DEPTH = 32;
+
+/**
+ * True when `v` already is what JSON.parse(JSON.stringify(v)) gives back: plain objects and arrays
+ * of strings, finite numbers, booleans and null (no bigint, undefined, function, toJSON, class).
+ */
+function isPlainJson(v: unknown, depth = 0): boolean {
+	if (v === null || typeof v === "string" || typeof v === "boolean") return true;
+	if (typeof v === "number") return Number.isFinite(v);
+	if (typeof v !== "object" || depth > PLAIN_DEPTH) return false;
+	if (Array.isArray(v)) return v.every((x) => isPlainJson(x, depth + 1));
+	const proto = Object.getPrototypeOf(v);
+	if ((proto !== Object.prototype && proto !== null) || "toJSON" in v) return false;
+	if (Object.getOwnPropertySymbols(v).length > 0) return false;
+	for (const k in v) if (!isPlainJson((v as Record<string, unknown>)[k], depth + 1)) return false;
+	return true;
+}
+
+/**
+ * A JSON-only form: bigints become numbers (or strings past 2^53), functions and undefined drop
+ * out. A value that already is plain JSON comes back as it is (most tools' details: a stringify
+ * and a parse per call saved); anything else is copied.
+ */
 export function jsonSafe(value: unknown): unknown {
+	if (isPlainJson(value)) return value;
 	try {
 		return JSON.parse(
 			JSON.stringify(value, (_k, v) =>

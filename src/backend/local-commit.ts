@@ -2,11 +2,10 @@
  * The durable atomic commit on this machine (REQUIREMENTS M4, M5, M12): a temp file in the
  * target's directory, created exclusively with the target's mode, owner, group and extended
  * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or an
- * identity-and-hash check followed by rename(2) for a replace; then the directory is fsynced. Every step names entries of the pinned directory
+ * identity-and-bytes check followed by rename(2) for a replace; then the directory is fsynced. Every step names entries of the pinned directory
  * (local-pin.ts), so a directory swapped for a link after the guard's check cannot redirect the
  * temp file, the link or the rename. A temp file never outlives a failed commit.
  */
-import { createHash } from "node:crypto";
 import {
 	accessSync,
 	close,
@@ -19,104 +18,18 @@ import {
 	linkSync,
 	lstatSync,
 	openSync,
-	read,
-	readSync,
 	renameSync,
 	unlinkSync,
-	write,
-	writeSync,
 } from "node:fs";
-import type * as fsp from "node:fs/promises";
 import { posix } from "node:path";
-import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { holdsExpected, READ_FLAGS, SYNC_IO_BYTES } from "./local-bytes.js";
 import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
 import { toFileStat } from "./local-stat.js";
 import type { XattrCopier, XattrSnapshot } from "./local-xattrs.js";
 import { sameIdentity, tempNameFor } from "./temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "./types.js";
-
-/** Files up to this size are hashed from one read: a stream costs ~0.4 ms more per small file. */
-const ONE_READ_HASH_BYTES = 1024 * 1024;
-
-/**
- * Up to this size a file is read, written and hashed with synchronous calls: from the page cache
- * each is a few µs, far less than the thread-pool round trip (~20-60 µs on a loaded machine) an
- * async call costs. Only the fsyncs, which wait for the disk, always go to the pool.
- */
-export const SYNC_IO_BYTES = 64 * 1024;
-
-/** O_NONBLOCK: a FIFO swapped in for a file must not hang the open. */
-export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-const fsyncFd = promisify(fsync);
-const writeFd = promisify(write);
-const readFdAt = promisify(read);
-const closeFd = promisify(close);
-const HASH_CHUNK_BYTES = 1024 * 1024;
-
-/** Everything from offset 0 of `fd` to its end, synchronously (for small files). */
-export function readAllSync(fd: number, sizeHint: number): Buffer {
-	let buf = Buffer.allocUnsafe(sizeHint + 1);
-	let n = 0;
-	for (;;) {
-		if (n === buf.length) {
-			const grown = Buffer.allocUnsafe(buf.length * 2);
-			buf.copy(grown, 0, 0, n);
-			buf = grown;
-		}
-		const got = readSync(fd, buf, n, buf.length - n, n);
-		if (got === 0) break;
-		n += got;
-		// A short read of a regular file is its end: saves the read(2) that would return 0.
-		if (n < buf.length) break;
-	}
-	return buf.subarray(0, n);
-}
-
-/** sha256 of the file open at `fd`, from offset 0; `size` picks one read or a stream. */
-async function hashFd(fd: number, size: number): Promise<string> {
-	const hash = createHash("sha256");
-	if (size <= SYNC_IO_BYTES) return hash.update(readAllSync(fd, size)).digest("hex");
-	// One chunk buffer reused: a stream's fresh 64 KB chunks would leave the file's size in garbage.
-	const chunk = Buffer.allocUnsafe(HASH_CHUNK_BYTES);
-	for (let at = 0; ; ) {
-		const { bytesRead } = await readFdAt(fd, chunk, 0, chunk.length, at);
-		if (bytesRead === 0) break;
-		hash.update(chunk.subarray(0, bytesRead));
-		at += bytesRead;
-	}
-	return hash.digest("hex");
-}
-
-export async function hashHandle(h: fsp.FileHandle): Promise<string> {
-	const hash = createHash("sha256");
-	if ((await h.stat()).size <= ONE_READ_HASH_BYTES) hash.update(await h.readFile());
-	else await pipeline(h.createReadStream({ autoClose: false, start: 0 }), hash);
-	return hash.digest("hex");
-}
-
-export async function hashPath(path: string): Promise<string> {
-	const fd = openSync(path, READ_FLAGS);
-	try {
-		return await hashFd(fd, fstatSync(fd).size);
-	} finally {
-		closeSync(fd);
-	}
-}
-
-/** Write all of `data` at the start of the new file `fd`: synchronously when small. */
-export async function writeAll(fd: number, data: Uint8Array): Promise<void> {
-	let off = 0;
-	while (off < data.length) {
-		const left = data.length - off;
-		off +=
-			left <= SYNC_IO_BYTES
-				? writeSync(fd, data, off, left)
-				: (await writeFd(fd, data, off, left)).bytesWritten;
-	}
-}
 
 export function changed(target: string): KeelError {
 	return new KeelError(
@@ -125,6 +38,9 @@ export function changed(target: string): KeelError {
 		{ path: target },
 	);
 }
+
+const fsyncFd = promisify(fsync);
+const closeFd = promisify(close);
 
 function lstatSyncOrNull(path: string): FileStat | null {
 	const st = lstatSync(path, { bigint: true, throwIfNoEntry: false });
@@ -227,7 +143,7 @@ async function swapIn(
 	};
 	if (!same()) throw changed(target);
 	const size = Number(expect.stat.size);
-	if ((await hashFd(fd, size)) !== expect.sha256) throw changed(target);
+	if (!(await holdsExpected(fd, size, expect))) throw changed(target);
 	// The handle was opened before the temp file was filled: the name may lead elsewhere by now.
 	const named = lstatSyncOrNull(at);
 	if ((size > SYNC_IO_BYTES && !same()) || !named || !sameIdentity(named, expect.stat)) throw changed(target);

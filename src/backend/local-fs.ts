@@ -5,23 +5,13 @@
  * (local-commit.ts). The guard's own lookups (realpath, lstat, readlink of paths it is still
  * checking) are by name: they decide, and the pinned operation refuses anything that changed.
  */
-import { closeSync, fstatSync, lstatSync, openSync, readFile, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readFile, realpathSync, unlinkSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
-import {
-	type CommitHooks,
-	changed,
-	commitVia,
-	fsyncDir,
-	hashHandle,
-	hashPath,
-	READ_FLAGS,
-	readAllSync,
-	SYNC_IO_BYTES,
-	writeAll,
-} from "./local-commit.js";
+import { hashHandle, hashPath, READ_FLAGS, readAllSync, SYNC_IO_BYTES, writeAll } from "./local-bytes.js";
+import { type CommitHooks, changed, commitVia, fsyncDir } from "./local-commit.js";
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
 import { toFileStat, typeOf } from "./local-stat.js";
 import { sweepDir } from "./local-sweep.js";
@@ -91,7 +81,9 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		pins,
 		pinRoots: (roots) => pins.pin(roots),
 		close: () => pins.close(),
-		realpath: (p) => fsp.realpath(p),
+		// realpath(3) on the main thread: a few readlink(2)s of cached entries cost less than the
+		// thread-pool hop an async call takes (issue 15); the walk below a root is synchronous too.
+		realpath: async (p) => realpathSync.native(p),
 		lstat: (p) => inDir(p, async (at) => toFileStat(await fsp.lstat(at, { bigint: true }))),
 		// Canonical paths never end in a link: one there now was swapped in after the check.
 		// Synchronous: one lstat(2) through the pinned directory costs less than a thread-pool hop.

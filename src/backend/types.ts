@@ -32,6 +32,11 @@ export interface DirEntry {
 export interface Expected {
 	stat: FileStat;
 	sha256: string;
+	/**
+	 * The bytes themselves, when the caller still holds them unchanged: a backend may compare the
+	 * file with them directly instead of hashing it (local files do for small ones).
+	 */
+	bytes?: Uint8Array;
 }
 
 export interface WriteOptions {

@@ -3,7 +3,7 @@
  */
 import { createHash } from "node:crypto";
 import { sameIdentity } from "../backend/temp-names.js";
-import type { FileStat } from "../backend/types.js";
+import type { Expected, FileStat } from "../backend/types.js";
 
 export interface ReadRecord {
 	stat: FileStat;
@@ -12,6 +12,23 @@ export interface ReadRecord {
 
 export function sha256(data: Uint8Array): string {
 	return createHash("sha256").update(data).digest("hex");
+}
+
+/**
+ * What a compare-and-swap against `bytes` (read with identity `stat`) expects. The caller must not
+ * change `bytes` afterwards. Their hash is computed only when a backend asks for it: local files
+ * compare small files byte for byte, so the hash of what was read is usually never needed.
+ */
+export function expectBytes(stat: FileStat, bytes: Uint8Array): Expected {
+	let hash: string | undefined;
+	return {
+		stat,
+		bytes,
+		get sha256() {
+			hash ??= sha256(bytes);
+			return hash;
+		},
+	};
 }
 
 export class ReadState {

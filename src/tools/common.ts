@@ -45,8 +45,8 @@ export function requireDir(st: FileStat, shown: string): void {
 	}
 }
 
-/** Throws ABORTED when the call's signal has fired. */
-export function checkAborted(signal: AbortSignal | undefined): void {
+/** Throws ABORTED when the call's signal (or its scope, which knows without making one) has fired. */
+export function checkAborted(signal: { readonly aborted: boolean } | undefined): void {
 	if (signal?.aborted) throw new KeelError("ABORTED", "The call was aborted.");
 }
 

@@ -12,7 +12,7 @@ import { renderEditDiff } from "../edit/diff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
 import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
-import { sha256 } from "../safety/read-state.js";
+import { expectBytes, sha256 } from "../safety/read-state.js";
 import { checkAborted, requireFile, statPath } from "./common.js";
 import { defineTool, text } from "./types.js";
 
@@ -77,7 +77,8 @@ export const editTool = defineTool<EditArgs>({
 	parameters: schema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	prepareArguments,
-	async execute(args, { session, signal }) {
+	async execute(args, ctx) {
+		const { session } = ctx;
 		if (args.edits.length === 0) {
 			throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", {
 				path: args.path,
@@ -103,14 +104,14 @@ export const editTool = defineTool<EditArgs>({
 						{ path: args.path },
 					);
 				}
-				// The compare-and-swap needs only the bytes' hash; a large file's buffer (which the caller
-				// of readFile owns) then takes the new bytes, so a 10 MB edit holds the text and one
-				// buffer, not also a second one (issue 15).
+				// A large file's buffer (which the caller of readFile owns) takes the new bytes, so a 10 MB
+				// edit holds the text and one buffer, not also a second one; its compare-and-swap then
+				// needs the hash. A smaller one is kept for the compare itself (issue 15).
+				const spare = bytes.length >= SPARE_MIN_BYTES;
 				return {
-					st,
-					sha256: sha256(bytes),
+					expect: spare ? { stat: st, sha256: sha256(bytes) } : expectBytes(st, bytes),
 					decoded,
-					spare: bytes.length >= SPARE_MIN_BYTES ? bytes : undefined,
+					spare: spare ? bytes : undefined,
 				};
 			};
 			// Anchored by text: a file another writer changed meanwhile is re-planned (edit/replan.ts).
@@ -119,12 +120,13 @@ export const editTool = defineTool<EditArgs>({
 					read,
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
-						checkAborted(signal);
+						// The scope answers without making the call's signal (boundary/call-scope.ts).
+						checkAborted(ctx.scope ?? ctx.signal);
 						await commit(session, {
 							canonical: target.canonical,
 							shown: args.path,
 							data: plan.encode(snap.decoded.bom, takeSpare(snap)),
-							expect: { stat: snap.st, sha256: snap.sha256 },
+							expect: snap.expect,
 						});
 						return plan;
 					},

@@ -24,12 +24,30 @@ function cutText(text: string, budget: number): string {
 	return text.slice(0, n);
 }
 
+/** Nesting past this is measured by serializing. */
+const WALK_DEPTH = 16;
+
 /**
- * An upper bound on the result's JSON size without serializing its content: a UTF-16 code unit
- * never takes more than 6 bytes in JSON (`\u001f`), base64 is ASCII. Keeps the common case cheap.
+ * An upper bound on the JSON size of `v` without serializing it: a UTF-16 code unit never takes
+ * more than 6 bytes in JSON (`\u001f`), a number at most 24; anything else is serialized.
+ */
+function jsonSizeAtMost(v: unknown, depth = 0): number {
+	if (v === null || v === undefined || typeof v === "boolean") return 5;
+	if (typeof v === "string") return 2 + v.length * 6;
+	if (typeof v === "number") return 24;
+	if (typeof v !== "object" || depth > WALK_DEPTH || "toJSON" in v) return jsonBytes(v);
+	let n = 2;
+	if (Array.isArray(v)) for (const x of v) n += 1 + jsonSizeAtMost(x, depth + 1);
+	else for (const [k, x] of Object.entries(v)) n += 4 + k.length * 6 + jsonSizeAtMost(x, depth + 1);
+	return n;
+}
+
+/**
+ * An upper bound on the result's JSON size without serializing it: a UTF-16 code unit never takes
+ * more than 6 bytes in JSON (`\u001f`), base64 is ASCII. Keeps the common case cheap.
  */
 function sizeAtMost(result: CallToolResult): number {
-	let n = 256 + jsonBytes(result._meta) + jsonBytes(result.structuredContent);
+	let n = 256 + jsonSizeAtMost(result._meta) + jsonSizeAtMost(result.structuredContent);
 	for (const b of result.content) {
 		if (b.type === "text") n += 64 + b.text.length * 6;
 		else if (b.type === "image" || b.type === "audio") n += 64 + b.data.length + b.mimeType.length;
