@@ -25,6 +25,8 @@ import { posix } from "node:path";
 import { promisify } from "node:util";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { holdsExpected, READ_FLAGS, SYNC_IO_BYTES } from "./local-bytes.js";
+import { lockDir } from "./local-dir-lock.js";
+import type { LazyLibc } from "./local-libc.js";
 import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
 import { toFileStat } from "./local-stat.js";
 import type { XattrCopier, XattrSnapshot } from "./local-xattrs.js";
@@ -47,9 +49,12 @@ function lstatSyncOrNull(path: string): FileStat | null {
 	return st ? toFileStat(st) : null;
 }
 
-export async function fsyncDir(dir: PinnedDir): Promise<void> {
-	// The O_PATH handle cannot be fsynced: a real one is opened from it (open(2) of a directory never blocks).
-	const fd = openSync(dir.path, constants.O_RDONLY | constants.O_DIRECTORY);
+/** A real descriptor on the pinned directory (its O_PATH handle can be neither fsynced nor locked). */
+function openDirFd(dir: PinnedDir): number {
+	return openSync(dir.path, constants.O_RDONLY | constants.O_DIRECTORY); // never blocks
+}
+
+export async function fsyncDir(dir: PinnedDir, fd = openDirFd(dir)): Promise<void> {
 	try {
 		await fsyncFd(fd);
 	} finally {
@@ -160,10 +165,16 @@ async function swapIn(
  * Create a temp file beside `target`, let `fill` write it, make it durable, then commit it over
  * `target` according to `opts.expect`.
  */
+/** What a commit needs besides the paths: one of each per backend. */
+export interface CommitKit {
+	pins: DirPins;
+	hooks: CommitHooks;
+	xattrs: XattrCopier;
+	libc: LazyLibc;
+}
+
 export async function commitVia(
-	pins: DirPins,
-	hooks: CommitHooks,
-	xattrs: XattrCopier,
+	{ pins, hooks, xattrs, libc }: CommitKit,
 	target: string,
 	opts: WriteOptions,
 	fill: (temp: string, fd: number) => Promise<void>,
@@ -177,6 +188,7 @@ export async function commitVia(
 	let created = false;
 	let replaced: number | null = null;
 	let copied: XattrSnapshot = null;
+	let dirFd: number | null = null;
 	try {
 		// With a compare-and-swap the stat planned on stands for the file's own: the swap refuses
 		// unless the identity (with ctime, which chmod and chown change) is still that one.
@@ -225,16 +237,25 @@ export async function commitVia(
 		} else if (cas) {
 			if (replaced === null) throw changed(target);
 			const held = replaced;
-			({ released } = await swapIn(held, temp, at, target, cas, () => xattrs.unchanged(held, copied)));
+			dirFd = openDirFd(dir);
+			const unlock = await lockDir(libc, dirFd);
+			try {
+				({ released } = await swapIn(held, temp, at, target, cas, () => xattrs.unchanged(held, copied)));
+			} finally {
+				unlock();
+			}
 			replaced = null; // renamed: swapIn's `released` closes it
 		} else renameSync(temp, at);
 		committed = true;
-		await Promise.all([fsyncDir(dir), released]);
+		const syncFd = dirFd ?? openDirFd(dir);
+		dirFd = null; // fsyncDir closes it
+		await Promise.all([fsyncDir(dir, syncFd), released]);
 		return toFileStat(lstatSync(at, { bigint: true }));
 	} catch (e) {
 		throw renamePathError(e, dir.path, dir.dir);
 	} finally {
 		if (replaced !== null) closeSync(replaced);
+		if (dirFd !== null) closeSync(dirFd);
 		if (!committed) {
 			if (created) {
 				try {

@@ -11,7 +11,8 @@ import { posix } from "node:path";
 import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
 import { hashHandle, hashPath, READ_FLAGS, readAllSync, SYNC_IO_BYTES, writeAll } from "./local-bytes.js";
-import { type CommitHooks, changed, commitVia, fsyncDir } from "./local-commit.js";
+import { type CommitHooks, type CommitKit, changed, commitVia, fsyncDir } from "./local-commit.js";
+import { lazyLibc } from "./local-libc.js";
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
 import { toFileStat, typeOf } from "./local-stat.js";
 import { sweepDir } from "./local-sweep.js";
@@ -44,7 +45,8 @@ function swapped(path: string): KeelError {
 
 export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 	const pins = new DirPins();
-	const xattrs = createXattrCopier();
+	const libc = lazyLibc();
+	const kit: CommitKit = { pins, hooks, xattrs: createXattrCopier(libc), libc };
 
 	/** Run `use` on entry `path` of its pinned parent directory; system errors name `path`, not /proc. */
 	async function inDir<T>(path: string, use: (at: string, dir: PinnedDir) => Promise<T> | T): Promise<T> {
@@ -140,7 +142,7 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		},
 
 		writeFile(target, data, opts = {}) {
-			return commitVia(pins, hooks, xattrs, target, opts, (_temp, fd) => writeAll(fd, data));
+			return commitVia(kit, target, opts, (_temp, fd) => writeAll(fd, data));
 		},
 
 		async copyFile(source, target, opts) {
@@ -155,7 +157,7 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 			try {
 				if (!sameIdentity(toFileStat(await src.stat({ bigint: true })), opts.sourceStat))
 					throw sourceChanged("since it was written");
-				return await commitVia(pins, hooks, xattrs, target, opts, async (temp) => {
+				return await commitVia(kit, target, opts, async (temp) => {
 					await fsp.copyFile(`/proc/self/fd/${src.fd}`, temp);
 					if ((await hashPath(temp)) !== opts.sha256) throw sourceChanged("during the copy");
 				});

@@ -1,15 +1,14 @@
 /**
  * Extended attributes survive a replace (REQUIREMENTS M12): before the rename, every attribute the
  * target carries is set on the temp file: `user.*`, POSIX ACLs (`system.posix_acl_access`), SELinux
- * labels, and `trusted.*` where this process can see them. Node has no call for this, so the three
- * libc calls go through koffi, loaded on the first replace of a backend (about 13-19 ms once per
- * process on this machine; then under 1 µs a call).
+ * labels, and `trusted.*` where this process can see them. Node has no call for this: they go
+ * through local-libc.ts.
  *
  * They are read through the handle the compare-and-swap then checks (local-commit.ts), so they
  * come from the very file whose identity and bytes the swap accepts, whatever happens to its name.
  */
-import { createRequire } from "node:module";
 import { KeelError } from "../boundary/errors.js";
+import type { LazyLibc, Libc } from "./local-libc.js";
 
 /**
  * Not copied: file capabilities. Writing a file in place makes the kernel drop them (as it drops
@@ -20,37 +19,6 @@ const NOT_COPIED = new Set(["security.capability"]);
 
 /** The kernel's limits for one value and for the list of names (XATTR_SIZE_MAX, XATTR_LIST_MAX). */
 const MAX_BYTES = 64 * 1024;
-
-interface Libc {
-	flistxattr(fd: number, list: Buffer, size: number): number;
-	/** Names are passed as their own NUL-terminated bytes: a name need not be UTF-8. */
-	fgetxattr(fd: number, name: Buffer, value: Buffer, size: number): number;
-	fsetxattr(fd: number, name: Buffer, value: Buffer, size: number, flags: number): number;
-	errno(): number;
-	errnoName(n: number): string;
-}
-
-function loadLibc(): Libc | null {
-	try {
-		const koffi = createRequire(import.meta.url)("koffi");
-		// dlopen(NULL): the libc node itself is linked against, glibc or musl.
-		const lib = koffi.load(null);
-		const names = new Map<number, string>(
-			Object.entries(koffi.os.errno as Record<string, number>).map(([k, v]) => [v, k]),
-		);
-		return {
-			flistxattr: lib.func("long flistxattr(int fd, _Out_ uint8_t *list, size_t size)"),
-			fgetxattr: lib.func("long fgetxattr(int fd, const uint8_t *name, _Out_ uint8_t *value, size_t size)"),
-			fsetxattr: lib.func(
-				"int fsetxattr(int fd, const uint8_t *name, const uint8_t *value, size_t size, int flags)",
-			),
-			errno: () => koffi.errno(),
-			errnoName: (n) => names.get(n) ?? `errno ${n}`,
-		};
-	} catch {
-		return null;
-	}
-}
 
 /** Every attribute of one file, names and values, as one comparable buffer; null when it has none. */
 export type XattrSnapshot = Buffer | null;
@@ -78,18 +46,13 @@ interface Attr {
 	value: Buffer;
 }
 
-/** One per backend: the FFI binding and a 64 KiB scratch buffer, both made on first use. */
-export function createXattrCopier(): XattrCopier {
-	let libc: Libc | null | undefined;
+/** One per backend, on its libc binding; a 64 KiB scratch buffer made on first use. */
+export function createXattrCopier(lib: LazyLibc): XattrCopier {
 	let scratch: Buffer | undefined;
-	const lib = () => {
-		if (libc === undefined) libc = loadLibc();
-		return libc;
-	};
 	const failed = (c: Libc, target: string, what: string): KeelError =>
 		new KeelError(
 			"PERMISSION_DENIED",
-			`${target} has extended attributes keel could not ${what} (${c.errnoName(c.errno())}); keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`,
+			`${target} has extended attributes keel could not ${what} (${c.errnoName()}); keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`,
 			{ path: target },
 		);
 	/** The attributes of `fd`; `onError` names what failed. Empty when none (the common case: one call). */
@@ -98,7 +61,7 @@ export function createXattrCopier(): XattrCopier {
 		const listed = c.flistxattr(fd, scratch, scratch.length);
 		if (listed === 0) return [];
 		if (listed < 0) {
-			const why = c.errnoName(c.errno());
+			const why = c.errnoName();
 			// A file system without extended attributes: nothing to keep.
 			if (why === "ENOTSUP" || why === "EOPNOTSUPP") return [];
 			onError("list");

@@ -1,0 +1,37 @@
+/**
+ * Commits of keel processes on one machine take turns per directory: the compare-and-swap's check
+ * and its rename run under flock(2) on the target's directory. Without it another keel process
+ * (the CLI beside an MCP server, two agents on one workspace) could rename its own replacement in
+ * between this one's check and rename, and one of the two edits would be lost. Within a process
+ * the per-file mutation queue already orders commits; this orders them across processes.
+ *
+ * The lock is advisory: other programs do not take it (SAFETY.md states the window left for them).
+ * It is tried without blocking, every millisecond, so the event loop never waits on it; whoever
+ * holds it past HOLD_LIMIT_MS (a hostile process in the workspace can) is not waited for: the
+ * commit goes on as it would without the lock.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { LazyLibc } from "./local-libc.js";
+
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+const RETRY_MS = 1;
+/** Longer than a legitimate hold: the check of a large file hashes it (~3 ms a MiB). */
+export const HOLD_LIMIT_MS = 2000;
+
+/** Lock directory `dirFd` (a real descriptor, not O_PATH); resolves with the unlock. */
+export async function lockDir(lib: LazyLibc, dirFd: number): Promise<() => void> {
+	const c = lib();
+	if (!c) return () => {};
+	const unlock = () => {
+		c.flock(dirFd, LOCK_UN);
+	};
+	const started = Date.now();
+	for (;;) {
+		if (c.flock(dirFd, LOCK_EX | LOCK_NB) === 0) return unlock;
+		const why = c.errnoName();
+		if ((why !== "EWOULDBLOCK" && why !== "EAGAIN") || Date.now() - started > HOLD_LIMIT_MS) return () => {};
+		await sleep(RETRY_MS);
+	}
+}
