@@ -224,7 +224,9 @@ describe.skipIf(!available)("the sandbox follows the protected set", () => {
 	it("a repository created by one command is mounted read-only for the next (a new sandbox)", async () => {
 		const id = (await run(SANDBOX_ID)).out;
 		execFileSync("git", ["init", "-q", join(root, "sub")]);
-		const r = await run(`${SANDBOX_ID}; { echo x >> sub/.git/config; } 2>/dev/null && echo wrote || echo refused`);
+		const r = await run(
+			`${SANDBOX_ID}; { echo x >> sub/.git/config; } 2>/dev/null && echo wrote || echo refused`,
+		);
 		const [newId, verdict] = r.out.split("\n");
 		expect(verdict).toBe("refused");
 		expect(newId).not.toBe(id);
