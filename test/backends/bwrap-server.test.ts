@@ -92,6 +92,18 @@ describe.skipIf(!available)("one sandbox serves many commands, and carries nothi
 		}
 	});
 
+	it("an abort sent while the server still cleans up after the last command is not lost", async () => {
+		// The run request and the kill arrive together while /tmp is being emptied: the kill must
+		// reach the command (a lost one leaves it to the host, which kills the whole sandbox).
+		const id = (await run(SANDBOX_ID)).out;
+		await run("mkdir -p /tmp/t/{1..100} && touch /tmp/t/{1..100}/f{1..200}");
+		const ac = new AbortController();
+		const p = run(`sleep 1000`, { signal: ac.signal });
+		setTimeout(() => ac.abort(), 15); // the request is written by then; the cleanup of 20,000 files goes on
+		expect((await p).result.aborted).toBe(true);
+		expect((await run(SANDBOX_ID)).out).toBe(id);
+	});
+
 	it("a command gets no descriptor but its three, its program looked up on its own PATH", async () => {
 		expect((await run("ls /proc/$$/fd | tr '\\n' ' '")).out).toBe("0 1 2");
 		await mkdir(join(root, "bin"));

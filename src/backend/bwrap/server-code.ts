@@ -149,6 +149,14 @@ def run(req, buf):
     killed = False
     swept = True
     while status is None or pipes:
+        # Lines read so far, those that came with the request too (a kill sent while the last
+        # cleanup ran): a kill for this command kills its group.
+        while b'\n' in buf and not killed:
+            line, buf = buf.split(b'\n', 1)
+            if json.loads(line).get('kill') == cid:
+                killed = True
+                try: os.killpg(leader, 9)
+                except OSError: pass
         fds = list(pipes) + [WAKE_R] + ([CIN] if not killed else [])
         r = select.select(fds, [], [], 1.0 if status is None else 0.25)[0]
         if WAKE_R in r:
@@ -158,13 +166,6 @@ def run(req, buf):
             chunk = os.read(CIN, 65536)
             if not chunk: os._exit(0)
             buf += chunk
-            while b'\n' in buf:
-                line, buf = buf.split(b'\n', 1)
-                msg = json.loads(line)
-                if msg.get('kill') == cid:
-                    killed = True
-                    try: os.killpg(leader, 9)
-                    except OSError: pass
         for fd in r:
             if fd == CIN or fd == WAKE_R: continue
             data = os.read(fd, 65536)
