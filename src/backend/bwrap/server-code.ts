@@ -36,6 +36,10 @@ if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:
 for s in range(1, signal.NSIG):
     try: signal.signal(s, signal.SIG_DFL)
     except (OSError, ValueError): pass
+try: os.posix_spawn('/nonexistent/keel', ['keel'], {}, setsid=True)  # a spawn with setsid is possible here
+except OSError: pass
+except Exception:  # no posix_spawn, or no setsid for it: the host runs one bwrap per command instead
+    os.write(1, b'{"fatal":"posix_spawn"}\n'); os._exit(2)
 WAKE_R, WAKE_W = os.pipe()
 os.set_blocking(WAKE_W, False); os.set_blocking(WAKE_R, False)
 signal.set_wakeup_fd(WAKE_W)
