@@ -7,10 +7,11 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSandboxRunner } from "../../src/backend/bwrap/runner.js";
 import { SERVER_PYTHON } from "../../src/backend/bwrap/server.js";
 import { SERVER_CODE } from "../../src/backend/bwrap/server-code.js";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
@@ -73,6 +74,67 @@ describe.skipIf(!available)("one sandbox serves many commands, and carries nothi
 		expect(next.out.split("\n")).toEqual(["unset", root, "0022", "0", "0"]);
 	});
 
+	it("the reply goes before /tmp is emptied, yet the very next command finds no file and no daemon", async () => {
+		// Thousands of files take the server a while to remove after it has replied, and a daemon
+		// keeps planting more: a next command that started before the cleanup ended would see them.
+		const plant = [
+			"mkdir -p /tmp/t/{1..40}/x && touch /tmp/t/{1..40}/x/f{1..60} /dev/shm/planted",
+			"(setsid sh -c 'while :; do : > /tmp/again.$$; done' >/dev/null 2>&1 &)",
+			"nohup sleep 1000 >/dev/null 2>&1 &",
+			"exec >/dev/null 2>&1", // the leader's exit, not a pipe's end, is all the server sees
+		].join("\n");
+		const look = `${SANDBOX_ID}; find /tmp /dev/shm -mindepth 1 -maxdepth 1 ! -name ${basename(root)} | wc -l; ps -e -o comm= | grep -c -e sleep -e '^sh$'`;
+		const id = (await run(SANDBOX_ID)).out;
+		for (let round = 0; round < 5; round++) {
+			expect((await run(plant)).result.exitCode).toBe(0);
+			const next = await run(look); // issued the moment the reply arrived
+			expect(next.out.split("\n")).toEqual([id, "0", "0"]); // the same sandbox, emptied in place
+		}
+	});
+
+	it("an abort sent while the server still cleans up after the last command is not lost", async () => {
+		// The run request and the kill arrive together while /tmp is being emptied: the kill must
+		// reach the command (a lost one leaves it to the host, which kills the whole sandbox).
+		const id = (await run(SANDBOX_ID)).out;
+		await run("mkdir -p /tmp/t/{1..100} && touch /tmp/t/{1..100}/f{1..200}");
+		const ac = new AbortController();
+		const p = run(`sleep 1000`, { signal: ac.signal });
+		setTimeout(() => ac.abort(), 15); // the request is written by then; the cleanup of 20,000 files goes on
+		expect((await p).result.aborted).toBe(true);
+		expect((await run(SANDBOX_ID)).out).toBe(id);
+	});
+
+	it("a command gets no descriptor but its three, its program looked up on its own PATH", async () => {
+		// What a program the command starts inherits (the shell's own listing would race its pipes).
+		expect((await run("sleep 9 & ls /proc/$!/fd | tr '\\n' ' '; kill $!")).out).toBe("0 1 2");
+		await mkdir(join(root, "bin"));
+		await writeFile(join(root, "bin", "keel-probe-cmd"), '#!/bin/sh\necho probe-ran "$PWD"\n');
+		await chmod(join(root, "bin", "keel-probe-cmd"), 0o755);
+		const runner = createSandboxRunner({ roots: [root] });
+		try {
+			const call = async (argv: string[], cwd: string, env?: NodeJS.ProcessEnv) => {
+				let out = "";
+				const r = await runner.run(argv, { cwd, env, onData: (c) => (out += c.toString("utf8")) });
+				return { code: r.exitCode, out: out.trim() };
+			};
+			const path = `/nonexistent:${join(root, "bin")}:/usr/bin:/bin`;
+			expect(await call(["keel-probe-cmd"], join(root, "bin"), { PATH: path })).toEqual({
+				code: 0,
+				out: `probe-ran ${join(root, "bin")}`,
+			});
+			const missing = await call(["keel-probe-cmd"], root, { PATH: "/usr/bin:/bin" });
+			expect(missing.code).toBe(127);
+			expect(missing.out).toContain("keel: cannot run keel-probe-cmd");
+			const gone = await call(["true"], join(root, "gone"));
+			expect(gone.code).toBe(1);
+			expect(gone.out).toContain(`keel: cannot enter ${join(root, "gone")}`);
+			expect((await call(["pwd"], root)).out).toBe(root); // and the server is usable afterwards
+			expect(runner.servers.started).toBe(1);
+		} finally {
+			runner.close();
+		}
+	});
+
 	it("concurrent commands get sandboxes of their own: one's end does not kill the other's processes", async () => {
 		const slow = run("sleep 0.6; echo slow-done");
 		const quick = run("sleep 0.1; echo quick-done");
@@ -111,12 +173,13 @@ describe.skipIf(!available)("hostile code inside cannot take over the server", (
 	it("limits, nice value and CPU affinity forced onto the server do not reach later commands", async () => {
 		const id = (await run(SANDBOX_ID)).out;
 		const cpus = (await run("nproc --all")).out;
+		const niceBefore = (await run("nice")).out; // keel's own (a test run under `nice` starts above 0)
 		await run("prlimit --pid 1 --fsize=0:0 --nofile=8:8 2>&1; renice -n 19 -p 1 >/dev/null 2>&1; true");
 		const after = await run(`${SANDBOX_ID}; ulimit -f; nice; echo data > f.txt && cat f.txt`);
 		const [newId, fsize, niceness, data] = after.out.split("\n");
 		expect(newId).not.toBe(id); // the tampered sandbox was retired
 		expect(fsize).toBe("unlimited");
-		expect(niceness).toBe("0");
+		expect(niceness).toBe(niceBefore);
 		expect(data).toBe("data");
 		if (Number(cpus) > 1) {
 			await run("taskset -p 1 1 >/dev/null 2>&1; true");
@@ -174,7 +237,9 @@ describe.skipIf(!available)("the sandbox follows the protected set", () => {
 	it("a repository created by one command is mounted read-only for the next (a new sandbox)", async () => {
 		const id = (await run(SANDBOX_ID)).out;
 		execFileSync("git", ["init", "-q", join(root, "sub")]);
-		const r = await run(`${SANDBOX_ID}; echo x >> sub/.git/config 2>/dev/null && echo wrote || echo refused`);
+		const r = await run(
+			`${SANDBOX_ID}; { echo x >> sub/.git/config; } 2>/dev/null && echo wrote || echo refused`,
+		);
 		const [newId, verdict] = r.out.split("\n");
 		expect(verdict).toBe("refused");
 		expect(newId).not.toBe(id);

@@ -13,7 +13,7 @@
  * equal: a scan that saw anything changed within the last RACY_MS is not kept (git's "racily
  * clean" rule), and the next call scans again.
  */
-import { lstatSync, statSync } from "node:fs";
+import { type BigIntStats, lstatSync, statSync } from "node:fs";
 import { posix } from "node:path";
 import type { FileOps } from "../types.js";
 import { type ProtectedScan, type ProtectOptions, scanProtected } from "./protect.js";
@@ -23,27 +23,37 @@ const RACY_MS = 2_000;
 
 type Signature = string;
 
-function identity(st: import("node:fs").BigIntStats | undefined): string {
+function identity(st: BigIntStats | undefined): string {
 	if (!st) return "-";
 	return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
-/** lstat and stat of `path`, as one string ("-" for what is missing). */
-function signatureOf(path: string): { sig: Signature; changedMs: number } {
-	let l: import("node:fs").BigIntStats | undefined;
-	let s: import("node:fs").BigIntStats | undefined;
+function statsOf(path: string): { l?: BigIntStats; s?: BigIntStats } {
 	try {
 		// No exceptions for what is missing (most looked-up names are): they cost more than the stat.
-		l = lstatSync(path, { bigint: true, throwIfNoEntry: false });
-		s = l?.isSymbolicLink() ? statSync(path, { bigint: true, throwIfNoEntry: false }) : l;
+		const l = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+		return { l, s: l?.isSymbolicLink() ? statSync(path, { bigint: true, throwIfNoEntry: false }) : l };
 	} catch {
-		// not reachable (ENOTDIR, EACCES): recorded as absent
+		return {}; // not reachable (ENOTDIR, EACCES): recorded as absent
 	}
+}
+
+/** lstat and stat of `path`, as one string ("-" for what is missing). */
+function signatureOf(path: string): Signature {
+	const { l, s } = statsOf(path);
+	const li = identity(l);
+	return `${li}|${s === l ? li : identity(s)}`;
+}
+
+/** The signature, and the latest time any of it changed (what the racy rule looks at). */
+function recordOf(path: string): { sig: Signature; changedMs: number } {
+	const { l, s } = statsOf(path);
 	const changedNs = [l?.mtimeNs, l?.ctimeNs, s?.mtimeNs, s?.ctimeNs].reduce<bigint>(
 		(a, b) => (b !== undefined && b > a ? b : a),
 		0n,
 	);
-	return { sig: `${identity(l)}|${identity(s)}`, changedMs: Number(changedNs / 1_000_000n) };
+	const li = identity(l);
+	return { sig: `${li}|${s === l ? li : identity(s)}`, changedMs: Number(changedNs / 1_000_000n) };
 }
 
 /** The paths one scan read, with what they were just before. */
@@ -55,7 +65,7 @@ export class ScanRecord {
 	touch(path: string): void {
 		const p = posix.resolve(path);
 		if (this.seen.has(p)) return;
-		const { sig, changedMs } = signatureOf(p);
+		const { sig, changedMs } = recordOf(p);
 		this.seen.set(p, sig);
 		if (changedMs >= Date.now() - RACY_MS) this.racy = true;
 	}
@@ -72,9 +82,9 @@ export class ScanRecord {
 		if (!this.listed.has(posix.dirname(p))) this.touch(p);
 	}
 
-	/** Whether every recorded path is as it was. */
+	/** Whether every recorded path is as it was (run twice a command: only the stats and a compare). */
 	unchanged(): boolean {
-		for (const [p, sig] of this.seen) if (signatureOf(p).sig !== sig) return false;
+		for (const [p, sig] of this.seen) if (signatureOf(p) !== sig) return false;
 		return true;
 	}
 

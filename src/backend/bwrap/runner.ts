@@ -104,6 +104,9 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 	const afterwards = async (sandbox: Sandbox, before: ProtectedScan | undefined) => {
 		if (!before) return [];
 		const after = await scan(sandbox);
+		// The kept scan itself: every path it read, absent ones included, is as it was, so nothing
+		// protected appeared and there is nothing to look up again.
+		if (after === before) return [];
 		return after ? moveAsideCreated(before, after) : [];
 	};
 	return {

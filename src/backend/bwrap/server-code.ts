@@ -8,15 +8,19 @@
  * (SIGKILL and SIGSTOP included), so a command cannot kill, stop or interrupt it. It makes itself
  * non-dumpable first, so a command (same uid, no capabilities) cannot ptrace it, read or write its
  * memory, or open its descriptors through /proc/1/fd. Its control channel is its stdin and stdout;
- * a command is started with fresh pipes and every other descriptor closed.
+ * a command is started (posix_spawn: vfork and exec, no copy of the server) with fresh pipes, in a
+ * session and process group of its own, and every other descriptor is close-on-exec.
  *
  * Protocol: one JSON object per line each way. In: {"run": id, "argv", "cwd", "env"} and
- * {"kill": id}. Out: {"ready": 1}, {"i": id, "o"|"e": base64}, {"i": id, "exit": code|null,
- * "sig": n|null, "clean": bool}, {"i": id, "started": 1}, {"tainted": why}. One command at a time. When a command's leader
- * exits (or it is killed), every other process in the namespace is SIGKILLed, /tmp and /dev/shm
- * are emptied, and the server checks nobody changed what its next children would inherit (rlimits,
- * nice value, CPU affinity, scheduling policy): if anything did, it says so and exits, and the host
- * starts a new sandbox.
+ * {"kill": id}. Out: {"ready": 1}, {"i": id, "started": 1}, {"i": id, "o"|"e": base64},
+ * {"i": id, "exit": code|null, "sig": n|null, "clean": bool}, {"tainted": why}. One command at a
+ * time. When a command's leader exits (or it is killed), every other process in the namespace is
+ * SIGKILLed, and only then does the reply go out. The rest of the cleanup runs after the reply,
+ * while the host reads it, and always before the next request is read: /tmp and /dev/shm are
+ * emptied, the namespace is swept once more, and the server checks nobody changed what its next
+ * children would inherit (rlimits, nice value, CPU affinity, scheduling policy). If anything is
+ * left, it says "tainted" and exits, and the host starts a new sandbox: a request already sent to
+ * it gets no "started", so the host runs it in the new sandbox.
  */
 export const SERVER_CODE = String.raw`
 import os, sys, json, binascii, select, signal, ctypes, resource, time
@@ -32,13 +36,21 @@ if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:
 for s in range(1, signal.NSIG):
     try: signal.signal(s, signal.SIG_DFL)
     except (OSError, ValueError): pass
+try: os.posix_spawn('/nonexistent/keel', ['keel'], {}, setsid=True)  # a spawn with setsid is possible here
+except OSError: pass
+except Exception:  # no posix_spawn, or no setsid for it: the host runs one bwrap per command instead
+    os.write(1, b'{"fatal":"posix_spawn"}\n'); os._exit(2)
 WAKE_R, WAKE_W = os.pipe()
 os.set_blocking(WAKE_W, False); os.set_blocking(WAKE_R, False)
 signal.set_wakeup_fd(WAKE_W)
 signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake select: a child ended
 EMPTIED = sys.argv[1:]  # /tmp and /dev/shm, unless a root is there
 CIN, COUT = 0, 1
-NULL = os.open('/dev/null', os.O_RDWR)
+for fd in os.listdir('/proc/self/fd'):  # anything bwrap left open stays out of the commands
+    try:
+        if int(fd) > 2: os.set_inheritable(int(fd), False)
+    except OSError: pass
+NULL = os.open('/dev/null', os.O_RDWR)  # like every descriptor Python opens: close-on-exec
 LIMITS = [getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_')]
 def inherited():
     return ([resource.getrlimit(r) for r in LIMITS], os.getpriority(os.PRIO_PROCESS, 0),
@@ -98,38 +110,57 @@ def empty(top):
             return False
     for name in os.listdir(top): rm(top + '/' + name)
     return ok
+# Every signal back to its default in the child (the server's own are already; this is belt and braces).
+DEFAULTED = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)]
 def start(req, outw, errw):
-    pid = os.fork()
-    if pid: return pid
+    # posix_spawn (vfork and exec in glibc): no copy of this process's memory, no Python in the
+    # child. The directory is entered here (single-threaded, so nothing else sees it) and left.
+    try: os.chdir(req['cwd'])
+    except OSError as e: return None, 'keel: cannot enter ' + str(req['cwd']) + ': ' + e.strerror + '\n', 1
     try:
-        os.setsid()
-        os.dup2(NULL, 0); os.dup2(outw, 1); os.dup2(errw, 2)
-        signal.set_wakeup_fd(-1)
-        os.closerange(3, 65536)
-        for sg in range(1, signal.NSIG):
-            try: signal.signal(sg, signal.SIG_DFL)
-            except (OSError, ValueError): pass
-        try: os.chdir(req['cwd'])
-        except OSError as e:
-            os.write(2, ('keel: cannot enter ' + req['cwd'] + ': ' + e.strerror + '\n').encode()); os._exit(1)
         argv = req['argv']
-        os.execvpe(argv[0], argv, req['env'])  # PATH from the command's own environment
-    except BaseException as e:
-        try: os.write(2, ('keel: cannot run ' + str(req.get('argv', [''])[0]) + ': ' + str(e) + '\n').encode())
-        finally: os._exit(127)
+        name = argv[0]
+        # Looked up on the PATH of the command's own environment, as execvpe does.
+        paths = [name] if '/' in name else [os.path.join(d, name) for d in os.get_exec_path(req['env'])]
+        acts = [(os.POSIX_SPAWN_DUP2, NULL, 0), (os.POSIX_SPAWN_DUP2, outw, 1), (os.POSIX_SPAWN_DUP2, errw, 2)]
+        first = last = None
+        for path in paths:
+            try: return os.posix_spawn(path, argv, req['env'], file_actions=acts, setsid=True, setsigdef=DEFAULTED), None, 0
+            except (FileNotFoundError, NotADirectoryError) as e: last = e
+            except OSError as e: last = e; first = first or e
+        raise first or last or FileNotFoundError('no such file')
+    except Exception as e:
+        return None, 'keel: cannot run ' + str(req.get('argv', [''])[0]) + ': ' + str(e) + '\n', 127
+    finally: os.chdir('/')
+def cleanup(statuses):
+    clean = sweep(statuses)
+    for d in EMPTIED: clean = empty(d) and clean
+    return clean and inherited() == BASE  # a command changed what the next would inherit: retire
 def run(req, buf):
     cid = req['run']
-    if inherited() != BASE:
-        send({'tainted': 'inherited'}); os._exit(3)
     outr, outw = os.pipe(); errr, errw = os.pipe()
-    leader = start(req, outw, errw)
+    leader, failure, code = start(req, outw, errw)
     os.close(outw); os.close(errw)
     send({'i': cid, 'started': 1})
+    if leader is None:  # nothing was started: say why, as the command's stderr
+        os.close(outr); os.close(errr)
+        send({'i': cid, 'e': b64(failure.encode())})
+        send({'i': cid, 'exit': code, 'sig': None, 'clean': True})
+        return buf
     pipes = {outr: 'o', errr: 'e'}
     statuses = {}
     status = None
     killed = False
+    swept = True
     while status is None or pipes:
+        # Lines read so far, those that came with the request too (a kill sent while the last
+        # cleanup ran): a kill for this command kills its group.
+        while b'\n' in buf and not killed:
+            line, buf = buf.split(b'\n', 1)
+            if json.loads(line).get('kill') == cid:
+                killed = True
+                try: os.killpg(leader, 9)
+                except OSError: pass
         fds = list(pipes) + [WAKE_R] + ([CIN] if not killed else [])
         r = select.select(fds, [], [], 1.0 if status is None else 0.25)[0]
         if WAKE_R in r:
@@ -139,13 +170,6 @@ def run(req, buf):
             chunk = os.read(CIN, 65536)
             if not chunk: os._exit(0)
             buf += chunk
-            while b'\n' in buf:
-                line, buf = buf.split(b'\n', 1)
-                msg = json.loads(line)
-                if msg.get('kill') == cid:
-                    killed = True
-                    try: os.killpg(leader, 9)
-                    except OSError: pass
         for fd in r:
             if fd == CIN or fd == WAKE_R: continue
             data = os.read(fd, 65536)
@@ -154,16 +178,16 @@ def run(req, buf):
         statuses.update(reap())
         if status is None and leader in statuses:
             status = statuses[leader]
-            sweep(statuses)  # the leader is gone: so is everything else
+            swept = sweep(statuses)  # the leader is gone: so is everything else
         if status is not None and not r and pipes:  # swept, yet a pipe stays open: stop waiting
             for fd in pipes: os.close(fd)
             pipes = {}
-    clean = sweep(statuses)
-    for d in EMPTIED: clean = empty(d) and clean
-    clean = clean and inherited() == BASE  # a command changed what the next would inherit: retire
     code = os.waitstatus_to_exitcode(status)
-    send({'i': cid, 'exit': code if code >= 0 else None, 'sig': -code if code < 0 else None, 'clean': clean})
-    if not clean: os._exit(3)
+    # Everything the command started is dead already (swept): the reply goes now, and the rest of
+    # the cleanup runs while the host reads it. The next request is read only after it.
+    send({'i': cid, 'exit': code if code >= 0 else None, 'sig': -code if code < 0 else None, 'clean': swept})
+    if not (cleanup(statuses) and swept):
+        send({'tainted': 'cleanup'}); os._exit(3)
     return buf
 send({'ready': 1})
 buf = b''
