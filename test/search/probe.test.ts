@@ -5,7 +5,6 @@
  * order. These tests attack that with trees whose matches all sit late in path order, files
  * appearing and vanishing while rg runs, links planted to the outside, failing and aborted runs.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +15,7 @@ import { createLocalTools, localRunner } from "../../src/backend/search/local-ru
 import { type ArgvRunner, createNativeSearch, type NativeTools } from "../../src/backend/search/native.js";
 import { comparePaths } from "../../src/backend/search/semantics.js";
 import type { GrepOutcome, GrepRequest } from "../../src/backend/types.js";
+import { rgProcessesUnder } from "./rg-processes.js";
 
 const realTools = await createLocalTools().detect();
 const HAS_RG = realTools.rg !== undefined;
@@ -109,7 +109,8 @@ describe("the probe's plan, over a scripted transport", () => {
 		};
 		const r = await createNativeSearch(runner, fakeTools, { probe: GIVEN_UP }).grep(req("/r", { limit: 2 }));
 		expect(hits(r)).toEqual(["/r/a:1", "/r/b:1"]);
-		expect(runs).toEqual(["parallel", "ordered", "ordered"]);
+		// The probe starts first, the parallel run second, the ordered run from the start last.
+		expect(runs).toEqual(["ordered", "parallel", "ordered"]);
 	});
 
 	it("a run that fails stops the other, and the call fails with its error", async () => {
@@ -176,8 +177,11 @@ describe("the probe's plan, with real rg on real trees", () => {
 			const runs: boolean[] = [];
 			const racing: ArgvRunner = async (argv, opts) => {
 				runs.push(sorted(argv));
-				// The probe starts late, so its 0 ms are surely over by then.
-				if (runs.length === 2) await new Promise((r) => setTimeout(r, 50));
+				// The probe (the first run) stays silent until it is given up: it never wins.
+				if (runs.length === 1) {
+					await until(opts.signal);
+					return { exitCode: null };
+				}
 				// Before the third run (the ordered one from the start): the first file loses its
 				// needles, a file late in path order gains many.
 				if (runs.length === 3) {
@@ -189,13 +193,32 @@ describe("the probe's plan, with real rg on real trees", () => {
 			const r = await createNativeSearch(racing, realTools, { probe: GIVEN_UP }).grep(
 				req(base, { limit: 5 }),
 			);
-			expect(runs).toEqual([false, true, true]);
+			expect(runs).toEqual([true, false, true]);
 			const js = await createLocalSearch({ engine: "js" }).grep(req(base, { limit: 5 }));
 			expect(hits(r)).toEqual(hits(js));
 			expect(hits(r).some((h) => h.startsWith(`${first}:`))).toBe(false);
 			expect(r.limitReached).toBe(true);
 		},
 	);
+
+	it.skipIf(!HAS_RG)(`a pattern with a line break means the same under every plan${RG}`, async () => {
+		// The parallel run reads its pattern from stdin (one per line, a "\r" before "\n" dropped):
+		// a pattern holding either is given on the command line instead.
+		await mkdir(join(base, "d"));
+		for (let f = 0; f < 20; f++) await writeFile(join(base, "d", `f${f}.txt`), "needle\r\nneedle\n");
+		for (const [name, probe] of PLANS) {
+			const ops = createLocalSearch({ engine: "native", probe });
+			const cr = await ops.grep(req(base, { pattern: "needle\r", limit: 5 }));
+			expect(
+				cr.matches.map((m) => m.line),
+				name,
+			).toEqual([1, 1, 1, 1, 1]);
+			expect(cr.limitReached, name).toBe(true);
+			await expect(ops.grep(req(base, { pattern: "needle\nneedle" })), name).rejects.toMatchObject({
+				code: "INVALID_PATTERN",
+			});
+		}
+	});
 
 	it.skipIf(!HAS_RG)(`files created and deleted while rg runs: answers inside the root${RG}`, async () => {
 		const searched = join(base, "root");
@@ -253,23 +276,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 		}
 	});
 
-	/** Live processes on this host whose command line holds `marker` (read from /proc). */
-	function processesWith(marker: string): number[] {
-		const pids: number[] = [];
-		for (const entry of readdirSync("/proc")) {
-			if (!/^\d+$/.test(entry)) continue;
-			try {
-				if (readFileSync(`/proc/${entry}/cmdline`, "latin1").includes(marker)) pids.push(Number(entry));
-			} catch {
-				// gone meanwhile
-			}
-		}
-		return pids;
-	}
-
 	it.skipIf(!HAS_RG)(`aborted at any moment: ABORTED, and no rg left running${RG}`, async () => {
 		await lateTree(base);
-		// A pattern no other process on the host carries, so /proc finds only this test's rg.
 		const marker = `needle|unique-${process.pid}-${Date.now()}`;
 		let seen = 0; // rg was running at the moment of the abort at least once: the check can fail
 		for (const [name, probe] of PLANS) {
@@ -278,7 +286,7 @@ describe("the probe's plan, with real rg on real trees", () => {
 				const ac = new AbortController();
 				const p = ops.grep(req(base, { pattern: marker, limit: 5, signal: ac.signal }));
 				await new Promise((r) => setTimeout(r, delay));
-				seen += processesWith(marker).length;
+				seen += rgProcessesUnder(base).length;
 				ac.abort();
 				const r = await p.then(
 					(v) => v,
@@ -286,7 +294,7 @@ describe("the probe's plan, with real rg on real trees", () => {
 				);
 				// Finished before the abort, or ABORTED; either way no rg outlives the call.
 				if (!("matches" in (r as object))) expect(r, name).toMatchObject({ code: "ABORTED" });
-				expect(processesWith(marker), `${name}, abort after ${delay} ms`).toEqual([]);
+				expect(rgProcessesUnder(base), `${name}, abort after ${delay} ms`).toEqual([]);
 			}
 		}
 		expect(seen).toBeGreaterThan(0);

@@ -5,25 +5,24 @@
  *     and its files sorted by path are the answer;
  *   - a run with `--sort path` (one thread, files in path order) stopped at the match past the
  *     limit (or ended) has the first `limit` in order.
- * On this machine (`probe` given) both start together: the ordered one as a probe, given up as
- * soon as it goes `quietMs` without printing (it prints line by line). A tree dense with matches
- * is answered by the probe alone, a sparse one by the parallel run, with the probe's few
- * milliseconds of one core as the cost. When the parallel run passes the limit after the probe
- * was given up, an ordered run starts from the beginning. Without `probe` (a remote transport,
- * where output arrives in round trips), the ordered run starts only once the parallel one passes
- * the limit. Every run starts from the same pinned handle and shares the time budget.
+ * On this machine (`probe` given) the ordered run goes first, alone, as a probe that prints line
+ * by line; the parallel run is started beside it but waits for its pattern on stdin. A tree dense
+ * with matches is answered by the probe; when the probe goes quiet (ProbeTiming) it is stopped
+ * and the pattern written to the parallel run, whose start-up is then already done. When that run
+ * passes the limit, an ordered run starts from the beginning. Without `probe` (a remote
+ * transport, where output arrives in round trips), the ordered run starts only once the parallel
+ * one passes the limit. Every run starts from the same pinned handle and shares the time budget.
  */
 import type { GrepOutcome, GrepRequest } from "../types.js";
 import type { RgTool } from "./detect.js";
-import { type Pass, rgPass } from "./rg.js";
+import { type Pass, patternFitsStdin, rgPass } from "./rg.js";
 import type { ArgvRunner } from "./runner.js";
 import { comparePaths } from "./semantics.js";
 
 /**
  * When the ordered probe is given up. `t1` is the time its first output took (rg's start-up and
- * the walk to the first match, longer on a loaded machine): it is given up with no output by
- * `firstMs`, after a silence of max(`quietMs`, t1 / 2), and at the latest at max(`firstMs`,
- * 2.5 × t1) unless the parallel run has passed the limit (then it is the answer to wait for).
+ * the walk to the first match, longer on a loaded machine): with no output by `firstMs`, after a
+ * silence of max(`quietMs`, t1 / 4), and at the latest at max(`firstMs`, 2.5 × t1).
  */
 export interface ProbeTiming {
 	firstMs: number;
@@ -31,7 +30,7 @@ export interface ProbeTiming {
 }
 
 /** Chosen by measurement on 2 cores (docs/ARCHITECTURE.md, "Search cost on any input"). */
-export const DEFAULT_PROBE: ProbeTiming = { firstMs: 8, quietMs: 2 };
+export const DEFAULT_PROBE: ProbeTiming = { firstMs: 6, quietMs: 1 };
 
 interface Answer {
 	pass: Pass;
@@ -50,7 +49,8 @@ export async function rgGrep(
 	if (req.pinned !== undefined && req.pinnedDir !== true) {
 		// One file: one thread either way, so one ordered run.
 		answer = { pass: await rgPass(run, rg, req, { order: "path" }), ordered: true };
-	} else answer = probe ? await withProbe(run, rg, req, probe) : await parallelThenOrdered(run, rg, req);
+	} else if (probe && patternFitsStdin(req.pattern)) answer = await withProbe(run, rg, req, probe);
+	else answer = await parallelThenOrdered(run, rg, req);
 	const { pass, ordered } = answer;
 	if (!ordered) pass.files.sort((a, b) => comparePaths(a.rgPath, b.rgPath));
 	const found = pass.files.flatMap((f) => f.matches);
@@ -72,7 +72,6 @@ async function withProbe(
 ): Promise<Answer> {
 	const stopParallel = new AbortController();
 	const stopProbe = new AbortController();
-	let parallelOver = false;
 	let quiet: ReturnType<typeof setTimeout> | undefined;
 	let deadline: ReturnType<typeof setTimeout> | undefined;
 	const keepProbe = () => {
@@ -83,15 +82,9 @@ async function withProbe(
 	const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
 	let started = 0;
 	let t1: number | undefined;
-	const parallel = rgPass(run, rg, req, {
-		order: "any",
-		cancel: stopParallel.signal,
-		onOverLimit: () => {
-			// More than `limit` in the tree: the probe still running is the answer to wait for.
-			parallelOver = true;
-			keepProbe();
-		},
-	});
+	// The probe searches alone; the parallel run is started ahead (the process's start-up is
+	// done meanwhile) and searches only once the probe is given up: it reads the pattern from
+	// stdin, written then.
 	const probe = rgPass(run, rg, req, {
 		order: "path",
 		cancel: stopProbe.signal,
@@ -100,15 +93,20 @@ async function withProbe(
 			stopParallel.abort();
 		},
 		onOutput: () => {
-			if (parallelOver || stopProbe.signal.aborted) return;
+			if (stopProbe.signal.aborted) return;
 			if (t1 === undefined) {
 				t1 = performance.now() - started;
 				clearTimeout(deadline);
 				deadline = setTimeout(giveUp, Math.min(Math.max(timing.firstMs, 2.5 * t1) - t1, MAX_TIMER_MS));
 			}
 			clearTimeout(quiet);
-			quiet = setTimeout(giveUp, Math.min(Math.max(timing.quietMs, t1 / 2), MAX_TIMER_MS));
+			quiet = setTimeout(giveUp, Math.min(Math.max(timing.quietMs, t1 / 4), MAX_TIMER_MS));
 		},
+	});
+	const parallel = rgPass(run, rg, req, {
+		order: "any",
+		cancel: stopParallel.signal,
+		release: new Promise<void>((resolve) => stopProbe.signal.addEventListener("abort", () => resolve())),
 	});
 	// The runner starts the process before returning (a local spawn is synchronous): the probe's
 	// times count from there, not from before the parallel run's start.
@@ -132,6 +130,8 @@ async function withProbe(
 	if (par.status === "rejected") throw par.reason;
 	if (ord.status === "rejected") throw ord.reason;
 	if (ord.value.overLimit || ord.value.complete) return { pass: ord.value, ordered: true };
+	// Stopped by the budget before it was given up: its prefix in path order.
+	if (!stopProbe.signal.aborted) return { pass: ord.value, ordered: true };
 	// Under the limit (the whole tree seen), or stopped by the budget: its files, sorted.
 	if (!par.value.overLimit) return { pass: par.value, ordered: false };
 	// Past the limit: the probe's prefix if the budget stopped it, else an ordered run from the start.

@@ -40,6 +40,7 @@ export function rgArgv(
 	req: GrepRequest,
 	order: "path" | "any" = "path",
 	lineBuffered = false,
+	patternOnStdin = false,
 ): string[] {
 	const argv = [rg.path, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never"];
 	argv.push("--no-config", "--hidden", "--no-context-separator");
@@ -55,8 +56,16 @@ export function rgArgv(
 	argv.push("--glob", "!.git"); // last: later globs win, so no user glob can bring .git back
 	if (req.ignoreCase) argv.push("--ignore-case");
 	if (req.literal) argv.push("--fixed-strings");
-	argv.push("--", req.pattern, req.path);
+	// `-f -`: the pattern arrives on stdin (one line: see patternFitsStdin), so rg can be started
+	// ahead and made to search by writing it.
+	if (patternOnStdin) argv.push("-f", "-", "--", req.path);
+	else argv.push("--", req.pattern, req.path);
 	return argv;
+}
+
+/** rg reads `-f` patterns one per line (a "\r" before "\n" dropped): one line says it as `-e` does. */
+export function patternFitsStdin(pattern: string): boolean {
+	return !/[\r\n]/.test(pattern);
 }
 
 /** An exit status 2 from rg: a pattern error, a missing path, or only per-file I/O errors. */
@@ -101,6 +110,8 @@ export interface PassOptions {
 	cancel?: AbortSignal;
 	/** Called on every chunk of output; with it, rg writes line by line. */
 	onOutput?: () => void;
+	/** rg is started now and reads the pattern from stdin: it searches once this resolves. */
+	release?: Promise<void>;
 }
 
 /** One rg run, stopped once its matches pass the limit (or the budget fires, or `cancel`). */
@@ -117,7 +128,7 @@ export async function rgPass(
 	let collector: ReturnType<typeof rgCollector> | undefined;
 	const { exitCode, stopped, timedOut } = await runUntil(
 		run,
-		rgArgv(rg, { ...req, path: root }, opts.order, opts.onOutput !== undefined),
+		rgArgv(rg, { ...req, path: root }, opts.order, opts.onOutput !== undefined, opts.release !== undefined),
 		"rg",
 		req.signal,
 		(stop) => {
@@ -142,6 +153,7 @@ export async function rgPass(
 		},
 		req.stop,
 		cwd,
+		opts.release?.then(() => `${req.pattern}\n`),
 	);
 	if (!stopped) {
 		splitter?.end();
