@@ -17,7 +17,7 @@ export interface LocalSearchOptions {
 	pins?: DirPins;
 	/** Time a grep or find may take before it stops its children and answers what it found. */
 	budgetMs?: number;
-	/** grep's path-ordered probe beside the parallel rg (rg-plan.ts); `false`: none. */
+	/** grep's path-ordered probe, before the parallel rg (rg-plan.ts); `false`: none. */
 	probe?: ProbeTiming | false;
 }
 

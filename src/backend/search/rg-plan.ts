@@ -29,7 +29,10 @@ export interface ProbeTiming {
 	quietMs: number;
 }
 
-/** Chosen by measurement on 2 cores (docs/ARCHITECTURE.md, "Search cost on any input"). */
+/**
+ * 6 ms: about twice rg's start-up on an idle 2-core machine (`rg --version` spawn to exit,
+ * 3.5 ms); see docs/ARCHITECTURE.md, "Search cost on any input".
+ */
 export const DEFAULT_PROBE: ProbeTiming = { firstMs: 6, quietMs: 1 };
 
 interface Answer {
