@@ -1,9 +1,8 @@
 /**
- * grep's path-ordered probe, started beside the parallel rg on this machine
- * (src/backend/search/rg-plan.ts). Its timing only decides how fast the answer comes, never what
- * it is: every plan (probe kept, probe given up at once, no probe) must give the first N in path
- * order. These tests attack that with trees whose matches all sit late in path order, files
- * appearing and vanishing while rg runs, links planted to the outside, failing and aborted runs.
+ * grep's path-ordered probe, run first on this machine while the parallel rg waits for its pattern
+ * (src/backend/search/rg-plan.ts). Its timing decides how fast the answer comes, never what it is:
+ * every plan must give the first N in path order. Attacked with matches all late in path order,
+ * files appearing and vanishing while rg runs, links to the outside, failing and aborted runs.
  */
 import { mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -162,6 +161,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 				const r = await ops.grep(req(base, { limit: 25 }));
 				expect(hits(r), name).toEqual(hits(expected));
 				expect(r.limitReached, name).toBe(true);
+				// The run not answering (the parallel one waiting on stdin, or the probe) is gone too.
+				expect(rgProcessesUnder(base), name).toEqual([]);
 			}
 		}
 	});
