@@ -13,7 +13,8 @@ import { createLocalBackend } from "../../src/backend/local.js";
 import { createLocalTools } from "../../src/backend/search/local-runner.js";
 import { type CallResult, Session } from "../../src/session.js";
 import { RANGES } from "../../src/tools/ranges.js";
-import { processesWith, waitFor } from "../fixtures/processes.js";
+import { waitFor } from "../fixtures/processes.js";
+import { rgProcessesUnder } from "./rg-processes.js";
 
 const tools = await createLocalTools().detect();
 const HAS_NATIVE = tools.rg !== undefined && tools.fd !== undefined;
@@ -171,9 +172,8 @@ describe.each(ENGINES.filter((e) => e === "native"))("[%s] grep has a time budge
 		await mkdir(slow, { recursive: true });
 		await writeFile(join(slow, "x.txt"), `${"x".repeat(50_000)}\n`.repeat(4));
 		const s = await session(engine, undefined, 1500);
-		// rg starts from a pinned handle (/proc/<pid>/fd/N), not the name: it is found by its pattern
-		// (pgrep's extended regex, braces escaped to match them literally).
-		const rgRunning = () => processesWith("x\\{30000\\}").length > 0;
+		// rg starts in a pinned handle (/proc/<pid>/fd/N): found by its working directory.
+		const rgRunning = () => rgProcessesUnder(slow).length > 0;
 		let seen = false; // the check below can fail: rg is seen running during the call
 		const watch = setInterval(() => {
 			seen ||= rgRunning();

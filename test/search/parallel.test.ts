@@ -1,6 +1,6 @@
 /**
  * grep's rg engine runs rg in parallel first and in path order only when the limit is passed
- * (src/backend/search/rg.ts). These tests attack what that could break: the first N must be the
+ * (src/backend/search/rg-plan.ts; the ordered probe started beside it is probe.test.ts's). These tests attack what that could break: the first N must be the
  * same on every run whatever order rg's threads print in, a file changing between the two runs
  * must give the second run's consistent answer, and links planted while grep runs stay outside.
  */
@@ -162,14 +162,15 @@ describe("the parallel pass, with real rg on real trees", () => {
 			const first = join(base, "d0", "f0.txt");
 			let runs = 0;
 			const racing: ArgvRunner = async (argv, opts) => {
-				const r = await localRunner(argv, opts);
-				// After the parallel run (which passed the limit), the first file loses its needles and
-				// a file late in path order gains many: neither may show stale or mixed lines.
-				if (++runs === 1) {
+				// Between the parallel run (which passed the limit) and the ordered run's start, the
+				// first file loses its needles and a file late in path order gains many: neither may
+				// show stale or mixed lines. (The ordered run starts while the first is being killed,
+				// so the change is made before it starts, not after the first ends.)
+				if (++runs === 2) {
 					await writeFile(first, "no match here\n");
 					await writeFile(join(base, "d1", "f9.txt"), "needle late\n".repeat(50));
 				}
-				return r;
+				return localRunner(argv, opts);
 			};
 			const ops = createNativeSearch(racing, realTools);
 			const r = await ops.grep(req(base, { limit: 5 }));
@@ -206,7 +207,8 @@ describe("the parallel pass, with real rg on real trees", () => {
 		};
 		const tools = { run: planting, detect: async () => realTools };
 		try {
-			const ops = createLocalSearch({ engine: "native", pins, tools });
+			// The plan without the ordered probe (probe.test.ts plants links for every plan).
+			const ops = createLocalSearch({ engine: "native", pins, tools, probe: false });
 			// limit 3: the parallel run passes it, the swap comes between it and the sorted run;
 			// limit 1000: one parallel run, the swap just before it.
 			for (const [limit, swapAt] of [

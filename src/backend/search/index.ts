@@ -3,7 +3,7 @@ import type { DirPins } from "../local-pin.js";
 import type { SearchOps } from "../types.js";
 import { createJsSearch } from "./js.js";
 import { createLocalTools, type LocalTools } from "./local-runner.js";
-import { createNativeSearch } from "./native.js";
+import { createNativeSearch, DEFAULT_PROBE, type ProbeTiming } from "./native.js";
 import { withPinnedStart } from "./pinned.js";
 
 export type SearchEngineChoice = "auto" | "native" | "js";
@@ -17,6 +17,8 @@ export interface LocalSearchOptions {
 	pins?: DirPins;
 	/** Time a grep or find may take before it stops its children and answers what it found. */
 	budgetMs?: number;
+	/** grep's path-ordered probe, before the parallel rg (rg-plan.ts); `false`: none. */
+	probe?: ProbeTiming | false;
 }
 
 export const DEFAULT_SEARCH_BUDGET_MS = 60_000;
@@ -63,7 +65,11 @@ function chooseEngine(opts: LocalSearchOptions): SearchOps {
 	let native: Promise<{ ops: SearchOps; hasRg: boolean; hasFd: boolean }> | undefined;
 	const getNative = () => {
 		native ??= tools.detect().then((t) => ({
-			ops: createNativeSearch(tools.run, t),
+			ops: createNativeSearch(
+				tools.run,
+				t,
+				opts.probe === false ? {} : { probe: opts.probe ?? DEFAULT_PROBE },
+			),
 			hasRg: t.rg !== undefined,
 			// An fd without --no-require-git cannot apply .gitignore outside a repository: "auto"
 			// uses the JS engine for find then ("native" uses that fd, with the difference).

@@ -17,13 +17,21 @@ export const localRunner: ArgvRunner = (argv, opts) =>
 		}
 		const child = spawn(argv[0], argv.slice(1), {
 			cwd: opts.cwd,
-			stdio: ["ignore", "pipe", "pipe"],
+			stdio: [opts.input ? "pipe" : "ignore", "pipe", "pipe"],
 			windowsHide: true,
 		});
+		if (opts.input && child.stdin) {
+			const stdin = child.stdin;
+			stdin.on("error", () => undefined); // the child may be gone (killed) before it reads
+			opts.input.then(
+				(text) => stdin.end(text),
+				() => stdin.destroy(),
+			);
+		}
 		const kill = () => child.kill("SIGKILL");
 		opts.signal?.addEventListener("abort", kill, { once: true });
-		child.stdout.on("data", (c: Buffer) => opts.onStdout(c));
-		child.stderr.on("data", (c: Buffer) => opts.onStderr?.(c));
+		child.stdout?.on("data", (c: Buffer) => opts.onStdout(c));
+		child.stderr?.on("data", (c: Buffer) => opts.onStderr?.(c));
 		let settled = false;
 		const settle = (fn: () => void) => {
 			if (settled) return;

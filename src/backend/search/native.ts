@@ -3,13 +3,13 @@
  * `ArgvRunner`, so the same engines can run over any exec transport (local, SSH, ...). They
  * mirror the semantics documented in js.ts; see there for the shared rules. The rooms:
  * runner.ts (running a tool under a limit and a budget), detect.ts (finding and probing the
- * tools), rg.ts and rg-output.ts (grep), fd.ts (find).
+ * tools), rg.ts, rg-plan.ts and rg-output.ts (grep), fd.ts (find).
  */
 import { KeelError } from "../../boundary/errors.js";
 import type { SearchOps } from "../types.js";
 import type { NativeTools } from "./detect.js";
 import { fdFind } from "./fd.js";
-import { rgGrep } from "./rg.js";
+import { type ProbeTiming, rgGrep } from "./rg-plan.js";
 import type { ArgvRunner } from "./runner.js";
 
 export {
@@ -22,18 +22,29 @@ export {
 	type RgTool,
 } from "./detect.js";
 export { fdArgv, fdFind } from "./fd.js";
-export { rgArgv, rgGlob, rgGrep } from "./rg.js";
+export { rgArgv, rgGlob } from "./rg.js";
+export { DEFAULT_PROBE, type ProbeTiming, rgGrep } from "./rg-plan.js";
 export { type ArgvRunner, lineSplitter, type RunOptions, type RunResult, runCollect } from "./runner.js";
 
-/** SearchOps over rg and fd; an operation whose tool is missing fails with BACKEND_UNAVAILABLE. */
-export function createNativeSearch(run: ArgvRunner, tools: NativeTools): SearchOps {
+/**
+ * SearchOps over rg and fd; an operation whose tool is missing fails with BACKEND_UNAVAILABLE.
+ * `probe`: grep's path-ordered run goes first, the parallel one waiting for its pattern on
+ * stdin (rg-plan.ts); for a runner that writes `input` and whose output arrives at once (this
+ * machine's), not over a network.
+ */
+export function createNativeSearch(
+	run: ArgvRunner,
+	tools: NativeTools,
+	opts: { probe?: ProbeTiming } = {},
+): SearchOps {
 	const missing = (name: string) =>
 		new KeelError(
 			"BACKEND_UNAVAILABLE",
 			`${name} is not available on this backend; use the js search engine.`,
 		);
 	return {
-		grep: (req) => (tools.rg ? rgGrep(run, tools.rg, req) : Promise.reject(missing("ripgrep (rg)"))),
+		grep: (req) =>
+			tools.rg ? rgGrep(run, tools.rg, req, opts.probe) : Promise.reject(missing("ripgrep (rg)")),
 		find: (req) => (tools.fd ? fdFind(run, tools.fd, req) : Promise.reject(missing("fd"))),
 	};
 }

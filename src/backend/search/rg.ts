@@ -1,20 +1,14 @@
 /**
- * The rg engine for grep. Results are the first `limit` matches in path order whatever the
- * scheduling, found in at most two runs:
- *   1. rg in parallel (no --sort: every core). When the whole tree holds no more than `limit`
- *      matches, that run saw them all, and sorting its files by path is the answer.
- *   2. Only when run 1 passes the limit is it stopped and rg run again with `--sort path`
- *      (one thread, files in path order), stopped at the match past the limit: the first `limit`
- *      are then the same on every run.
- * Both runs start from the same pinned handle (pinned.ts) and share the time budget.
+ * The rg engine for grep: argv, exit status, and one rg run (a pass) stopped at the limit. Which
+ * passes run, and whose answer is kept, is rg-plan.ts.
  */
 import { KeelError } from "../../boundary/errors.js";
-import type { GrepOutcome, GrepRequest } from "../types.js";
+import type { GrepRequest } from "../types.js";
 import type { RgTool } from "./detect.js";
 import { escapeGlob, RG_REGEX_SIZE_LIMIT } from "./patterns.js";
 import { type RgFile, rgCollector } from "./rg-output.js";
 import { type ArgvRunner, lineSplitter, runUntil, startingPoint } from "./runner.js";
-import { comparePaths, RG_MAX_COLUMNS } from "./semantics.js";
+import { RG_MAX_COLUMNS } from "./semantics.js";
 
 /**
  * rg matches `--glob` relative to its working directory ("/" here), so a glob anchored to the
@@ -37,8 +31,17 @@ export function rgGlob(glob: string, root: string): string {
 	return `${negate}${base}/${g}`;
 }
 
-/** `order: "path"` adds --sort path (one thread, path order); "any" lets rg use every core. */
-export function rgArgv(rg: RgTool, req: GrepRequest, order: "path" | "any" = "path"): string[] {
+/**
+ * `order: "path"` adds --sort path (one thread, path order); "any" lets rg use every core.
+ * `lineBuffered` makes rg write each line as it is found (the probe's progress is then visible).
+ */
+export function rgArgv(
+	rg: RgTool,
+	req: GrepRequest,
+	order: "path" | "any" = "path",
+	lineBuffered = false,
+	patternOnStdin = false,
+): string[] {
 	const argv = [rg.path, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never"];
 	argv.push("--no-config", "--hidden", "--no-context-separator");
 	// Per-line work and output bounded whatever the input: a long line comes back as a preview.
@@ -47,13 +50,22 @@ export function rgArgv(rg: RgTool, req: GrepRequest, order: "path" | "any" = "pa
 	// --no-mmap: rg then reports a NUL anywhere in a named file too (a binary note), see rg-output.
 	argv.push("--no-ignore-global", "--no-mmap");
 	if (order === "path") argv.push("--sort", "path");
+	if (lineBuffered) argv.push("--line-buffered");
 	argv.push("--context", String(req.context));
 	if (req.glob) argv.push("--glob", rgGlob(req.glob, req.path));
 	argv.push("--glob", "!.git"); // last: later globs win, so no user glob can bring .git back
 	if (req.ignoreCase) argv.push("--ignore-case");
 	if (req.literal) argv.push("--fixed-strings");
-	argv.push("--", req.pattern, req.path);
+	// `-f -`: the pattern arrives on stdin (one line: see patternFitsStdin), so rg can be started
+	// ahead and made to search by writing it.
+	if (patternOnStdin) argv.push("-f", "-", "--", req.path);
+	else argv.push("--", req.pattern, req.path);
 	return argv;
+}
+
+/** rg reads `-f` patterns one per line (a "\r" before "\n" dropped): one line says it as `-e` does. */
+export function patternFitsStdin(pattern: string): boolean {
+	return !/[\r\n]/.test(pattern);
 }
 
 /** An exit status 2 from rg: a pattern error, a missing path, or only per-file I/O errors. */
@@ -80,21 +92,34 @@ function rgFailure(stderr: string, path: string): KeelError | undefined {
 	return new KeelError("IO_ERROR", `rg failed: ${text}`, { path, details: { stderr } });
 }
 
-interface Pass {
+export interface Pass {
 	files: RgFile[];
 	count: number;
 	/** Stopped because the matches passed the limit (not by the budget). */
 	overLimit: boolean;
 	timedOut: boolean;
+	/** rg ran to its end: `files` holds every match under the path (at most limit + 1 kept). */
+	complete: boolean;
 }
 
-/** One rg run, stopped once its matches pass the limit (or the budget fires). */
-async function rgPass(
+export interface PassOptions {
+	order: "path" | "any";
+	/** Called once, when the matches pass the limit (the pass then stops itself). */
+	onOverLimit?: () => void;
+	/** Stops the pass without it being an error or a timeout (`complete` is then false). */
+	cancel?: AbortSignal;
+	/** Called on every chunk of output; with it, rg writes line by line. */
+	onOutput?: () => void;
+	/** rg is started now and reads the pattern from stdin: it searches once this resolves. */
+	release?: Promise<void>;
+}
+
+/** One rg run, stopped once its matches pass the limit (or the budget fires, or `cancel`). */
+export async function rgPass(
 	run: ArgvRunner,
 	rg: RgTool,
 	req: GrepRequest,
-	order: "path" | "any",
-	onOverLimit?: () => void,
+	opts: PassOptions,
 ): Promise<Pass> {
 	const { root, cwd, toName, messages } = startingPoint(req, true);
 	let overLimit = false;
@@ -103,19 +128,24 @@ async function rgPass(
 	let collector: ReturnType<typeof rgCollector> | undefined;
 	const { exitCode, stopped, timedOut } = await runUntil(
 		run,
-		rgArgv(rg, { ...req, path: root }, order),
+		rgArgv(rg, { ...req, path: root }, opts.order, opts.onOutput !== undefined, opts.release !== undefined),
 		"rg",
 		req.signal,
 		(stop) => {
 			const c = rgCollector(req, toName, () => {
 				overLimit = true;
 				stop();
-				onOverLimit?.();
+				opts.onOverLimit?.();
 			});
 			collector = c;
+			if (opts.cancel?.aborted) stop();
+			else opts.cancel?.addEventListener("abort", stop, { once: true });
 			splitter = lineSplitter((line) => c.line(line));
 			return {
-				onStdout: (chunk) => splitter?.push(chunk),
+				onStdout: (chunk) => {
+					splitter?.push(chunk);
+					opts.onOutput?.();
+				},
 				onStderr: (chunk) => {
 					if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
 				},
@@ -123,6 +153,7 @@ async function rgPass(
 		},
 		req.stop,
 		cwd,
+		opts.release?.then(() => `${req.pattern}\n`),
 	);
 	if (!stopped) {
 		splitter?.end();
@@ -137,34 +168,11 @@ async function rgPass(
 		}
 	}
 	const files = collector?.files ?? [];
-	return { files, count: collector?.count() ?? 0, overLimit: overLimit && !timedOut, timedOut };
-}
-
-export async function rgGrep(run: ArgvRunner, rg: RgTool, req: GrepRequest): Promise<GrepOutcome> {
-	// rg itself is the judge of the pattern (Rust regex syntax); see rgFailure.
-	// The path-ordered run starts the moment the parallel one passes the limit, while that one is
-	// still being killed.
-	let ordered: Promise<Pass> | undefined;
-	let pass: Pass;
-	try {
-		pass = await rgPass(run, rg, req, "any", () => {
-			ordered ??= rgPass(run, rg, req, "path");
-		});
-	} catch (e) {
-		await ordered?.catch(() => undefined);
-		throw e;
-	}
-	const second = ordered ? await ordered : undefined;
-	// Past the limit the ordered run answers; else (under it, or stopped by the budget first)
-	// the parallel run's files in path order do.
-	if (second && pass.overLimit) pass = second;
-	else pass.files.sort((a, b) => comparePaths(a.rgPath, b.rgPath));
-	const found = pass.files.flatMap((f) => f.matches);
-	const late = pass.timedOut && found.length <= req.limit;
 	return {
-		matches: found.slice(0, req.limit),
-		limitReached: found.length > req.limit,
-		engine: "rg",
-		...(late ? { timedOut: true } : {}),
+		files,
+		count: collector?.count() ?? 0,
+		overLimit: overLimit && !timedOut,
+		timedOut,
+		complete: !stopped,
 	};
 }

@@ -13,6 +13,11 @@ export interface RunOptions {
 	signal?: AbortSignal;
 	onStdout: (chunk: Buffer) => void;
 	onStderr?: (chunk: Buffer) => void;
+	/**
+	 * The process's stdin: when this resolves, the text is written and stdin closed (a process
+	 * reading it waits until then). Without it, stdin is not open.
+	 */
+	input?: Promise<string>;
 }
 
 export interface RunResult {
@@ -80,6 +85,7 @@ export async function runUntil(
 	handlers: (stop: () => void) => { onStdout: (c: Buffer) => void; onStderr?: (c: Buffer) => void },
 	budget?: AbortSignal,
 	cwd = "/",
+	input?: Promise<string>,
 ): Promise<{ exitCode: number | null; stopped: boolean; timedOut: boolean }> {
 	throwIfAborted(signal);
 	const limiter = new AbortController();
@@ -94,6 +100,7 @@ export async function runUntil(
 		result = await run(argv, {
 			cwd,
 			signal: both,
+			...(input ? { input } : {}),
 			onStdout: (c) => {
 				if (!limiter.signal.aborted) onStdout(c);
 			},

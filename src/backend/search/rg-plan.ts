@@ -1,0 +1,167 @@
+/**
+ * Which rg runs answer a grep, and whose answer is kept. The answer is always the first `limit`
+ * matches in path order, taken from a run that saw every file up to them:
+ *   - a run in parallel (no --sort: every core) that ended under the limit saw the whole tree,
+ *     and its files sorted by path are the answer;
+ *   - a run with `--sort path` (one thread, files in path order) stopped at the match past the
+ *     limit (or ended) has the first `limit` in order.
+ * On this machine (`probe` given) the ordered run goes first, alone, as a probe that prints line
+ * by line; the parallel run is started beside it but waits for its pattern on stdin. A tree dense
+ * with matches is answered by the probe; when the probe goes quiet (ProbeTiming) it is stopped
+ * and the pattern written to the parallel run, whose start-up is then already done. When that run
+ * passes the limit, an ordered run starts from the beginning. Without `probe` (a remote
+ * transport, where output arrives in round trips), the ordered run starts only once the parallel
+ * one passes the limit. Every run starts from the same pinned handle and shares the time budget.
+ */
+import type { GrepOutcome, GrepRequest } from "../types.js";
+import type { RgTool } from "./detect.js";
+import { type Pass, patternFitsStdin, rgPass } from "./rg.js";
+import type { ArgvRunner } from "./runner.js";
+import { comparePaths } from "./semantics.js";
+
+/**
+ * When the ordered probe is given up. `t1` is the time its first output took (rg's start-up and
+ * the walk to the first match, longer on a loaded machine): with no output by `firstMs`, after a
+ * silence of max(`quietMs`, t1 / 4), and at the latest at max(`firstMs`, 2.5 × t1).
+ */
+export interface ProbeTiming {
+	firstMs: number;
+	quietMs: number;
+}
+
+/**
+ * 6 ms: about twice rg's start-up on an idle 2-core machine (`rg --version` spawn to exit,
+ * 3.5 ms); see docs/ARCHITECTURE.md, "Search cost on any input".
+ */
+export const DEFAULT_PROBE: ProbeTiming = { firstMs: 6, quietMs: 1 };
+
+interface Answer {
+	pass: Pass;
+	/** The pass ran with --sort path: its files are already in path order. */
+	ordered: boolean;
+}
+
+export async function rgGrep(
+	run: ArgvRunner,
+	rg: RgTool,
+	req: GrepRequest,
+	probe?: ProbeTiming,
+): Promise<GrepOutcome> {
+	// rg itself is the judge of the pattern (Rust regex syntax); see rgFailure in rg.ts.
+	let answer: Answer;
+	if (req.pinned !== undefined && req.pinnedDir !== true) {
+		// One file: one thread either way, so one ordered run.
+		answer = { pass: await rgPass(run, rg, req, { order: "path" }), ordered: true };
+	} else if (probe && patternFitsStdin(req.pattern)) answer = await withProbe(run, rg, req, probe);
+	else answer = await parallelThenOrdered(run, rg, req);
+	const { pass, ordered } = answer;
+	if (!ordered) pass.files.sort((a, b) => comparePaths(a.rgPath, b.rgPath));
+	const found = pass.files.flatMap((f) => f.matches);
+	const late = pass.timedOut && found.length <= req.limit;
+	return {
+		matches: found.slice(0, req.limit),
+		limitReached: found.length > req.limit,
+		engine: "rg",
+		...(late ? { timedOut: true } : {}),
+	};
+}
+
+/** The parallel run and the ordered probe together; see the top of this file. */
+async function withProbe(
+	run: ArgvRunner,
+	rg: RgTool,
+	req: GrepRequest,
+	timing: ProbeTiming,
+): Promise<Answer> {
+	const stopParallel = new AbortController();
+	const stopProbe = new AbortController();
+	let quiet: ReturnType<typeof setTimeout> | undefined;
+	let deadline: ReturnType<typeof setTimeout> | undefined;
+	const keepProbe = () => {
+		clearTimeout(quiet);
+		clearTimeout(deadline);
+	};
+	const giveUp = () => stopProbe.abort();
+	const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
+	let started = 0;
+	let t1: number | undefined;
+	// The probe searches alone; the parallel run is started ahead (the process's start-up is
+	// done meanwhile) and searches only once the probe is given up: it reads the pattern from
+	// stdin, written then.
+	const probe = rgPass(run, rg, req, {
+		order: "path",
+		cancel: stopProbe.signal,
+		onOverLimit: () => {
+			keepProbe();
+			stopParallel.abort();
+		},
+		onOutput: () => {
+			if (stopProbe.signal.aborted) return;
+			if (t1 === undefined) {
+				t1 = performance.now() - started;
+				clearTimeout(deadline);
+				deadline = setTimeout(giveUp, Math.min(Math.max(timing.firstMs, 2.5 * t1) - t1, MAX_TIMER_MS));
+			}
+			clearTimeout(quiet);
+			quiet = setTimeout(giveUp, Math.min(Math.max(timing.quietMs, t1 / 4), MAX_TIMER_MS));
+		},
+	});
+	const parallel = rgPass(run, rg, req, {
+		order: "any",
+		cancel: stopParallel.signal,
+		release: new Promise<void>((resolve) => stopProbe.signal.addEventListener("abort", () => resolve())),
+	});
+	// The runner starts the process before returning (a local spawn is synchronous): the probe's
+	// times count from there, not from before the parallel run's start.
+	started = performance.now();
+	deadline = setTimeout(giveUp, Math.min(timing.firstMs, MAX_TIMER_MS));
+	// A pass that ran to its end holds the answer, so the other is stopped; a failing pass stops
+	// the other too. Both are awaited: no rg outlives the call.
+	const settle = (p: Promise<Pass>, other: AbortController) =>
+		p.then(
+			(r) => {
+				if (r.complete) other.abort();
+				return r;
+			},
+			(e: unknown) => {
+				other.abort();
+				throw e;
+			},
+		);
+	const [par, ord] = await Promise.allSettled([settle(parallel, stopProbe), settle(probe, stopParallel)]);
+	keepProbe();
+	if (par.status === "rejected") throw par.reason;
+	if (ord.status === "rejected") throw ord.reason;
+	if (ord.value.overLimit || ord.value.complete) return { pass: ord.value, ordered: true };
+	// Stopped by the budget before it was given up: its prefix in path order.
+	if (!stopProbe.signal.aborted) return { pass: ord.value, ordered: true };
+	// Under the limit (the whole tree seen), or stopped by the budget: its files, sorted.
+	if (!par.value.overLimit) return { pass: par.value, ordered: false };
+	// Past the limit: the probe's prefix if the budget stopped it, else an ordered run from the start.
+	if (ord.value.timedOut) return { pass: ord.value, ordered: true };
+	return { pass: await rgPass(run, rg, req, { order: "path" }), ordered: true };
+}
+
+/** The parallel run; only when it passes the limit, the ordered run, started at that moment. */
+async function parallelThenOrdered(run: ArgvRunner, rg: RgTool, req: GrepRequest): Promise<Answer> {
+	let ordered: Promise<Pass> | undefined;
+	let pass: Pass;
+	try {
+		pass = await rgPass(run, rg, req, {
+			order: "any",
+			onOverLimit: () => {
+				ordered ??= rgPass(run, rg, req, { order: "path" });
+				// Awaited below; until then a failure (an abort meanwhile) must not go unhandled.
+				ordered.catch(() => undefined);
+			},
+		});
+	} catch (e) {
+		await ordered?.catch(() => undefined);
+		throw e;
+	}
+	const second = ordered ? await ordered : undefined;
+	// Past the limit the ordered run answers; else (under it, or stopped by the budget first)
+	// the parallel run's files in path order do.
+	if (second && pass.overLimit) return { pass: second, ordered: true };
+	return { pass, ordered: false };
+}
