@@ -51,6 +51,10 @@ function swapped(path: string): KeelError {
 	});
 }
 
+function notAFile(path: string): KeelError {
+	return new KeelError("NOT_A_FILE", `${path} is not a regular file.`, { path });
+}
+
 export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 	const pins = new DirPins();
 
@@ -118,12 +122,16 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 
 		readWindow: (p, expect, window) =>
 			inDir(p, async (at) => {
-				const h = await openRead(p, at);
+				// As readFile: open, fstat and close synchronously (none of them waits on a regular
+				// file opened O_NONBLOCK); only the chunk reads go to the thread pool.
+				const fd = openReadSync(p, at);
 				try {
-					if (expect && !sameObject(toFileStat(await h.stat({ bigint: true })), expect)) throw swapped(p);
-					return await readWindowFrom(h, window);
+					const opened = toFileStat(fstatSync(fd, { bigint: true }));
+					if (expect && !sameObject(opened, expect)) throw swapped(p);
+					if (opened.type !== "file") throw notAFile(p);
+					return await readWindowFrom(fd, opened, window, p);
 				} finally {
-					await h.close();
+					closeSync(fd);
 				}
 			}),
 

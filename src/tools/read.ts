@@ -141,7 +141,8 @@ async function streamWindow(
 			throw fromSystemError(e, args.path);
 		});
 	if (detectImage(w.head) && st.size <= STREAM_ABOVE_BYTES) return undefined;
-	session.readState.recordHash(canonical, st, w.sha256);
+	// The stat of the bytes hashed (taken at the open), not the guard's earlier one.
+	session.readState.recordHash(canonical, w.stat, w.sha256);
 	if (detectImage(w.head)) {
 		throw new KeelError(
 			"INVALID_ARGS",
