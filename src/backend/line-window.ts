@@ -22,7 +22,7 @@ function countNewlines(data: Buffer, from: number): number {
 
 export class LineWindowScanner {
 	readonly lines: Buffer[] = [];
-	/** Full byte length of each kept line (its "\r" included, its "\n" not). */
+	/** Full byte length of each kept line, without its "\n" and a "\r" before it (as the line is shown). */
 	readonly lineBytes: number[] = [];
 	private readonly startLine: number;
 	private readonly maxLines: number;
@@ -37,6 +37,8 @@ export class LineWindowScanner {
 	private current: Buffer[] = [];
 	private currentBytes = 0;
 	private currentKept = 0;
+	/** The last byte of the open line so far (-1: none yet). */
+	private currentLast = -1;
 	/** File offsets of the selection's first byte and of the "\n" after it (-1: not reached). */
 	private selStart: number;
 	private selEnd = -1;
@@ -108,6 +110,7 @@ export class LineWindowScanner {
 
 	private keep(data: Buffer, from: number, to: number): void {
 		this.currentBytes += to - from;
+		if (to > from) this.currentLast = data[to - 1];
 		const room = this.maxLineBytes - this.currentKept;
 		if (room <= 0 || to === from) return;
 		const end = Math.min(to, from + room);
@@ -119,7 +122,8 @@ export class LineWindowScanner {
 		if (this.line >= this.startLine && this.wanted()) {
 			const text = this.current.length === 1 ? this.current[0] : Buffer.concat(this.current);
 			this.lines.push(text);
-			this.lineBytes.push(this.currentBytes);
+			// Without a final "\r" even when the kept part is cut before it.
+			this.lineBytes.push(this.currentBytes - (this.currentLast === 13 ? 1 : 0));
 			// Counted as shown: without a "\r" before the "\n" or a BOM, so the window holds more
 			// than the byte cap whenever there is more to show.
 			const cr = text.length > 0 && text[text.length - 1] === 13 ? 1 : 0;
@@ -129,6 +133,7 @@ export class LineWindowScanner {
 		this.current = [];
 		this.currentBytes = 0;
 		this.currentKept = 0;
+		this.currentLast = -1;
 		this.line++;
 	}
 

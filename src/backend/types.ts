@@ -123,7 +123,7 @@ export interface WindowRead {
 	head: Buffer;
 	/** Kept lines without their "\n" (a "\r" stays). */
 	lines: Buffer[];
-	/** Full byte length of each kept line. */
+	/** Full byte length of each kept line, without a "\r" that ends it (as read shows it). */
 	lineBytes: number[];
 	/** Lines in the whole file, counted as read splits them (a final "\n" starts no line). */
 	totalLines: number;

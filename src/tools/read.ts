@@ -161,10 +161,7 @@ async function streamWindow(
 			firstLineBytes -= 3;
 			selectedBytes -= 3;
 		}
-		if (!line.endsWith("\r")) return line;
-		// As the whole read counts it: the first line's length without its "\r".
-		if (k === 0 && b.length === w.lineBytes[0]) firstLineBytes -= 1;
-		return line.slice(0, -1);
+		return line.endsWith("\r") ? line.slice(0, -1) : line;
 	});
 	return { shown, total: w.totalLines, firstLineBytes, valid: w.validUtf8, selectedBytes };
 }
