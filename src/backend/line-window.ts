@@ -13,8 +13,8 @@ import type { LineWindow } from "./types.js";
 
 const NL = 10;
 
-/** Newlines in `data` from `from` on. */
-function countNewlines(data: Buffer, from: number): number {
+/** Newlines in `data` from `from` on: one memchr a line (chunk-arena.ts has the SIMD count). */
+export function countNewlinesByIndexOf(data: Buffer, from: number): number {
 	let n = 0;
 	for (let at = data.indexOf(NL, from); at >= 0; at = data.indexOf(NL, at + 1)) n++;
 	return n;
@@ -46,28 +46,35 @@ export class LineWindowScanner {
 	private pos = 0;
 	private lastByte = -1;
 
-	constructor(w: LineWindow) {
+	/** How the lines past the window are counted (chunk-arena.ts's SIMD count where it can). */
+	private readonly countNewlines: (data: Buffer, from: number) => number;
+
+	constructor(w: LineWindow, countNewlines = countNewlinesByIndexOf) {
+		this.countNewlines = countNewlines;
 		this.startLine = w.startLine;
 		this.maxLines = w.maxLines;
 		this.maxBytes = w.maxBytes;
 		this.maxLineBytes = w.maxLineBytes;
 		this.selectEnd = w.startLine + (w.selectLines ?? Number.POSITIVE_INFINITY);
 		this.selStart = w.startLine === 1 ? 0 : -1;
+		this.wanted = w.maxLines > 0 && w.maxBytes >= 0;
 	}
 
-	/** Once false it stays false (`line` only grows): the rest of the file is counted, not kept. */
-	private wanted(): boolean {
-		return this.lines.length < this.maxLines && this.kept <= this.maxBytes;
-	}
+	/**
+	 * Whether lines are still kept (fewer than maxLines, no more than maxBytes). Once false it
+	 * stays false: the rest of the file is counted, not kept. A field, not a method: a small
+	 * method's optimized code was dropped and rebuilt after every full GC.
+	 */
+	private wanted: boolean;
 
 	push(data: Buffer): void {
 		let from = 0;
 		if (this.line < this.startLine) from = this.skip(data);
-		if (from < data.length && this.wanted()) from = this.keepLines(data, from);
+		if (from < data.length && this.wanted) from = this.keepLines(data, from);
 		if (from < data.length) {
 			if (this.selEnd < 0 && this.selectEnd !== Number.POSITIVE_INFINITY)
 				from = this.findSelectEnd(data, from);
-			this.line += countNewlines(data, from);
+			this.line += this.countNewlines(data, from);
 		}
 		if (data.length > 0) this.lastByte = data[data.length - 1];
 		this.pos += data.length;
@@ -91,7 +98,7 @@ export class LineWindowScanner {
 			this.endLine();
 			if (this.line === this.selectEnd) this.selEnd = this.pos + at;
 			from = at + 1;
-			if (!this.wanted()) return from;
+			if (!this.wanted) return from;
 		}
 		this.keep(data, from, data.length);
 		return data.length;
@@ -119,7 +126,7 @@ export class LineWindowScanner {
 	}
 
 	private endLine(): void {
-		if (this.line >= this.startLine && this.wanted()) {
+		if (this.line >= this.startLine && this.wanted) {
 			const text = this.current.length === 1 ? this.current[0] : Buffer.concat(this.current);
 			this.lines.push(text);
 			// Without a final "\r" even when the kept part is cut before it.
@@ -129,6 +136,7 @@ export class LineWindowScanner {
 			const cr = text.length > 0 && text[text.length - 1] === 13 ? 1 : 0;
 			const bom = this.line === 1 && text[0] === 0xef && text[1] === 0xbb && text[2] === 0xbf ? 3 : 0;
 			this.kept += text.length + 1 - cr - bom;
+			this.wanted = this.lines.length < this.maxLines && this.kept <= this.maxBytes;
 		}
 		this.current = [];
 		this.currentBytes = 0;

@@ -10,6 +10,7 @@ import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
+import { type ChunkArena, createChunkArena } from "./chunk-arena.js";
 import {
 	type CommitHooks,
 	changed,
@@ -57,6 +58,9 @@ function notAFile(path: string): KeelError {
 
 export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 	const pins = new DirPins();
+	/** The streamed read's chunk buffers and line count (made on the first large read), and whether a read holds them. */
+	let arena: ChunkArena | null | undefined; // null: WebAssembly is not available here
+	let arenaBusy = false;
 
 	/** Run `use` on entry `path` of its pinned parent directory; system errors name `path`, not /proc. */
 	async function inDir<T>(path: string, use: (at: string, dir: PinnedDir) => Promise<T> | T): Promise<T> {
@@ -129,7 +133,14 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 					const opened = toFileStat(fstatSync(fd, { bigint: true }));
 					if (expect && !sameObject(opened, expect)) throw swapped(p);
 					if (opened.type !== "file") throw notAFile(p);
-					return await readWindowFrom(fd, opened, window, p);
+					if (arenaBusy) return await readWindowFrom(fd, opened, window, p);
+					if (arena === undefined) arena = createChunkArena() ?? null;
+					arenaBusy = true;
+					try {
+						return await readWindowFrom(fd, opened, window, p, arena ?? undefined);
+					} finally {
+						arenaBusy = false;
+					}
 				} finally {
 					closeSync(fd);
 				}

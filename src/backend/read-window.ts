@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import { fstatSync, read } from "node:fs";
 import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
+import type { ChunkArena } from "./chunk-arena.js";
 import { LineWindowScanner } from "./line-window.js";
 import { toFileStat } from "./local-stat.js";
 import type { FileStat, LineWindow, WindowRead } from "./types.js";
@@ -31,21 +32,24 @@ function changedWhileRead(path: string): KeelError {
 /**
  * `fd` is open for reading (the caller closes it); `opened` is its stat right after the open;
  * `path` names the file in errors. The result's `stat` is `opened`: the identity of the bytes read.
+ * With an `arena` (the caller's alone until this returns) the chunks are read into it and the
+ * lines past the window counted there; without, into buffers of this call's own.
  */
 export async function readWindowFrom(
 	fd: number,
 	opened: FileStat,
 	w: LineWindow,
 	path: string,
+	arena?: ChunkArena,
 ): Promise<WindowRead> {
 	const size = opened.size;
 	const hash = createHash("sha256");
 	const utf8 = new Utf8Checker();
-	const scanner = new LineWindowScanner(w);
+	const scanner = arena ? new LineWindowScanner(w, arena.countNewlines) : new LineWindowScanner(w);
 	const head: Buffer[] = [];
 	let headBytes = 0;
-	const chunk = Math.min(CHUNK_BYTES, Math.max(size, 1));
-	const buffers = [Buffer.allocUnsafe(chunk), Buffer.allocUnsafe(chunk)];
+	const chunk = arena ? arena.buffers[0].length : Math.min(CHUNK_BYTES, Math.max(size, 1));
+	const buffers = arena ? arena.buffers : [Buffer.allocUnsafe(chunk), Buffer.allocUnsafe(chunk)];
 	let which = 0;
 	let pos = 0;
 	const readNext = (at: number) => readAt(fd, buffers[which], 0, Math.min(chunk, size - at), at);

@@ -165,6 +165,29 @@ describe("a file that changes while read streams it", () => {
 	});
 });
 
+describe("streamed reads at once on one session (one chunk arena: a read that finds it busy has its own buffers)", () => {
+	it("each read shows and records its own file", async () => {
+		const other = Buffer.from(
+			`${Array.from({ length: 50_000 }, (_, i) => `other ${i} ${"x".repeat(60)}`).join("\n")}\n`,
+		);
+		const paths = [plant("one.txt"), join(root, "two.txt"), plant("three.txt")];
+		writeFileSync(paths[1], other);
+		const s = await session();
+		const alone = [];
+		for (const p of ["one.txt", "two.txt", "three.txt", "two.txt"])
+			alone.push(textOf(await s.call("read", { path: p, offset: 7 })));
+		const together = await Promise.all(
+			["one.txt", "two.txt", "three.txt", "two.txt"].map((p) => s.call("read", { path: p, offset: 7 })),
+		);
+		expect(together.map(textOf)).toEqual(alone);
+		expect(alone[1]).toContain("other 6 x");
+		expect(alone[1]).toContain("of 50000");
+		expect(alone[0]).toContain(`of ${LINES}`);
+		expect(s.readState.get(paths[1])?.sha256).toBe(sha256(other));
+		expect(s.readState.get(paths[2])?.sha256).toBe(sha256(ORIGINAL));
+	});
+});
+
 describe("readWindow refuses what is not a regular file", () => {
 	it("a FIFO is NOT_A_FILE, at once (the open does not wait for a writer)", async () => {
 		const fifo = join(root, "pipe");
