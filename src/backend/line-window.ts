@@ -1,8 +1,9 @@
 /**
  * The line work of a streamed read (read-window.ts), chunk by chunk: skip to the window's first
  * line, keep its lines (each cut at `maxLineBytes`, no more than `maxLines` and `maxBytes` in all),
- * then only count the rest. Before and after the window a chunk costs one native memchr per line
- * (Buffer indexOf) and nothing else: no decoding, no splitting, no copies.
+ * then only count the rest. Before the window a chunk costs one native memchr per line (Buffer
+ * indexOf), after it one SIMD count per chunk (chunk-arena.ts; indexOf per line without an
+ * arena), and nothing else: no decoding, no splitting, no copies.
  *
  * A class with its loops in methods, not closures made per call: V8 holds a closure's optimized
  * code weakly, so after a full GC (the bench's GC-each mode, or a busy heap) per-call closures and
@@ -34,6 +35,12 @@ export class LineWindowScanner {
 	private line = 1;
 	/** Bytes kept so far, counted as shown (see endLine). */
 	private kept = 0;
+	/**
+	 * Whether lines are still kept (fewer than maxLines, no more than maxBytes). Once false it
+	 * stays false: the rest of the file is counted, not kept. A field, not a method: a small
+	 * method's optimized code was dropped and rebuilt after every full GC.
+	 */
+	private wanted: boolean;
 	private current: Buffer[] = [];
 	private currentBytes = 0;
 	private currentKept = 0;
@@ -59,13 +66,6 @@ export class LineWindowScanner {
 		this.selStart = w.startLine === 1 ? 0 : -1;
 		this.wanted = w.maxLines > 0 && w.maxBytes >= 0;
 	}
-
-	/**
-	 * Whether lines are still kept (fewer than maxLines, no more than maxBytes). Once false it
-	 * stays false: the rest of the file is counted, not kept. A field, not a method: a small
-	 * method's optimized code was dropped and rebuilt after every full GC.
-	 */
-	private wanted: boolean;
 
 	push(data: Buffer): void {
 		let from = 0;
