@@ -261,7 +261,7 @@ export async function setup({ dir }) {
 		readCase(
 			`read, 10 MB file (${(big.length / 1e6).toFixed(1)} MB, default limits)`,
 			files.readBig,
-			20,
+			40,
 			3,
 			true,
 		),

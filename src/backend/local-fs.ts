@@ -10,6 +10,7 @@ import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
+import { type ChunkArena, createChunkArena } from "./chunk-arena.js";
 import { hashHandle, hashPath, READ_FLAGS, readAllSync, SYNC_IO_BYTES, writeAll } from "./local-bytes.js";
 import { type CommitHooks, type CommitKit, changed, commitVia, fsyncDir } from "./local-commit.js";
 import { lazyLibc } from "./local-libc.js";
@@ -43,10 +44,17 @@ function swapped(path: string): KeelError {
 	});
 }
 
+function notAFile(path: string): KeelError {
+	return new KeelError("NOT_A_FILE", `${path} is not a regular file.`, { path });
+}
+
 export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 	const pins = new DirPins();
 	const libc = lazyLibc();
 	const kit: CommitKit = { pins, hooks, xattrs: createXattrCopier(libc), libc };
+	/** The streamed read's chunk buffers and line count (made on the first large read), and whether a read holds them. */
+	let arena: ChunkArena | null | undefined; // null: WebAssembly is not available here
+	let arenaBusy = false;
 
 	/** Run `use` on entry `path` of its pinned parent directory; system errors name `path`, not /proc. */
 	async function inDir<T>(path: string, use: (at: string, dir: PinnedDir) => Promise<T> | T): Promise<T> {
@@ -114,12 +122,23 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 
 		readWindow: (p, expect, window) =>
 			inDir(p, async (at) => {
-				const h = await openRead(p, at);
+				// As readFile: open, fstat and close synchronously (none of them waits on a regular
+				// file opened O_NONBLOCK); only the chunk reads go to the thread pool.
+				const fd = openReadSync(p, at);
 				try {
-					if (expect && !sameObject(toFileStat(await h.stat({ bigint: true })), expect)) throw swapped(p);
-					return await readWindowFrom(h, window);
+					const opened = toFileStat(fstatSync(fd, { bigint: true }));
+					if (expect && !sameObject(opened, expect)) throw swapped(p);
+					if (opened.type !== "file") throw notAFile(p);
+					if (arenaBusy) return await readWindowFrom(fd, opened, window, p);
+					if (arena === undefined) arena = createChunkArena() ?? null;
+					arenaBusy = true;
+					try {
+						return await readWindowFrom(fd, opened, window, p, arena ?? undefined);
+					} finally {
+						arenaBusy = false;
+					}
 				} finally {
-					await h.close();
+					closeSync(fd);
 				}
 			}),
 

@@ -73,8 +73,10 @@ export interface FileOps {
 	readFile(path: string, expect?: FileStat): Promise<Buffer>;
 	/**
 	 * Lines of a file from `window.startLine`, streamed (memory bounded by the window, not the
-	 * file); refuses a link in the last component and checks `expect` as readFile does. Optional:
-	 * a backend without it has its large files refused by read.
+	 * file); refuses a link in the last component and anything but a regular file, and checks
+	 * `expect` as readFile does. One consistent view: the bytes the file had at the open, or
+	 * CHANGED_ON_DISK when it is truncated or rewritten in place during the pass. Optional: a
+	 * backend without it has its large files refused by read.
 	 */
 	readWindow?(path: string, expect: FileStat | undefined, window: LineWindow): Promise<WindowRead>;
 	/** Entries of a directory; with `expect`, it must be that directory before and after listing. */
@@ -126,14 +128,17 @@ export interface WindowRead {
 	head: Buffer;
 	/** Kept lines without their "\n" (a "\r" stays). */
 	lines: Buffer[];
-	/** Full byte length of each kept line. */
+	/** Full byte length of each kept line, without a "\r" that ends it (as read shows it). */
 	lineBytes: number[];
 	/** Lines in the whole file, counted as read splits them (a final "\n" starts no line). */
 	totalLines: number;
 	/** Bytes of the selected lines as they are in the file, "\n" between them, none after the last. */
 	selectedBytes: number;
+	/** Of the bytes read: the whole file as it was at the open (bytes appended since are not read). */
 	sha256: string;
 	validUtf8: boolean;
+	/** The file's stat at the open: the identity of the bytes read (what the read state records). */
+	stat: FileStat;
 }
 
 export interface ExecRequest {

@@ -141,7 +141,8 @@ async function streamWindow(
 			throw fromSystemError(e, args.path);
 		});
 	if (detectImage(w.head) && st.size <= STREAM_ABOVE_BYTES) return undefined;
-	session.readState.recordHash(canonical, st, w.sha256);
+	// The stat of the bytes hashed (taken at the open), not the guard's earlier one.
+	session.readState.recordHash(canonical, w.stat, w.sha256);
 	if (detectImage(w.head)) {
 		throw new KeelError(
 			"INVALID_ARGS",
@@ -160,10 +161,7 @@ async function streamWindow(
 			firstLineBytes -= 3;
 			selectedBytes -= 3;
 		}
-		if (!line.endsWith("\r")) return line;
-		// As the whole read counts it: the first line's length without its "\r".
-		if (k === 0 && b.length === w.lineBytes[0]) firstLineBytes -= 1;
-		return line.slice(0, -1);
+		return line.endsWith("\r") ? line.slice(0, -1) : line;
 	});
 	return { shown, total: w.totalLines, firstLineBytes, valid: w.validUtf8, selectedBytes };
 }

@@ -85,6 +85,21 @@ const FILES: Record<string, Buffer> = {
 	"a NUL past the first 8 KiB": Buffer.from(`${lines(200)}\n\0\n${lines(20_000)}\n`),
 	"a 2 MB PNG": Buffer.concat([PNG, Buffer.alloc(2 * MiB, 7)]),
 	"empty lines only": Buffer.from("\n".repeat(MiB + 10)),
+	// Classic Mac line endings: no "\n" at all, so one 3 MB line (its final "\r" not counted).
+	"CR-only line endings": Buffer.from(`${lines(30_000, "\r")}\r`),
+	// 51,251 bytes before the "\r\n": shown as 50.0KB by the whole read; 51,252 would be 50.1KB.
+	"a 51,251-byte first line before CRLF": Buffer.from(`${"a".repeat(51_251)}\r\n${lines(3000, "\r\n")}\r\n`),
+	// The shown window ends about 50 KB in; the bad byte is in the same first chunk, past it.
+	"an invalid byte right after the shown window": Buffer.concat([
+		Buffer.from(filler(100_000)),
+		Buffer.from([0xc3, 0x28]),
+		Buffer.from(`\n${lines(3000)}\n`),
+	]),
+	// The last line has no "\n" and ends exactly at the second chunk's end.
+	"no final newline, the file ends at the chunk edge": Buffer.from(filler(2 * MiB)),
+	"a final newline exactly at the chunk edge": Buffer.from(`${filler(2 * MiB - 1)}\n`),
+	// 20,001 lines without a final "\n": offset 19,999 with limit 3 ends the selection at the last byte.
+	"no final newline, the last line ends the selection": Buffer.from(lines(20_001)),
 };
 
 const ARGS: Record<string, unknown>[] = [
@@ -94,6 +109,7 @@ const ARGS: Record<string, unknown>[] = [
 	{ offset: 101 },
 	{ offset: 5000, limit: 3000 },
 	{ offset: 19_999 },
+	{ offset: 19_999, limit: 3 },
 	{ offset: 2_000_000 },
 ];
 
@@ -122,7 +138,7 @@ function seenWithoutRawBytes(r: CallResult) {
 	if (v.details?.truncation) v.details.truncation.totalBytes = -1;
 	return v;
 }
-const RAW_BYTES_DIFFER = /crlf|CRLF|sequence|invalid|one chunk/;
+const RAW_BYTES_DIFFER = /crlf|CRLF|CR-only|sequence|invalid|one chunk/;
 
 describe("read of a file above 256 KiB: the streamed window is the whole read's answer", () => {
 	for (const name of Object.keys(FILES)) {
