@@ -11,7 +11,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DirPins } from "../../src/backend/local-pin.js";
 import { createLocalSearch, type LocalSearchOptions } from "../../src/backend/search/index.js";
 import { createLocalTools, localRunner } from "../../src/backend/search/local-runner.js";
-import { type ArgvRunner, createNativeSearch, type NativeTools } from "../../src/backend/search/native.js";
+import {
+	type ArgvRunner,
+	createNativeSearch,
+	DEFAULT_PROBE,
+	type NativeTools,
+} from "../../src/backend/search/native.js";
 import { comparePaths } from "../../src/backend/search/semantics.js";
 import type { GrepOutcome, GrepRequest } from "../../src/backend/types.js";
 import { rgProcessesUnder } from "./rg-processes.js";
@@ -34,7 +39,7 @@ const KEPT = { firstMs: 1e9, quietMs: 1e9 };
 const GIVEN_UP = { firstMs: 0, quietMs: 0 };
 /** Every plan: the default timing, the probe never given up, given up at once, and no probe. */
 const PLANS: [string, LocalSearchOptions["probe"]][] = [
-	["default probe", undefined],
+	["the probe's default timing", DEFAULT_PROBE],
 	["probe kept", KEPT],
 	["probe given up", GIVEN_UP],
 	["no probe", false],

@@ -3,7 +3,7 @@ import type { DirPins } from "../local-pin.js";
 import type { SearchOps } from "../types.js";
 import { createJsSearch } from "./js.js";
 import { createLocalTools, type LocalTools } from "./local-runner.js";
-import { createNativeSearch, DEFAULT_PROBE, type ProbeTiming } from "./native.js";
+import { createNativeSearch, type ProbeTiming } from "./native.js";
 import { withPinnedStart } from "./pinned.js";
 
 export type SearchEngineChoice = "auto" | "native" | "js";
@@ -17,7 +17,11 @@ export interface LocalSearchOptions {
 	pins?: DirPins;
 	/** Time a grep or find may take before it stops its children and answers what it found. */
 	budgetMs?: number;
-	/** grep's path-ordered probe, before the parallel rg (rg-plan.ts); `false`: none. */
+	/**
+	 * grep's path-ordered probe before the parallel rg (rg-plan.ts; DEFAULT_PROBE is its tuned
+	 * timing). Off by default: on a quiet machine it made the stopped-at-limit grep 0.89× pi instead
+	 * of 1.48×, but a full scan 1.18× rg instead of 1.02× (docs/BENCHMARKS.md).
+	 */
 	probe?: ProbeTiming | false;
 }
 
@@ -65,11 +69,7 @@ function chooseEngine(opts: LocalSearchOptions): SearchOps {
 	let native: Promise<{ ops: SearchOps; hasRg: boolean; hasFd: boolean }> | undefined;
 	const getNative = () => {
 		native ??= tools.detect().then((t) => ({
-			ops: createNativeSearch(
-				tools.run,
-				t,
-				opts.probe === false ? {} : { probe: opts.probe ?? DEFAULT_PROBE },
-			),
+			ops: createNativeSearch(tools.run, t, opts.probe ? { probe: opts.probe } : {}),
 			hasRg: t.rg !== undefined,
 			// An fd without --no-require-git cannot apply .gitignore outside a repository: "auto"
 			// uses the JS engine for find then ("native" uses that fd, with the difference).
