@@ -1,0 +1,124 @@
+/**
+ * ExecOps over the command runner (remote-run.ts) where the host has python3: a command is one
+ * request on a channel already open and one fork on the host, where a job shell takes a FIFO
+ * pair, a `cat` relay, `setsid` and the shell. The runner starts with the first command and again
+ * after it died (a command may kill it): the calls in flight then fail with BACKEND_UNAVAILABLE,
+ * and the new runner first kills every process still carrying one of their call tags (the tags
+ * are made here, so they outlive the runner that used them).
+ */
+import { randomBytes } from "node:crypto";
+import { setLongTimeout } from "../../boundary/timing.js";
+import type { ExecRequest, ExecResult } from "../types.js";
+import type { SshConnection } from "./connection.js";
+import { sysError, unavailable } from "./errors.js";
+import type { Live } from "./live.js";
+import { runnerInit } from "./remote-run.js";
+import { CommandRunner } from "./run-client.js";
+import { channelPipe, openChannel } from "./shell.js";
+
+/** The live connection's runner, started when first needed; undefined: the host has no python3. */
+export function runnerOf(live: Live): Promise<CommandRunner | undefined> {
+	const slot = live.runner;
+	if (slot && !slot.current?.dead) return slot.promise;
+	const next: NonNullable<Live["runner"]> = { promise: Promise.resolve(undefined), current: undefined };
+	next.promise = (async () => {
+		const runner = new CommandRunner(
+			channelPipe(await openChannel(live.client)),
+			runnerInit(live.remotePath),
+		);
+		try {
+			await runner.ready;
+		} catch {
+			return undefined; // no python3 (exit 127): the job shells run commands
+		}
+		// A runner that died left its commands behind: end them by their tags.
+		for (const tag of live.runnerOrphans.splice(0)) runner.sweep(tag);
+		next.current = runner;
+		return runner;
+	})();
+	live.runner = next;
+	return next.promise;
+}
+
+/** One command on the runner: output streamed, abort and timeout kill its group and tagged processes. */
+export function runOnRunner(
+	conn: SshConnection,
+	live: Live,
+	runner: CommandRunner,
+	req: ExecRequest,
+): Promise<ExecResult> {
+	return new Promise<ExecResult>((resolve, reject) => {
+		let status: number | null = null;
+		let aborted = false;
+		let timedOut = false;
+		let settled = false;
+		let id = 0;
+		const tag = randomBytes(16).toString("hex");
+		const key = {};
+		const onAbort = () => {
+			aborted = true;
+			runner.kill(id);
+		};
+		const timer =
+			req.timeoutMs !== undefined && req.timeoutMs > 0
+				? setLongTimeout(() => {
+						timedOut = true;
+						runner.kill(id);
+					}, req.timeoutMs)
+				: undefined;
+		const settle = (fn: () => void) => {
+			if (settled) return;
+			settled = true;
+			conn.trackJob(key, undefined);
+			timer?.clear();
+			req.signal?.removeEventListener("abort", onAbort);
+			fn();
+		};
+		try {
+			id = runner.start({
+				cwd: req.cwd,
+				command: req.command,
+				env: req.env ?? {},
+				tag,
+				onData: (c) => {
+					if (!settled) req.onData(c);
+				},
+				onStarted: (pgid, start) => {
+					conn.trackJob(key, { live, pgid, start });
+				},
+				onExit: (s) => {
+					status = s;
+				},
+				onDone: ({ noCwd }) => {
+					if (noCwd) settle(() => reject(sysError("ENOENT", "no such working directory", req.cwd)));
+					const killed = aborted || timedOut;
+					settle(() =>
+						resolve({
+							exitCode: killed ? null : status,
+							signal: killed ? "SIGKILL" : null,
+							timedOut,
+							aborted,
+						}),
+					);
+				},
+				onLost: (e) => {
+					if (live.lost) return settle(() => reject(live.lost));
+					live.runnerOrphans.push(tag);
+					settle(() =>
+						reject(
+							unavailable(
+								`The command runner on the host ended while the command ran (${e.message}); the command may or may not have finished. The next call starts a new runner.`,
+								e,
+							),
+						),
+					);
+				},
+			});
+		} catch (e) {
+			settle(() => reject(e));
+			return;
+		}
+		req.signal?.addEventListener("abort", onAbort, { once: true });
+		if (req.signal?.aborted) onAbort();
+	});
+}
