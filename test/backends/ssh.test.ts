@@ -365,7 +365,9 @@ describe.skipIf(missing)("ssh backend: commands", () => {
 		expect(done).toBe("done");
 		expect(performance.now() - t).toBeLessThan(3000);
 		// The child does not outlive its call (as locally): it is gone, or a zombie about to be reaped.
-		const state = await run(`sleep 0.3; sed 's/.*) \\(.\\).*/\\1/' /proc/${Number(pid)}/stat 2>/dev/null || echo gone`);
+		const state = await run(
+			`sleep 0.3; sed 's/.*) \\(.\\).*/\\1/' /proc/${Number(pid)}/stat 2>/dev/null || echo gone`,
+		);
 		expect(["gone", "Z"]).toContain(state.out.trim());
 		// The shell is usable afterwards and nothing from the old command leaks into the next one.
 		expect((await run("echo next")).out).toBe("next\n");

@@ -24,6 +24,9 @@ import { shq } from "../shell-quote.js";
 
 const RUNNER = String.raw`
 import json, os, select, signal, struct, subprocess, sys, time
+# What the runner relies on (Linux /proc, waitid without reaping); else the job shells run commands.
+if not (hasattr(os, "waitid") and hasattr(os, "set_blocking") and os.path.isdir("/proc/self")):
+    sys.exit(127)
 TAG = "KEEL_CALL_TAG"
 DRAIN = 0.25
 SHELL = ["/bin/sh"]

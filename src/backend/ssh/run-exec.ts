@@ -22,14 +22,18 @@ export function runnerOf(live: Live): Promise<CommandRunner | undefined> {
 	if (slot && !slot.current?.dead) return slot.promise;
 	const next: NonNullable<Live["runner"]> = { promise: Promise.resolve(undefined), current: undefined };
 	next.promise = (async () => {
-		const runner = new CommandRunner(
-			channelPipe(await openChannel(live.client)),
-			runnerInit(live.remotePath),
-		);
+		let runner: CommandRunner;
+		try {
+			runner = new CommandRunner(channelPipe(await openChannel(live.client)), runnerInit(live.remotePath));
+		} catch {
+			// No channel now (the connection going, a session limit): the job shells, and try again later.
+			if (live.runner === next) live.runner = undefined;
+			return undefined;
+		}
 		try {
 			await runner.ready;
 		} catch {
-			return undefined; // no python3 (exit 127): the job shells run commands
+			return undefined; // no python3, or one without what the runner needs: the job shells
 		}
 		// A runner that died left its commands behind: end them by their tags.
 		for (const tag of live.runnerOrphans.splice(0)) runner.sweep(tag);
