@@ -163,6 +163,13 @@ describe.skipIf(missing)("ssh command runner", () => {
 		expect((await failure(noCwd)).code).toBe("ENOENT");
 	});
 
+	it("a NUL in the command or its environment fails that command (126), never the runner", async () => {
+		expect((await run(b, "echo a\0b")).exitCode).toBe(126);
+		const r = await b.exec.run({ command: "echo $K", cwd: dir, env: { K: "a\0b" }, onData() {} });
+		expect(r.exitCode).toBe(126);
+		expect((await run(b, "echo still")).out).toBe("still\n");
+	});
+
 	it("2 GB of output streams through whole, counted, without being held", async () => {
 		let bytes = 0;
 		let peak = 0;
@@ -194,7 +201,10 @@ describe.skipIf(missing)("ssh command runner: a cut connection", () => {
 					onData: (c) => (out += c),
 				});
 				running.catch(() => {});
-				for (let i = 0; i < 400 && !out.includes("started"); i++) await sleep(10);
+				// Both sleeps running (exec'd, not just forked) before the cut.
+				for (let i = 0; i < 500 && !(out.includes("started") && alive(`sleep\0${tag}`).length === 2); i++) {
+					await sleep(10);
+				}
 				expect(alive(`sleep\0${tag}`).length).toBe(2);
 				if (how === "the sshd side killed") await sshd.dropConnections();
 				else (await conn.get()).client.destroy();

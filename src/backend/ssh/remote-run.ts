@@ -35,7 +35,7 @@ for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
         SHELL = [os.path.join(d, "bash"), "--norc", "--noprofile"]
         break
 BASE = dict(os.environ)
-for k in ("BASH_ENV", "ENV", "CDPATH", "HISTFILE"):
+for k in ("BASH_ENV", "ENV", "CDPATH", "HISTFILE", "PWD", "OLDPWD"):
     BASE.pop(k, None)
 jobs = {}
 
@@ -127,7 +127,7 @@ def run(jid, cwd, cmd, env, tag):
         # vfork and exec (Python >= 3.10); a new session; the signals Python ignores restored.
         proc = subprocess.Popen(SHELL + ["-c", cmd], cwd=cwd, env=e, stdin=subprocess.DEVNULL,
                                 stdout=w, stderr=w, start_new_session=True, close_fds=True)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the command or the environment
         os.close(r)
         os.close(w)
         if not os.path.isdir(cwd):
