@@ -16,6 +16,9 @@ import { runnerInit } from "./remote-run.js";
 import { CommandRunner } from "./run-client.js";
 import { channelPipe, openChannel } from "./shell.js";
 
+/** How long a runner's end waits to be explained by the connection dropping. */
+const LOST_GRACE_MS = 250;
+
 /** The live connection's runner, started when first needed; undefined: the host has no python3. */
 export function runnerOf(live: Live): Promise<CommandRunner | undefined> {
 	const slot = live.runner;
@@ -106,16 +109,25 @@ export function runOnRunner(
 					);
 				},
 				onLost: (e) => {
-					if (live.lost) return settle(() => reject(live.lost));
-					live.runnerOrphans.push(tag);
-					settle(() =>
-						reject(
-							unavailable(
-								`The command runner on the host ended while the command ran (${e.message}); the command may or may not have finished. The next call starts a new runner.`,
-								e,
+					const fail = () =>
+						settle(() =>
+							reject(
+								live.lost ??
+									unavailable(
+										`The command runner on the host ended while the command ran (${e.message}); the command may or may not have finished. The next call starts a new runner.`,
+										e,
+									),
 							),
-						),
-					);
+						);
+					if (live.lost) return fail();
+					live.runnerOrphans.push(tag);
+					// A dropped connection may close the runner's channel before the link itself is
+					// seen to go: wait a moment, so that case reports the drop.
+					const wait = setTimeout(fail, LOST_GRACE_MS);
+					live.whenLost.catch(() => {
+						clearTimeout(wait);
+						fail();
+					});
 				},
 			});
 		} catch (e) {
