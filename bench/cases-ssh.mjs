@@ -3,8 +3,9 @@
  * ssh backend against the approach of pi's examples/extensions/ssh.ts, one `ssh host cmd` process
  * per operation.
  *
- * keel goes through `Session.call` on an ssh backend: one connection, SFTP for bytes, a helper
- * shell for identity and commits, persistent shells for commands. The peer spawns `ssh` per
+ * keel goes through `Session.call` on an ssh backend: one connection; a python3 file helper on the
+ * host (resolution, stat and read in one request; the durable write in one), a python3 command
+ * runner (one request per command), SFTP for large files. The peer spawns `ssh` per
  * operation, and is given its cheapest form: read = `ssh host cat file`; edit = `ssh host cat file`,
  * the replacement in JS, then `ssh host 'cat > file'` with the new bytes on stdin; bash =
  * `ssh host 'cd dir && cmd'`. (pi's example itself makes three ssh calls per read — `test -r`,
@@ -26,6 +27,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { transformWithOxc } from "vite";
 import { SshConnection } from "../dist/backend/ssh/connection.js";
 import { createSshBackend } from "../dist/backend/ssh/index.js";
+import { CommandRunner } from "../dist/backend/ssh/run-client.js";
 import { sftpStat } from "../dist/backend/ssh/sftp-io.js";
 import { HelperShell, JobShell } from "../dist/backend/ssh/shell.js";
 import { Session } from "../dist/index.js";
@@ -89,24 +91,30 @@ export async function setup({ dir }) {
 		{ name: "bash --norc -c", wrap: (cmd) => `bash --norc --noprofile -c ${q(cmd)}` },
 	];
 
-	// The floors, on a connection of their own to the same sshd: one SFTP request (read), one
-	// request to a persistent shell that starts no process (bash), one SFTP request plus the
-	// durable write of the same bytes in one request (edit: the least a checked, durable write can
-	// take: the file helper's k_put of an unconditional replace).
+	// The floors, on a connection of their own to the same sshd: read, one request to the file
+	// helper (an lstat: one round trip, no process); bash, one request to a persistent shell that
+	// starts no process (one exec-channel round trip); edit, that request plus the durable write of
+	// the same bytes in one request (the least a checked, durable write can take: the file helper's
+	// k_put of an unconditional replace). The three bare round trips (SFTP, exec channel, helper)
+	// are timed again, interleaved, at teardown.
 	const floorConn = new SshConnection(sshOptions(sshd));
 	const floorLive = await floorConn.get();
 	const floorFile = join(root, "floor.txt");
 	writeFileSync(floorFile, small);
+	const fast = floorLive.py ?? floorLive.helper;
 	const floorSftp = () => sftpStat(floorLive.sftp, join(root, files.read));
+	const floorHelper = async () => {
+		const r = await fast.request("k_lstat", join(root, files.read));
+		assert(r.status === 0, "floor: helper round trip");
+	};
 	const floorChannel = async () => {
 		const r = await floorLive.helper.request("true");
 		assert(r.status === 0, "floor: channel round trip");
 	};
 	const floorWrite = async () => {
-		await sftpStat(floorLive.sftp, floorFile);
+		await floorHelper();
 		const tmp = join(root, `.keel-tmp-${process.pid}-000000000000-floor.txt`);
 		const b64 = Buffer.from(small).toString("base64");
-		const fast = floorLive.py ?? floorLive.helper;
 		const r = await fast.request("k_put", floorFile, tmp, root, "644", "swap", "", "", b64);
 		assert(r.status === 0 && r.out.startsWith("moved"), `floor: durable write: ${r.out}`);
 	};
@@ -135,7 +143,7 @@ export async function setup({ dir }) {
 				contenders: [
 					{ label: "keel", run: () => keel("read", { path: files.read }) },
 					{ label: "ssh per call", run: () => peerRead(files.read) },
-					{ label: FLOOR, run: floorSftp },
+					{ label: FLOOR, run: floorHelper },
 				],
 			},
 			{
@@ -172,6 +180,16 @@ export async function setup({ dir }) {
 		cases,
 		async teardown() {
 			try {
+				const bashStart = async () => {
+					const r = await floorLive.helper.request("bash", "--norc", "--noprofile", "-c", "echo hello");
+					assert(r.status === 0 && r.out === "hello\n", "floor: bash start");
+				};
+				floorsTable = await timeFloors({
+					sftp: floorSftp,
+					channel: floorChannel,
+					helper: floorHelper,
+					bash: bashStart,
+				});
 				tripsTable = await countRoundTrips(keel, files.editKeel, keelEdit);
 			} finally {
 				await floorConn.close();
@@ -184,9 +202,43 @@ export async function setup({ dir }) {
 
 /** The round-trip table, counted at teardown (the connection is still open then). */
 let tripsTable = "";
+/** The bare round trips, timed at teardown. */
+let floorsTable = "";
 
 export function report() {
-	return tripsTable;
+	return `${floorsTable}\n\n${tripsTable}`;
+}
+
+/**
+ * The bare round trips (and one that starts bash on the host: what a command cannot avoid),
+ * interleaved, N=300 each, with the load average before and after.
+ */
+async function timeFloors(floors) {
+	const load = () => readFileSync("/proc/loadavg", "utf8").trim();
+	const before = load();
+	const samples = Object.fromEntries(Object.keys(floors).map((k) => [k, []]));
+	for (let i = 0; i < 300; i++) {
+		for (const [k, run] of Object.entries(floors)) {
+			const t0 = performance.now();
+			await run();
+			samples[k].push(performance.now() - t0);
+		}
+	}
+	const at = (a, q) => a[Math.min(a.length - 1, Math.floor(a.length * q))].toFixed(3);
+	const rows = Object.entries(samples).map(([k, a]) => {
+		a.sort((x, y) => x - y);
+		return [k, at(a, 0.5), at(a, 0.9)];
+	});
+	const names = {
+		sftp: "one SFTP request (stat)",
+		channel: "one exec-channel round trip (a shell request that starts nothing)",
+		helper: "one file helper request (lstat)",
+		bash: "one shell request that starts `bash --norc --noprofile -c 'echo hello'` on the host",
+	};
+	return `Bare round trips on the same sshd, interleaved, N=300 (load ${before} before, ${load()} after):\n\n${markdownTable(
+		["round trip", "median (ms)", "p90 (ms)"],
+		rows.map(([k, m, p]) => [names[k], m, p]),
+	)}`;
 }
 
 /**
@@ -256,6 +308,22 @@ async function countRoundTrips(keel, editFile, nextEdit) {
 				});
 			},
 	);
+	wrap(
+		CommandRunner.prototype,
+		"start",
+		(orig) =>
+			function (job) {
+				const fin = step("runner");
+				const onDone = job.onDone;
+				return orig.call(this, {
+					...job,
+					onDone: (i) => {
+						fin();
+						onDone(i);
+					},
+				});
+			},
+	);
 	const ops = [
 		["read, small file", () => keel("read", { path: "read-small.txt" })],
 		[
@@ -263,7 +331,7 @@ async function countRoundTrips(keel, editFile, nextEdit) {
 			async () => {
 				await keel("read", { path: editFile });
 				counts = undefined; // the read before the edit is not counted
-				const c = { sftp: 0, helper: 0, job: 0 };
+				const c = { sftp: 0, helper: 0, job: 0, runner: 0 };
 				counts = c;
 				done = 0;
 				await keel("edit", { path: editFile, edits: [nextEdit()] });
@@ -274,17 +342,24 @@ async function countRoundTrips(keel, editFile, nextEdit) {
 	const rows = [];
 	try {
 		for (const [name, run] of ops) {
-			counts = { sftp: 0, helper: 0, job: 0 };
+			counts = { sftp: 0, helper: 0, job: 0, runner: 0 };
 			done = 0;
 			await run();
-			rows.push([name, String(counts.sftp), String(counts.helper), String(counts.job), String(done)]);
+			rows.push([
+				name,
+				String(counts.sftp),
+				String(counts.helper),
+				String(counts.job),
+				String(counts.runner),
+				String(done),
+			]);
 			counts = undefined;
 		}
 	} finally {
 		for (const [proto, name, orig] of saved.reverse()) proto[name] = orig;
 	}
 	return `Requests and round trips per call (counted after the timing, bench/cases-ssh.mjs):\n\n${markdownTable(
-		["call", "SFTP requests", "helper requests", "jobs", "round trips"],
+		["call", "SFTP requests", "helper requests", "job shell jobs", "runner requests", "round trips"],
 		rows,
 	)}`;
 }

@@ -15,10 +15,25 @@
  * - Other directives are ignored; ProxyJump/ProxyCommand and CanonicalizeHostName become a note
  *   in connection errors (keel connects directly and does not canonicalize).
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { homedir, hostname as localHostname, userInfo } from "node:os";
+import { homedir, hostname as localHostname } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { type Line, LineType, parse } from "ssh-config";
+import {
+	and,
+	type Entry,
+	expandTilde,
+	expandTokens,
+	globFiles,
+	hostLineMatches,
+	localUser,
+	MAX_INCLUDE_DEPTH,
+	NOTED,
+	patternList,
+	readEntries,
+	readText,
+	type Tri,
+	USED,
+	where,
+} from "./client-config-file.js";
 import { unavailable } from "./errors.js";
 import { hostLookupName } from "./known-hosts.js";
 
@@ -55,203 +70,6 @@ export interface SshTarget {
 	from: Record<string, string>;
 	/** Directives that apply to this host but keel ignores and that may explain a failure. */
 	notes: string[];
-}
-
-/** One directive with where it is. */
-interface Entry {
-	/** Lower case option name. */
-	key: string;
-	param: string;
-	args: string[];
-	file: string;
-	line: number;
-}
-
-const MAX_INCLUDE_DEPTH = 16;
-
-/** Options keel takes from the file; the first value wins (IdentityFile accumulates). */
-const USED = new Set([
-	"hostname",
-	"user",
-	"port",
-	"identityfile",
-	"hostkeyalias",
-	"userknownhostsfile",
-	"globalknownhostsfile",
-]);
-/** Options keel does not honour but names when a connection fails. */
-const NOTED = new Set(["proxyjump", "proxycommand", "canonicalizehostname"]);
-
-type Tri = boolean | "unknown";
-const and = (a: Tri, b: Tri): Tri =>
-	a === false || b === false ? false : a === true && b === true ? true : "unknown";
-
-function where(e: Entry): string {
-	return `${e.file} line ${e.line}`;
-}
-
-/** OpenSSH's match_pattern: `*` and `?` wildcards over the whole string. */
-function wildcard(pattern: string, text: string, ignoreCase: boolean): boolean {
-	const re = pattern
-		.replace(/[.+^${}()|[\]\\]/g, "\\$&")
-		.replace(/\*/g, ".*")
-		.replace(/\?/g, ".");
-	return new RegExp(`^${re}$`, ignoreCase ? "is" : "s").test(text);
-}
-
-/** OpenSSH's match_pattern_list: a comma list; a matching `!pattern` wins over any match. */
-function patternList(list: string, text: string, ignoreCase: boolean): boolean {
-	let positive = false;
-	for (const raw of list.split(",")) {
-		const negated = raw.startsWith("!");
-		if (!wildcard(negated ? raw.slice(1) : raw, text, ignoreCase)) continue;
-		if (negated) return false;
-		positive = true;
-	}
-	return positive;
-}
-
-/** A `Host` line: each argument one pattern (commas are not lists here); `!` excludes. */
-function hostLineMatches(patterns: string[], host: string): boolean {
-	let positive = false;
-	for (const p of patterns) {
-		const negated = p.startsWith("!");
-		if (!wildcard(negated ? p.slice(1) : p, host, false)) continue;
-		if (negated) return false;
-		positive = true;
-	}
-	return positive;
-}
-
-function lineCount(s: string): number {
-	return s.match(/\r\n|\r|\n/g)?.length ?? 0;
-}
-
-/** The directives of one file in order, with line numbers; BACKEND_UNAVAILABLE when it does not parse. */
-function readEntries(text: string, file: string): Entry[] {
-	let parsed: Line[];
-	try {
-		parsed = parse(text);
-	} catch (e) {
-		// The parser does not say where: lines parse independently, so find the first that fails.
-		const lines = text.split(/\r\n|\r|\n/);
-		let at = 0;
-		for (let i = 0; i < lines.length && at === 0; i++) {
-			try {
-				parse(lines[i]);
-			} catch {
-				at = i + 1;
-			}
-		}
-		throw unavailable(
-			`The SSH client configuration ${file} cannot be parsed${at ? ` at line ${at}` : ""} (${(e as Error).message}); fix that line (keel reads the file as ssh does, for the host names it connects to).`,
-			e,
-		);
-	}
-	const out: Entry[] = [];
-	let line = 1;
-	const walk = (lines: Line[]) => {
-		for (const l of lines) {
-			line += lineCount(l.before);
-			if (l.type === LineType.DIRECTIVE && l.param) {
-				const args = Array.isArray(l.value) ? l.value.map((v) => v.val) : l.value === "" ? [] : [l.value];
-				out.push({ key: l.param.toLowerCase(), param: l.param, args, file, line });
-			}
-			line += lineCount(l.after);
-			if ("config" in l) walk(l.config);
-		}
-	};
-	walk(parsed);
-	return out;
-}
-
-function readText(file: string): string | undefined {
-	try {
-		return readFileSync(file, "utf8");
-	} catch {
-		return undefined; // missing or unreadable: no configuration (as ssh)
-	}
-}
-
-function localUser(): string {
-	try {
-		return userInfo().username;
-	} catch {
-		return process.env.USER ?? "root";
-	}
-}
-
-/** `~` and `~/...` (and `~me/...` for the local user) → the home directory. */
-function expandTilde(path: string, e: Entry): string {
-	if (!path.startsWith("~")) return path;
-	const slash = path.indexOf("/");
-	const user = path.slice(1, slash === -1 ? undefined : slash);
-	if (user && user !== localUser()) {
-		throw unavailable(`${where(e)}: ${e.param} ${path}: keel expands ~ only for the local user.`);
-	}
-	return homedir() + (slash === -1 ? "" : path.slice(slash));
-}
-
-/** `${VAR}` from the environment (unless `env` is false), then `%x` tokens (`%%` is `%`). */
-function expandTokens(value: string, tokens: Record<string, string>, e: Entry, env = true): string {
-	if (!env) return expandPercent(value, tokens, e);
-	const withEnv = value.replace(/\$\{([^}]*)\}/g, (_, name: string) => {
-		const v = process.env[name];
-		if (v === undefined) throw unavailable(`${where(e)}: ${e.param} uses \${${name}}, which is not set.`);
-		return v;
-	});
-	return expandPercent(withEnv, tokens, e);
-}
-
-function expandPercent(value: string, tokens: Record<string, string>, e: Entry): string {
-	return value.replace(/%(.?)/gs, (_, c: string) => {
-		if (c === "%") return "%";
-		if (c && Object.hasOwn(tokens, c)) return tokens[c];
-		const known = Object.keys(tokens)
-			.map((k) => `%${k}`)
-			.join(" ");
-		throw unavailable(
-			`${where(e)}: ${e.param} uses %${c}, which keel does not expand there (it expands ${known} and %%).`,
-		);
-	});
-}
-
-/** glob(3) for Include: `*`, `?` and `[...]` in any component; sorted; dot files only when asked. */
-function globFiles(pattern: string): string[] {
-	if (!/[*?[]/.test(pattern)) return [pattern];
-	let paths = ["/"];
-	for (const seg of pattern.split("/").filter(Boolean)) {
-		if (!/[*?[]/.test(seg)) {
-			paths = paths.map((p) => join(p, seg));
-			continue;
-		}
-		let re: RegExp;
-		try {
-			re = new RegExp(
-				`^${seg
-					.replace(/[.+^${}()|\\]/g, "\\$&")
-					.replace(/\*/g, "[^/]*")
-					.replace(/\?/g, "[^/]")
-					.replace(/\[!/g, "[^")}$`,
-				"s",
-			);
-		} catch {
-			return []; // an unbalanced [ matches nothing
-		}
-		const next: string[] = [];
-		for (const p of paths) {
-			let names: string[];
-			try {
-				names = readdirSync(p);
-			} catch {
-				continue;
-			}
-			for (const n of names)
-				if (re.test(n) && (seg.startsWith(".") || !n.startsWith("."))) next.push(join(p, n));
-		}
-		paths = next;
-	}
-	return paths.sort();
 }
 
 class Evaluator {

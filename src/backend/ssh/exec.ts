@@ -10,6 +10,7 @@ import type { ArgvRunner } from "../search/native.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Live, SshConnection } from "./connection.js";
 import { sysError } from "./errors.js";
+import { runnerOf, runOnRunner } from "./run-exec.js";
 import type { JobShell } from "./shell.js";
 
 /** After the command exits, how long to wait for output still held open by background children. */
@@ -64,7 +65,10 @@ function sshJobHost(conn: SshConnection, live: Live): JobHost {
 
 export function runRemoteJob(conn: SshConnection, req: JobRequest): Promise<JobOutcome> {
 	if (req.signal?.aborted) return Promise.resolve({ status: null, aborted: true, timedOut: false });
-	return conn.use((live) => runJob(sshJobHost(conn, live), req));
+	return conn.use((live) => {
+		live.peeks.clear(); // a command may change any file
+		return runJob(sshJobHost(conn, live), req);
+	});
 }
 
 /** One job in a shell from `host`: streamed output, abort and timeout kill its group. */
@@ -183,8 +187,19 @@ export function createJobExec(run: (req: JobRequest) => Promise<JobOutcome>): Ex
 	};
 }
 
+/** Commands on the runner where the host has python3, else in the job shells. */
 export function createSshExec(conn: SshConnection): ExecOps {
-	return createJobExec((req) => runRemoteJob(conn, req));
+	const shells = createJobExec((req) => runRemoteJob(conn, req));
+	return {
+		run: (req) =>
+			conn.use(async (live) => {
+				const runner = await runnerOf(live);
+				if (!runner) return shells.run(req);
+				live.peeks.clear(); // a command may change any file
+				if (req.signal?.aborted) return { exitCode: null, signal: null, timedOut: false, aborted: true };
+				return runOnRunner(conn, live, runner, req);
+			}),
+	};
 }
 
 /** The search engines' transport: argv run remotely, stdout and stderr kept apart. */

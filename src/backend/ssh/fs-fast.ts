@@ -18,11 +18,41 @@ import { sysError } from "./errors.js";
 import { changed, hasStat, lstatOf, replyError, statAfter, statFrom, swapped } from "./fs-replies.js";
 import { formatIdentity } from "./identity.js";
 import { ask, type Live } from "./live.js";
+import { LOOK_MAX_BYTES } from "./peek.js";
 
 /** Files up to this size are written in one request; larger ones stream over SFTP. */
 export const PUT_MAX_BYTES = 256 * 1024;
 
+/**
+ * realpath through the file helper's k_look, keeping the stat and small file's bytes that came
+ * with it for the next stat and readFile (peek.ts). undefined: the helper cannot say (a name
+ * that is not UTF-8): ask SFTP.
+ */
+export async function lookFast(live: Live, p: string): Promise<string | undefined> {
+	const r = await ask(live, "k_look", p, String(LOOK_MAX_BYTES));
+	if (r.status !== 0) {
+		if (r.out.trim() === "keel: not UTF-8") return undefined;
+		throw replyError(r.out, p);
+	}
+	const nl = r.bytes.indexOf(0x0a);
+	let head: unknown;
+	try {
+		head = JSON.parse(r.bytes.subarray(0, Math.max(nl, 0)).toString("utf8"));
+	} catch {
+		head = undefined;
+	}
+	if (!Array.isArray(head) || typeof head[0] !== "string" || typeof head[1] !== "string") {
+		throw sysError("EIO", `unexpected output: ${r.out.slice(0, 200)}`, p);
+	}
+	const [real, id, length] = head as [string, string, number];
+	const data = r.bytes.subarray(nl + 1);
+	live.peeks.put(real, statFrom(id, real), length >= 0 && length === data.length ? data : undefined);
+	return real;
+}
+
 export async function readFast(live: Live, p: string, expect: FileStat | undefined): Promise<Buffer> {
+	const kept = live.peeks.takeRead(p);
+	if (kept && (!expect || sameObject(kept.stat, expect))) return kept.data;
 	const r = await ask(live, "k_read", p);
 	if (r.status !== 0) throw replyError(r.out, p);
 	const nl = r.bytes.indexOf(0x0a);

@@ -17,7 +17,7 @@ import { sameIdentity, sameObject, tempNameFor } from "../temp-names.js";
 import type { DirEntry, Expected, FileOps, FileStat, WriteOptions } from "../types.js";
 import type { SshConnection } from "./connection.js";
 import { sysError } from "./errors.js";
-import { PUT_MAX_BYTES, putFast, readFast } from "./fs-fast.js";
+import { lookFast, PUT_MAX_BYTES, putFast, readFast } from "./fs-fast.js";
 import {
 	changed,
 	hasStat,
@@ -171,6 +171,8 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 	return {
 		realpath: (p) =>
 			conn.use(async (live) => {
+				const looked = live.py ? await lookFast(live, p) : undefined;
+				if (looked !== undefined) return looked;
 				// SFTP's realpath (no process started) is BSD's: a missing last component is not an
 				// error, so existence is checked with a stat. Its failures carry no errno: ask the
 				// shell's realpath -e for the exact one.
@@ -188,7 +190,8 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 				return resolved;
 			}),
 		lstat: (p) => conn.use((live) => lstatOf(live, p)),
-		stat: (p) => conn.use(async (live) => statFrom(await helper(live, p, "k_stat", p), p)),
+		stat: (p) =>
+			conn.use(async (live) => live.peeks.takeStat(p) ?? statFrom(await helper(live, p, "k_stat", p), p)),
 		readlink: (p) => conn.use((live) => sftpReadlink(live.sftp, p)),
 
 		readFile: (p, expect) =>
@@ -226,19 +229,22 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 
 		mkdirp: (p) =>
 			conn.use(async (live) => {
+				live.peeks.clear();
 				await helper(live, p, "k_mkdirp", p);
 			}),
 
 		writeFile: (target, data, wopts = {}) =>
-			conn.use((live) =>
+			conn.use((live) => {
+				live.peeks.clear();
 				// One request for a small file; the test hook (between durable and commit) needs two.
-				live.py && !wopts.mkdirs && !opts.beforeCommit && data.byteLength <= PUT_MAX_BYTES
+				return live.py && !wopts.mkdirs && !opts.beforeCommit && data.byteLength <= PUT_MAX_BYTES
 					? putFast(live, target, data, wopts)
-					: commitVia(live, target, wopts, (l, temp, h) => writeAll(l.sftp, h, data, temp)),
-			),
+					: commitVia(live, target, wopts, (l, temp, h) => writeAll(l.sftp, h, data, temp));
+			}),
 
 		copyFile: (source, target, copts) =>
 			conn.use(async (live) => {
+				live.peeks.clear();
 				const now = await ask(live, "k_lstat", source);
 				const st = now.status === 0 ? parseIdentity(now.out) : undefined;
 				if (!st || !sameIdentity(st, copts.sourceStat)) throw sourceChanged(source, false);
@@ -265,6 +271,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 
 		unlink: (p, expect) =>
 			conn.use(async (live) => {
+				live.peeks.clear();
 				let id = "";
 				if (expect) {
 					const want = identity(live, expect);

@@ -7,7 +7,9 @@ import type { Client, ClientChannel, SFTPWrapper } from "ssh2";
 import { KeelError } from "../../boundary/errors.js";
 import type { SshConnectOptions } from "./connect-options.js";
 import { unavailable } from "./errors.js";
+import { PeekCache } from "./peek.js";
 import { PY_FUNCS, pyInit, pyRequest } from "./remote-py.js";
+import type { CommandRunner } from "./run-client.js";
 import { channelPipe, type HelperReply, HelperShell, JobShell, openChannel } from "./shell.js";
 
 export interface RemoteCaps {
@@ -27,6 +29,14 @@ export interface Live {
 	/** The fast file helper (remote-py.ts); undefined on a host without python3. */
 	readonly py: HelperShell | undefined;
 	readonly caps: RemoteCaps;
+	/** What k_look brought along with a resolution, for the stat and read that follow (peek.ts). */
+	readonly peeks: PeekCache;
+	/** The remote PATH override (tests), for channels opened later. */
+	readonly remotePath: string | undefined;
+	/** The command runner (run-exec.ts), once started; `current` set when it is ready. */
+	runner?: { promise: Promise<CommandRunner | undefined>; current: CommandRunner | undefined };
+	/** Call tags of commands a dead runner left: the next runner kills what carries them. */
+	readonly runnerOrphans: string[];
 	/** Set once the connection is gone; every later use reconnects. */
 	lost?: KeelError;
 	/** Rejects with `lost` when the connection goes: requests in flight may never be answered. */
@@ -90,6 +100,9 @@ export async function setUpLive(client: Client, owner: LiveOwner): Promise<Live>
 		sftp: undefined as unknown as SFTPWrapper,
 		helper: undefined as unknown as HelperShell,
 		py: undefined,
+		peeks: new PeekCache(),
+		remotePath,
+		runnerOrphans: [],
 		caps: { shell: "sh", home: "/", nsTimes: false, grepP: false },
 		acquireShell: async () => {
 			if (live.lost) throw live.lost;

@@ -13,127 +13,9 @@
  * small file, compare-and-swap included, in one request).
  */
 import { shq } from "../shell-quote.js";
+import { PY_CORE } from "./remote-py-core.js";
 
-const PY = String.raw`
-import base64, errno, hashlib, json, os, stat as S, sys
-out = sys.stdout.buffer
-CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-# A lookup-only handle where the host has one (Linux): no read permission needed, never blocks.
-DIRF = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | CLOEXEC
-
-class Fail(Exception):
-    pass
-
-class Swapped(Exception):
-    pass
-
-def ident(st):
-    m, c = st.st_mtime_ns, st.st_ctime_ns
-    return "%x %d %d %d %d.%09d %d.%09d" % (st.st_mode, st.st_size, st.st_dev, st.st_ino,
-                                            m // 10**9, m % 10**9, c // 10**9, c % 10**9)
-
-def walk(p):
-    # Open the parent of p from / one directory at a time, never following a link. The path is
-    # canonical (the guard resolved it): a link on the way was swapped in after the check.
-    parts = [x for x in p.split("/") if x]
-    fd = os.open("/", DIRF)
-    try:
-        for name in parts[:-1]:
-            if name in (".", ".."):
-                raise Swapped()
-            try:
-                nfd = os.open(name, DIRF, dir_fd=fd)
-            except OSError as e:
-                if e.errno in (errno.ELOOP, errno.ENOTDIR) and is_link(name, fd):
-                    raise Swapped()
-                raise
-            os.close(fd)
-            fd = nfd
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, (parts[-1] if parts else ".")
-
-def is_link(name, fd):
-    try:
-        return S.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode)
-    except OSError:
-        return False
-
-def lstat_at(p):
-    fd, name = walk(p)
-    try:
-        return os.lstat(name, dir_fd=fd)
-    finally:
-        os.close(fd)
-
-def open_in(fd, name, p):
-    # No link in the last component, and never block on a FIFO swapped in.
-    f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC, dir_fd=fd)
-    st = os.fstat(f)
-    if not S.S_ISREG(st.st_mode):
-        os.close(f)
-        raise Fail("%s: %s" % (p, "Is a directory" if S.S_ISDIR(st.st_mode) else "not a regular file"))
-    return f, st
-
-def open_regular(p):
-    fd, name = walk(p)
-    try:
-        return open_in(fd, name, p)
-    finally:
-        os.close(fd)
-
-def read_fd(f):
-    parts = []
-    while True:
-        b = os.read(f, 1 << 20)
-        if not b:
-            return b"".join(parts)
-        parts.append(b)
-
-def hash_in(fd, name, p):
-    f, _ = open_in(fd, name, p)
-    try:
-        h = hashlib.sha256()
-        while True:
-            b = os.read(f, 1 << 20)
-            if not b:
-                return h.hexdigest()
-            h.update(b)
-    finally:
-        os.close(f)
-
-def sync_dir(fd):
-    try:
-        d = os.open(".", os.O_RDONLY | os.O_DIRECTORY | CLOEXEC, dir_fd=fd)
-        try:
-            os.fsync(d)
-        finally:
-            os.close(d)
-    except OSError:
-        pass
-
-def unlink_quiet(fd, name):
-    try:
-        os.unlink(name, dir_fd=fd)
-    except OSError:
-        pass
-
-def st_line(fd, name):
-    # After a commit: the new stat, or nothing if it is already gone (the commit still counts).
-    try:
-        return "st " + ident(os.lstat(name, dir_fd=fd)) + "\n"
-    except OSError:
-        return ""
-
-def in_dir(temp, target):
-    fd, name = walk(target)
-    head, tname = temp.rsplit("/", 1)
-    if head.rstrip("/") != target.rsplit("/", 1)[0].rstrip("/"):
-        os.close(fd)
-        raise Fail("%s: temp file not beside its target" % temp)
-    return fd, name, tname
-
+const PY_OPS = String.raw`
 def k_lstat(p):
     return ident(lstat_at(p)) + "\n"
 
@@ -158,6 +40,31 @@ def k_read(p):
         return b"st " + ident(st).encode() + b"\n" + read_fd(f)
     finally:
         os.close(f)
+
+def k_look(p, limit):
+    # realpath, stat and (a regular file up to limit) the bytes with the identity of the handle
+    # they were read from, in one answer: a JSON line [real, stat line, length or -1], the bytes.
+    real = os.path.realpath(p)
+    try:
+        real.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Fail("keel: not UTF-8")
+    st = os.stat(real)
+    data = None
+    if S.S_ISREG(st.st_mode) and st.st_size <= int(limit):
+        try:
+            f, fst = open_regular(real)
+        except (OSError, Fail, Swapped):
+            f = None
+        if f is not None:
+            try:
+                data = read_fd(f, int(limit))
+            finally:
+                os.close(f)
+            if data is not None:
+                st = fst
+    head = json.dumps([real, ident(st), -1 if data is None else len(data)])
+    return head.encode() + b"\n" + (data or b"")
 
 def unchanged(fd, name, sha, want):
     try:
@@ -254,7 +161,7 @@ def k_put(target, temp, d, defmode, kind, sha, want, data):
     finally:
         os.close(fd)
 
-FUNCS = {f.__name__: f for f in (k_lstat, k_stat, k_hash, k_read, k_swap, k_fin, k_rm, k_put)}
+FUNCS = {f.__name__: f for f in (k_lstat, k_stat, k_hash, k_read, k_look, k_swap, k_fin, k_rm, k_put)}
 
 def main():
     for line in sys.stdin.buffer:
@@ -289,6 +196,7 @@ export const PY_FUNCS = new Set([
 	"k_stat",
 	"k_hash",
 	"k_read",
+	"k_look",
 	"k_swap",
 	"k_fin",
 	"k_rm",
@@ -298,7 +206,7 @@ export const PY_FUNCS = new Set([
 /** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
 export function pyInit(path?: string): string {
 	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(PY)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(PY_CORE + PY_OPS)}\n`;
 }
 
 /** A request line for the fast helper. */

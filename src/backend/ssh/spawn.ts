@@ -25,6 +25,7 @@ export function createSshProcess(conn: SshConnection, remotePath: string | undef
 		spawn: (req) =>
 			relayProcess(async (link) => {
 				const live = await conn.get();
+				live.peeks.clear();
 				const chan = await new Promise<ClientChannel>((resolve, reject) =>
 					live.client.exec(remoteCommand(req, remotePath), (err, c) => (err ? reject(err) : resolve(c))),
 				);

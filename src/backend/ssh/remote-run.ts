@@ -1,0 +1,280 @@
+/**
+ * The command runner: one long-lived `python3` on the host, on its own channel, that starts each
+ * command (`bash --norc --noprofile -c CMD`, else `sh -c`) without a shell, `setsid` or `cat`
+ * relay of its own: vfork, setsid, chdir, exec (subprocess.Popen). What carries over between commands is the file
+ * system only: every command gets the runner's start-up environment afresh (plus its own env and
+ * a fresh KEEL_CALL_TAG made by the client), its own session and process group, stdin from /dev/null, and one pipe
+ * for stdout and stderr together.
+ *
+ * When the command's leader exits, the runner waits up to 250 ms for output still held open by
+ * background children, then kills the group and every process created since the command started
+ * whose environment holds its tag (a daemon that left the group with setsid included; repeated
+ * until a pass finds none), and only then reaps the leader, so its pid (and group id) cannot be
+ * reused while the group is killed. Abort and timeout: the same at once. When its channel closes
+ * (the connection dropped, the backend closed), it does that for every command and exits.
+ *
+ * Requests: JSON lines `["r", id, cwd, command, {env}, tag]`, `["k", id]` (kill), `["s", tag]` (sweep a
+ * tag of a runner that died, over every process). Answers: binary frames, a 9-byte header (kind,
+ * id as uint32, payload length as uint32) and the payload; a command's output travels only
+ * inside `o` frames, so nothing it prints can look like a frame. Kinds: `h` ready; `p` started
+ * (pid and start time); `o` output; `x` exit status (128+n for a signal); `n` no such cwd; `d`
+ * done (always last for an id).
+ */
+import { shq } from "../shell-quote.js";
+
+const RUNNER = String.raw`
+import json, os, select, signal, struct, subprocess, sys, time
+# What the runner relies on (Linux /proc, waitid without reaping); else the job shells run commands.
+if not (hasattr(os, "waitid") and hasattr(os, "set_blocking") and os.path.isdir("/proc/self")):
+    sys.exit(127)
+TAG = "KEEL_CALL_TAG"
+DRAIN = 0.25
+SHELL = ["/bin/sh"]
+for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+    if d and os.access(os.path.join(d, "bash"), os.X_OK):
+        SHELL = [os.path.join(d, "bash"), "--norc", "--noprofile"]
+        break
+BASE = dict(os.environ)
+for k in ("BASH_ENV", "ENV", "CDPATH", "HISTFILE", "PWD", "OLDPWD"):
+    BASE.pop(k, None)
+jobs = {}
+
+def send(kind, jid, payload=b""):
+    data = struct.pack(">cII", kind, jid, len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(1, view):]
+        except InterruptedError:
+            pass
+
+def last_pid():
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[4])
+    except (OSError, ValueError, IndexError):
+        return None
+
+def pid_max():
+    try:
+        with open("/proc/sys/kernel/pid_max", "rb") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+PID_MAX = pid_max()
+
+def window(mark):
+    # The pids handed out since mark (None: every pid).
+    now = last_pid()
+    if mark is None or now is None or PID_MAX is None:
+        return None
+    if now >= mark:
+        n = now - mark
+        if n <= 512:
+            return range(mark + 1, now + 1)
+    else:
+        n = PID_MAX - mark + now
+        if n <= 512:
+            return list(range(mark + 1, PID_MAX)) + list(range(1, now + 1))
+    return None
+
+def pids(mark):
+    w = window(mark)
+    if w is not None:
+        return w
+    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+
+def sweep(tag, mark):
+    # Kill every process created since mark whose environment holds the tag, until none is left.
+    needle = ("\0%s=%s\0" % (TAG, tag)).encode()
+    for _ in range(8):
+        hit = 0
+        for pid in pids(mark):
+            try:
+                with open("/proc/%d/environ" % pid, "rb") as f:
+                    env = b"\0" + f.read()
+            except OSError:
+                continue
+            if needle in env:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    hit += 1
+                except OSError:
+                    pass
+        if not hit:
+            return
+
+def start_time(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            return f.read().rsplit(b") ", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return "-"
+
+class Job:
+    pass
+
+def run(jid, cwd, cmd, env, tag):
+    j = Job()
+    j.tag = str(tag)
+    e = dict(BASE)
+    e.update({str(k): str(v) for k, v in env.items()})
+    e[TAG] = j.tag
+    j.mark = last_pid()
+    r, w = os.pipe()
+    try:
+        # vfork and exec (Python >= 3.10); a new session; the signals Python ignores restored.
+        proc = subprocess.Popen(SHELL + ["-c", cmd], cwd=cwd, env=e, stdin=subprocess.DEVNULL,
+                                stdout=w, stderr=w, start_new_session=True, close_fds=True)
+    except (OSError, ValueError):  # ValueError: a NUL in the command or the environment
+        os.close(r)
+        os.close(w)
+        if not os.path.isdir(cwd):
+            send(b"n", jid)
+        else:
+            send(b"x", jid, b"126")
+        send(b"d", jid)
+        return
+    pid = proc.pid
+    os.close(w)
+    os.set_blocking(r, False)
+    j.proc, j.pid, j.r, j.status, j.exited, j.killed = proc, pid, r, None, None, False
+    jobs[jid] = j
+    send(b"p", jid, ("%d %s" % (pid, start_time(pid))).encode())
+
+def end_group(j):
+    try:
+        os.killpg(j.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    sweep(j.tag, j.mark)
+
+def finish(jid):
+    j = jobs.pop(jid)
+    if j.r is not None:
+        # What is already in the pipe still goes out (at most one pipe buffer's worth is left).
+        try:
+            for _ in range(64):
+                b = os.read(j.r, 65536)
+                if not b:
+                    break
+                send(b"o", jid, b)
+        except BlockingIOError:
+            pass
+        os.close(j.r)
+    end_group(j)
+    try:
+        os.waitpid(j.pid, 0)  # the leader was left a zombie until now: its pid stayed taken
+    except ChildProcessError:
+        pass
+    j.proc.returncode = j.status  # reaped here: Popen must not wait for it again
+    send(b"d", jid)
+
+def exited(j):
+    # The leader's status without reaping it (WNOWAIT).
+    try:
+        info = os.waitid(os.P_PID, j.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return 127
+    if info is None:
+        return None
+    if info.si_code == os.CLD_EXITED:
+        return info.si_status
+    return 128 + info.si_status
+
+def shutdown():
+    for j in list(jobs.values()):
+        end_group(j)
+    os._exit(0)
+
+def handle(line):
+    try:
+        req = json.loads(line.decode("utf-8", "surrogateescape"))
+    except ValueError:
+        return
+    if req[0] == "r":
+        jid = int(req[1])
+        try:
+            run(jid, req[2], req[3], req[4], req[5])
+        except Exception:
+            if jid not in jobs:
+                send(b"x", jid, b"126")
+                send(b"d", jid)
+    elif req[0] == "k":
+        j = jobs.get(int(req[1]))
+        if j is not None:
+            j.killed = True
+            end_group(j)
+    elif req[0] == "s":
+        sweep(req[1], None)
+
+def main():
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda s, f: None)
+    signal.signal(signal.SIGHUP, lambda s, f: shutdown())
+    signal.signal(signal.SIGTERM, lambda s, f: shutdown())
+    pending = b""
+    send(b"h", 0)
+    while True:
+        now = time.monotonic()
+        timeout = None
+        for j in jobs.values():
+            if j.exited is not None:
+                left = max(0.0, j.exited + (0 if j.killed else DRAIN) - now)
+                timeout = left if timeout is None else min(timeout, left)
+        fds = [0, wake_r] + [j.r for j in jobs.values() if j.r is not None]
+        try:
+            ready = select.select(fds, [], [], timeout)[0]
+        except InterruptedError:
+            ready = []
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        for jid, j in list(jobs.items()):
+            if j.r is not None and j.r in ready:
+                try:
+                    b = os.read(j.r, 65536)
+                except BlockingIOError:
+                    b = None
+                if b:
+                    send(b"o", jid, b)
+                elif b is not None:
+                    os.close(j.r)
+                    j.r = None
+            if j.exited is None:
+                st = exited(j)
+                if st is not None:
+                    j.status, j.exited = st, time.monotonic()
+                    send(b"x", jid, str(st).encode())
+            if j.exited is not None and (j.r is None or j.killed or time.monotonic() >= j.exited + DRAIN):
+                finish(jid)
+        if 0 in ready:
+            b = os.read(0, 65536)
+            if not b:
+                shutdown()
+            pending += b
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                try:
+                    handle(line)
+                except Exception:
+                    pass
+
+try:
+    main()
+except BaseException:
+    shutdown()
+`;
+
+/** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
+export function runnerInit(path?: string): string {
+	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(RUNNER)}\n`;
+}
