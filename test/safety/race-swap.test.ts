@@ -171,7 +171,9 @@ async function expectContained(before: Map<string, string>, result: Awaited<Retu
 	expect(await snapshot(elsewhere)).toEqual(before);
 	expect(await noTempsLeft(elsewhere)).toEqual([]);
 	// The battery did real work inside the roots, not only fail.
-	for (const name of ["read", "write", "ls", "delete", "copy"]) expect(result.ok[name]).toBeGreaterThan(0);
+	for (const name of ["read", "write", "ls", "delete", "copy"]) {
+		expect(result.ok[name], `${name} never succeeded: ${JSON.stringify(result.ok)}`).toBeGreaterThan(0);
+	}
 }
 
 function startHostSwapper(): { proc: ChildProcess; output: Promise<string> } {
