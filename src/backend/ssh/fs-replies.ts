@@ -43,6 +43,14 @@ export function swappedDir(path: string): KeelError {
 /** A failed helper reply as an error: a swap seen on the way, else errno-style. */
 export function replyError(out: string, path: string): Error {
 	if (out.trim() === "swapped") return swappedDir(path);
+	const attr = /^attrs (.*)$/m.exec(out);
+	if (attr) {
+		return new KeelError(
+			"PERMISSION_DENIED",
+			`${path} has an extended attribute keel could not give its replacement: ${attr[1]}; keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`,
+			{ path },
+		);
+	}
 	return shellError(out, path);
 }
 

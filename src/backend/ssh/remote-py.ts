@@ -74,8 +74,61 @@ def unchanged(fd, name, sha, want):
     except (OSError, Fail):
         return False
 
+# Not copied to a replacement: file capabilities, which a write in place drops too.
+NOT_COPIED = ("security.capability",)
+
+class AttrFail(Exception):
+    pass
+
+def attrs_of(fd, name):
+    # Every extended attribute of entry name (never following a link); None if it is gone.
+    try:
+        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        return [(n, os.getxattr(f, n)) for n in os.listxattr(f)]
+    except OSError as e:
+        if e.errno in (errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", errno.ENOTSUP)):
+            return []
+        raise
+    finally:
+        os.close(f)
+
+def keep_attrs(fd, name, tname):
+    # The target's extended attributes onto the temp file, made durable with it.
+    attrs = attrs_of(fd, name)
+    if not attrs:
+        return attrs
+    t = os.open(tname, os.O_RDONLY | os.O_NOFOLLOW | CLOEXEC, dir_fd=fd)
+    try:
+        for n, v in attrs:
+            if n in NOT_COPIED:
+                continue
+            if n.startswith("security."):
+                try:
+                    if os.getxattr(t, n) == v:
+                        continue  # the label policy already gave the new file
+                except OSError:
+                    pass
+            try:
+                os.setxattr(t, n, v)
+            except OSError as e:
+                raise AttrFail("%s (%s)" % (n, errno.errorcode.get(e.errno, e.errno)))
+        os.fsync(t)
+    finally:
+        os.close(t)
+    return attrs
+
 def swap_at(fd, name, tname, sha, want):
+    try:
+        kept = keep_attrs(fd, name, tname)
+    except AttrFail as e:
+        return "attrs %s\n" % e
     if sha and not unchanged(fd, name, sha, want):
+        return "changed\n"
+    # ctime misses an attribute changed within one clock tick (kernels before 6.13): compare them.
+    if sha and kept and attrs_of(fd, name) != kept:
         return "changed\n"
     os.rename(tname, name, src_dir_fd=fd, dst_dir_fd=fd)
     sync_dir(fd)
@@ -152,7 +205,7 @@ def k_put(target, temp, d, defmode, kind, sha, want, data):
                 sync_dir(fd)
                 return "linked\n" + st_line(fd, name)
             r = swap_at(fd, name, tname, sha, want)
-            if r == "changed\n":
+            if r == "changed\n" or r.startswith("attrs "):
                 unlink_quiet(fd, tname)
             return r
         except BaseException:
