@@ -292,38 +292,26 @@ async function countRoundTrips(keel, editFile, nextEdit) {
 				return orig.apply(this, args).finally(fin);
 			},
 	);
-	wrap(
-		JobShell.prototype,
-		"start",
-		(orig) =>
-			function (job) {
-				const fin = step("job");
-				const onDone = job.onDone;
-				return orig.call(this, {
-					...job,
-					onDone: (i) => {
-						fin();
-						onDone(i);
-					},
-				});
-			},
-	);
-	wrap(
-		CommandRunner.prototype,
-		"start",
-		(orig) =>
-			function (job) {
-				const fin = step("runner");
-				const onDone = job.onDone;
-				return orig.call(this, {
-					...job,
-					onDone: (i) => {
-						fin();
-						onDone(i);
-					},
-				});
-			},
-	);
+	/** Count one `kind` step per job `proto.start` takes, ending when the job is done. */
+	const countJobs = (proto, kind) =>
+		wrap(
+			proto,
+			"start",
+			(orig) =>
+				function (job) {
+					const fin = step(kind);
+					const onDone = job.onDone;
+					return orig.call(this, {
+						...job,
+						onDone: (i) => {
+							fin();
+							onDone(i);
+						},
+					});
+				},
+		);
+	countJobs(JobShell.prototype, "job");
+	countJobs(CommandRunner.prototype, "runner");
 	const ops = [
 		["read, small file", () => keel("read", { path: "read-small.txt" })],
 		[
