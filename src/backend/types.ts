@@ -123,6 +123,11 @@ export interface LineWindow {
 	selectLines?: number;
 }
 
+/** A SHA-256 (hex) computed when first asked for; the bytes it covers are held until then. */
+export interface LaterDigest {
+	readonly hex: string;
+}
+
 export interface WindowRead {
 	/** The first 8 KiB of the file (type and binary detection). */
 	head: Buffer;
@@ -134,8 +139,11 @@ export interface WindowRead {
 	totalLines: number;
 	/** Bytes of the selected lines as they are in the file, "\n" between them, none after the last. */
 	selectedBytes: number;
-	/** Of the bytes read: the whole file as it was at the open (bytes appended since are not read). */
-	sha256: string;
+	/**
+	 * Of the bytes read: the whole file as it was at the open (bytes appended since are not read).
+	 * Local reads of a mid-sized file take it after the reply (a LaterDigest holding those bytes).
+	 */
+	sha256: string | LaterDigest;
 	validUtf8: boolean;
 	/** The file's stat at the open: the identity of the bytes read (what the read state records). */
 	stat: FileStat;

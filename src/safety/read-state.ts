@@ -3,7 +3,7 @@
  */
 import { createHash } from "node:crypto";
 import { sameIdentity } from "../backend/temp-names.js";
-import type { Expected, FileStat } from "../backend/types.js";
+import type { Expected, FileStat, LaterDigest } from "../backend/types.js";
 
 export interface ReadRecord {
 	stat: FileStat;
@@ -38,8 +38,16 @@ export class ReadState {
 		return this.recordHash(canonical, stat, sha256(data));
 	}
 
-	recordHash(canonical: string, stat: FileStat, hash: string): ReadRecord {
-		const rec = { stat, sha256: hash };
+	recordHash(canonical: string, stat: FileStat, hash: string | LaterDigest): ReadRecord {
+		const rec =
+			typeof hash === "string"
+				? { stat, sha256: hash }
+				: {
+						stat,
+						get sha256() {
+							return hash.hex;
+						},
+					};
 		this.records.set(canonical, rec);
 		return rec;
 	}

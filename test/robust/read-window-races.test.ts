@@ -188,6 +188,43 @@ describe("streamed reads at once on one session (one chunk arena: a read that fi
 	});
 });
 
+describe("a file of one chunk: its hash is taken after the reply, of the bytes that were read", () => {
+	/** ~600 KB: one chunk, large enough that the read defers its hash (read-window.ts). */
+	const ONE_CHUNK = ORIGINAL.subarray(0, 600_000);
+	const RIVAL = Buffer.from(ONE_CHUNK.toString().replaceAll("lorem", "LOREM"));
+
+	it("rewritten the moment the reply is back: the record is the bytes shown, and an overwrite is refused", async () => {
+		const path = join(root, "deferred.txt");
+		writeFileSync(path, ONE_CHUNK);
+		const s = await session();
+		const r = await s.call("read", { path: "deferred.txt", limit: 5 });
+		// Same size, before any idle turn of the event loop: the hash is not yet taken.
+		writeFileSync(path, RIVAL);
+		expect(codeOf(r)).toBe("ok");
+		expect(textOf(r).startsWith("0000000 lorem")).toBe(true);
+		expect(s.readState.get(path)?.sha256).toBe(sha256(ONE_CHUNK));
+		expect(codeOf(await s.call("write", { path: "deferred.txt", content: "x\n" }))).toBe("STALE_READ");
+		expect(readFileSync(path).equals(RIVAL)).toBe(true);
+	});
+
+	it("the chunk buffer is reused by the next read: each record keeps its own file's hash", async () => {
+		const paths = ["a.txt", "b.txt", "c.txt"].map((n) => join(root, n));
+		const bodies = [ONE_CHUNK, RIVAL, Buffer.from(ONE_CHUNK.toString().replaceAll("ipsum", "IPSUM"))];
+		for (const [i, p] of paths.entries()) writeFileSync(p, bodies[i]);
+		const s = await session();
+		// One after another in one turn of the loop's idle phase: none hashed before the next read.
+		for (const p of paths) expect(codeOf(await s.call("read", { path: p, limit: 2 }))).toBe("ok");
+		for (const [i, p] of paths.entries()) expect(s.readState.get(p)?.sha256).toBe(sha256(bodies[i]));
+		// An edit through the records works on each (the hash matches what is on disk).
+		const e = await s.call("edit", {
+			path: "b.txt",
+			edits: [{ oldText: "0000000 LOREM", newText: "0000000 edited" }],
+		});
+		expect(codeOf(e)).toBe("ok");
+		expect(readFileSync(paths[1]).toString().startsWith("0000000 edited")).toBe(true);
+	});
+});
+
 describe("readWindow refuses what is not a regular file", () => {
 	it("a FIFO is NOT_A_FILE, at once (the open does not wait for a writer)", async () => {
 		const fifo = join(root, "pipe");
