@@ -24,6 +24,7 @@ import {
 	type PythonRunOptions,
 } from "./coordinator-options.js";
 import { busyError, type Ending, infoOf, type Job, newJob, outcomeOf, timeoutEnding } from "./job.js";
+import { JobTable } from "./job-table.js";
 import { createLauncher } from "./launcher.js";
 import type { PythonJobEvent, PythonJobInfo, PythonJobRequest, PythonRunResult } from "./types.js";
 import { WorkerSlot } from "./worker-slot.js";
@@ -35,7 +36,6 @@ export type {
 } from "./coordinator-options.js";
 export { DEFAULT_BACKGROUND_AFTER_MS } from "./coordinator-options.js";
 
-const DEFAULT_MAX_FINISHED = 32;
 const CLOSE_WAIT_MS = 2000;
 
 export class PythonCoordinator {
@@ -47,8 +47,7 @@ export class PythonCoordinator {
 	private readonly slot: WorkerSlot;
 	private running: Job | undefined;
 	private readonly queue: Job[] = [];
-	private readonly jobs = new Map<string, Job>();
-	private readonly finishedBackground: string[] = [];
+	private readonly jobs: JobTable;
 	private readonly listeners = new Set<(e: PythonJobEvent) => void>();
 	private readonly idPrefix = randomBytes(2).toString("hex");
 	private seq = 0;
@@ -57,6 +56,7 @@ export class PythonCoordinator {
 	constructor(private readonly opts: PythonCoordinatorOptions) {
 		this.clock = opts.clock ?? monotonicClock;
 		this.backgroundAfterMs = opts.backgroundAfterMs ?? DEFAULT_BACKGROUND_AFTER_MS;
+		this.jobs = new JobTable(opts.maxFinishedJobs);
 		this.slot = new WorkerSlot(
 			createLauncher(opts.backend, opts),
 			{
@@ -116,7 +116,7 @@ export class PythonCoordinator {
 		if (holder) throw busyError(holder);
 		if (opts.signal?.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
 		const job = this.createJob(request);
-		this.jobs.set(job.id, job);
+		this.jobs.add(job);
 		return new Promise<PythonRunResult>((resolve) => {
 			job.settleRun = resolve;
 			if (opts.signal) {
@@ -131,23 +131,23 @@ export class PythonCoordinator {
 
 	/** All jobs this coordinator knows: queued, running, and recent finished background jobs. */
 	list(): PythonJobInfo[] {
-		return [...this.jobs.values()].map((j) => this.info(j));
+		return this.jobs.all().map((j) => this.info(j));
 	}
 
 	status(jobId: string): PythonJobInfo {
-		return this.info(this.job(jobId));
+		return this.info(this.jobs.get(jobId));
 	}
 
 	/** Wait up to `timeoutMs` (default: forever) for a job to end; returns its info either way. */
 	async wait(jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<PythonJobInfo> {
-		const job = this.job(jobId);
+		const job = this.jobs.get(jobId);
 		if (!job.outcome) await waitAtMost(job.done, opts);
 		return this.info(job);
 	}
 
 	/** Cancel a queued or running job (a running one loses the worker and its state). */
 	cancel(jobId: string): PythonJobInfo {
-		const job = this.job(jobId);
+		const job = this.jobs.get(jobId);
 		this.abort(job, "cancelled", `Job ${job.id} was cancelled`);
 		return this.info(job);
 	}
@@ -176,17 +176,6 @@ export class PythonCoordinator {
 
 	private createJob(request: PythonJobRequest): Job {
 		return newJob(++this.seq, this.idPrefix, request, this.clock(), this.opts.spill);
-	}
-
-	private job(jobId: string): Job {
-		const job = typeof jobId === "string" ? this.jobs.get(jobId) : undefined;
-		if (!job) {
-			throw new KeelError(
-				"NOT_FOUND",
-				`No Python job ${JSON.stringify(jobId)} in this session; list the session's jobs to see their ids.`,
-			);
-		}
-		return job;
 	}
 
 	private pump(): void {
@@ -266,24 +255,13 @@ export class PythonCoordinator {
 		const outcome = outcomeOf(job, ending, this.clock());
 		job.status = "done";
 		job.outcome = outcome;
-		this.retain(job);
+		this.jobs.finished(job);
 		this.emit({ type: "end", job: this.info(job), outcome });
 		job.resolveDone(outcome);
 		job.settleRun?.({ status: "done", outcome });
 		job.settleRun = undefined;
 		if (!this.running) this.slot.idle();
 		this.pump();
-	}
-
-	/** Foreground jobs are forgotten at once (the caller has the outcome); background ones are kept. */
-	private retain(job: Job): void {
-		if (job.lane === "foreground") {
-			this.jobs.delete(job.id);
-			return;
-		}
-		this.finishedBackground.push(job.id);
-		const max = this.opts.maxFinishedJobs ?? DEFAULT_MAX_FINISHED;
-		while (this.finishedBackground.length > max) this.jobs.delete(this.finishedBackground.shift()!);
 	}
 
 	private detachSignal(job: Job): void {
