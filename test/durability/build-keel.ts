@@ -6,10 +6,10 @@
  * while these children start, and a child that imports a half-written module fails for reasons
  * that have nothing to do with keel. A single file also starts several times faster than the
  * hundreds of ESM modules in dist/ + node_modules, which is what lets the crash test restart its
- * child 200 times. The bundle is made with rolldown (vite's bundler); if it is unavailable the
+ * child 200 times. `runNode` runs such a child to its end. The bundle is made with rolldown (vite's bundler); if it is unavailable the
  * library is compiled with tsc into the temp directory instead.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,4 +49,21 @@ export async function buildKeel(outDir: string): Promise<string> {
 			symlinkSync(join(REPO, "node_modules"), join(outDir, "node_modules"));
 		return join(build, "index.js");
 	}
+}
+
+/** Run `node ...args` to its end and collect what it printed. */
+export function runNode(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+	return new Promise((resolve, reject) => {
+		const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+		let stdout = "";
+		let stderr = "";
+		proc.stdout.setEncoding("utf8").on("data", (d: string) => {
+			stdout += d;
+		});
+		proc.stderr.setEncoding("utf8").on("data", (d: string) => {
+			stderr += d;
+		});
+		proc.once("error", reject);
+		proc.once("close", (code) => resolve({ code, stdout, stderr }));
+	});
 }

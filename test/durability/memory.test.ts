@@ -6,7 +6,6 @@
  * live), that every copy reported ok, and that every copy is byte-identical to the source (SHA-256
  * computed here, from the files on disk).
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
@@ -14,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildKeel } from "./build-keel.js";
+import { buildKeel, runNode } from "./build-keel.js";
 
 const PAYLOAD_BYTES = 50 * 1024 * 1024;
 const COPIES = 20;
@@ -99,28 +98,6 @@ async function sha256File(path: string): Promise<string> {
 	return hash.digest("hex");
 }
 
-function runChild(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-	return new Promise((resolve, reject) => {
-		const proc = spawn(
-			process.execPath,
-			["--expose-gc", script, bundle, root, String(PAYLOAD_BYTES), String(COPIES)],
-			{
-				stdio: ["ignore", "pipe", "pipe"],
-			},
-		);
-		let stdout = "";
-		let stderr = "";
-		proc.stdout.setEncoding("utf8").on("data", (d: string) => {
-			stdout += d;
-		});
-		proc.stderr.setEncoding("utf8").on("data", (d: string) => {
-			stderr += d;
-		});
-		proc.once("error", reject);
-		proc.once("close", (code) => resolve({ code, stdout, stderr }));
-	});
-}
-
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(2)} MB`;
 
 beforeAll(async () => {
@@ -138,7 +115,14 @@ afterAll(async () => {
 
 describe("contentRef copies of a 50 MB payload", () => {
 	it(`copy ${COPIES} times without growing the heap by 10 MB, each copy byte-identical`, async () => {
-		const { code, stdout, stderr } = await runChild();
+		const { code, stdout, stderr } = await runNode([
+			"--expose-gc",
+			script,
+			bundle,
+			root,
+			String(PAYLOAD_BYTES),
+			String(COPIES),
+		]);
 		expect(code, stderr).toBe(0);
 		const report = JSON.parse(stdout.trim().split("\n").at(-1)!) as Report;
 		expect(report.writeError).toBeUndefined();

@@ -4,13 +4,12 @@
  * a sparse 2 GiB file (10,000 text lines, then a hole) with limit 3 and reports its peak resident
  * set before and after; the parent asserts the answer and that the peak grew by less than 64 MiB.
  */
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildKeel } from "../durability/build-keel.js";
+import { buildKeel, runNode } from "../durability/build-keel.js";
 
 const SIZE = 2 * 1024 * 1024 * 1024;
 const MAX_GROWTH_KB = 64 * 1024;
@@ -50,25 +49,9 @@ afterAll(async () => {
 	if (work) await rm(work, { recursive: true, force: true });
 });
 
-function runChild(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-	return new Promise((resolve, reject) => {
-		const proc = spawn(process.execPath, [script, bundle, root], { stdio: ["ignore", "pipe", "pipe"] });
-		let stdout = "";
-		let stderr = "";
-		proc.stdout.setEncoding("utf8").on("data", (d: string) => {
-			stdout += d;
-		});
-		proc.stderr.setEncoding("utf8").on("data", (d: string) => {
-			stderr += d;
-		});
-		proc.once("error", reject);
-		proc.once("close", (code) => resolve({ code, stdout, stderr }));
-	});
-}
-
 describe("read of a 2 GiB file", () => {
 	it("shows the lines asked for and counts the whole file with its peak memory up by under 64 MiB", async () => {
-		const { code, stdout, stderr } = await runChild();
+		const { code, stdout, stderr } = await runNode([script, bundle, root]);
 		expect(code, stderr).toBe(0);
 		const { r, before, after } = JSON.parse(stdout) as {
 			r: { ok: boolean; content?: { text: string }[] };
