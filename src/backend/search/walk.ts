@@ -43,42 +43,88 @@ async function listDir(dir: string): Promise<Dirent[]> {
 	}
 }
 
+/**
+ * How many directories of one level are listed ahead of the walk. Listing is the walk's wait (one
+ * thread-pool hop each); with several in flight the pool lists while this thread matches, and the
+ * walk's order stays the sorted depth-first one.
+ */
+const LIST_AHEAD = 8;
+
+/** One directory being walked: its sorted entries, what the walk decided for each, listings ahead. */
+class Frame {
+	i = 0;
+	private readonly entries: WalkEntry[] = [];
+	private readonly listings: (Promise<Dirent[]> | undefined)[] = [];
+	private ahead = 0;
+
+	constructor(
+		dir: string,
+		openDir: string,
+		rel: string,
+		children: Dirent[],
+		readonly level: Level,
+		opts: WalkOptions,
+	) {
+		for (const d of children) {
+			if (d.name === ".git") continue;
+			const kind = kindOf(d);
+			const isDir = kind === "dir";
+			const entry = {
+				abs: joinPath(dir, d.name),
+				open: joinPath(openDir, d.name),
+				rel: rel ? `${rel}/${d.name}` : d.name,
+				name: d.name,
+				kind,
+			};
+			const verdict = opts.override?.(entry.rel, isDir);
+			if (verdict === "ignore") continue;
+			if (verdict === undefined && isIgnored(level, entry.abs, isDir, opts.requireGit)) continue;
+			this.entries.push(entry);
+		}
+		this.listAhead(LIST_AHEAD);
+	}
+
+	next(): WalkEntry | undefined {
+		return this.entries[this.i++];
+	}
+
+	/** The sorted children of the entry just returned by next() (a directory). */
+	children(): Promise<Dirent[]> {
+		const at = this.i - 1;
+		const listing = this.listings[at] ?? listDir(this.entries[at].open);
+		this.listings[at] = undefined;
+		this.listAhead(1);
+		return listing;
+	}
+
+	private listAhead(n: number): void {
+		while (n > 0 && this.ahead < this.entries.length) {
+			const at = this.ahead++;
+			if (at < this.i || this.entries[at].kind !== "dir") continue;
+			this.listings[at] = listDir(this.entries[at].open);
+			n--;
+		}
+	}
+}
+
 /** Depth-first, sorted, lazily: the consumer stops the walk by leaving its loop. */
 export async function* walk(root: string, opts: WalkOptions): AsyncGenerator<WalkEntry> {
 	const top = await loadAncestors(root, opts.customIgnore, opts.re2);
 	const open = opts.openRoot ?? root;
-	yield* walkDir(root, open, "", await listDir(open), top, opts);
-}
-
-async function* walkDir(
-	dir: string,
-	openDir: string,
-	rel: string,
-	entries: Dirent[],
-	level: Level,
-	opts: WalkOptions,
-): AsyncGenerator<WalkEntry> {
-	for (const d of entries) {
-		throwIfAborted(opts.signal);
-		if (d.name === ".git") continue;
-		const kind = kindOf(d);
-		const isDir = kind === "dir";
-		const entry = {
-			abs: joinPath(dir, d.name),
-			open: joinPath(openDir, d.name),
-			rel: rel ? `${rel}/${d.name}` : d.name,
-			name: d.name,
-			kind,
-		};
-		const verdict = opts.override?.(entry.rel, isDir);
-		if (verdict === "ignore") continue;
-		if (verdict === undefined && isIgnored(level, entry.abs, isDir, opts.requireGit)) continue;
-		yield entry;
-		if (isDir) {
-			const children = await listDir(entry.open);
-			const names = new Set(children.map((c) => c.name));
-			const childLevel = await loadLevel(entry.abs, level, opts.customIgnore, opts.re2, names);
-			yield* walkDir(entry.abs, entry.open, entry.rel, children, childLevel, opts);
+	const stack = [new Frame(root, open, "", await listDir(open), top, opts)];
+	while (stack.length > 0) {
+		const frame = stack[stack.length - 1];
+		const entry = frame.next();
+		if (!entry) {
+			stack.pop();
+			continue;
 		}
+		throwIfAborted(opts.signal);
+		yield entry;
+		if (entry.kind !== "dir") continue;
+		const children = await frame.children();
+		const names = new Set(children.map((c) => c.name));
+		const level = await loadLevel(entry.abs, frame.level, opts.customIgnore, opts.re2, names);
+		stack.push(new Frame(entry.abs, entry.open, entry.rel, children, level, opts));
 	}
 }
