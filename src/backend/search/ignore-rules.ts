@@ -159,13 +159,15 @@ export function isIgnored(level: Level, abs: string, isDir: boolean, requireGit 
 	let exclude: Verdict;
 	let sawGit = false;
 	for (let l: Level | undefined = level; l; l = l.parent) {
-		const rel = l.dir === "/" ? abs.slice(1) : abs.slice(l.dir.length + 1);
-		if (custom === undefined && l.custom.length > 0) custom = matchRules(l.custom, rel, isDir);
-		if (dot === undefined && l.dot.length > 0) dot = matchRules(l.dot, rel, isDir);
+		// Most levels have no rules: the path relative to a level is cut only for one that has.
+		const dir = l.dir;
+		const rel = () => (dir === "/" ? abs.slice(1) : abs.slice(dir.length + 1));
+		if (custom === undefined && l.custom.length > 0) custom = matchRules(l.custom, rel(), isDir);
+		if (dot === undefined && l.dot.length > 0) dot = matchRules(l.dot, rel(), isDir);
 		// In a repository, .gitignore rules count only up to (and including) its root.
 		if ((level.anyGit || !requireGit) && !sawGit) {
-			if (git === undefined && l.git.length > 0) git = matchRules(l.git, rel, isDir);
-			if (exclude === undefined && l.exclude.length > 0) exclude = matchRules(l.exclude, rel, isDir);
+			if (git === undefined && l.git.length > 0) git = matchRules(l.git, rel(), isDir);
+			if (exclude === undefined && l.exclude.length > 0) exclude = matchRules(l.exclude, rel(), isDir);
 		}
 		sawGit ||= l.hasGit;
 	}
