@@ -20,8 +20,8 @@
  *  - limit: at most `limit` results, the first ones in walk order; `limitReached` is true iff
  *    more existed (every engine looks for one result past the limit before stopping).
  */
-import { constants } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readFile } from "node:fs";
+import { stat } from "node:fs/promises";
 import { ownWork } from "../../boundary/call-scope.js";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
@@ -37,27 +37,40 @@ import {
 import { grepBuffer, throwIfAborted } from "./semantics.js";
 import { walk } from "./walk.js";
 
+/** The rest of an open file, by descriptor (the caller closes it). */
+function readFd(fd: number, signal: AbortSignal | undefined): Promise<Buffer> {
+	return new Promise((resolve, reject) =>
+		readFile(fd, { signal }, (err, data) => (err ? reject(err) : resolve(data))),
+	);
+}
+
 /** Never follow a link swapped in for a listed file; never hang on a FIFO swapped in. */
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * A regular file's bytes, or undefined. O_NONBLOCK and the fstat make a FIFO, device or socket
- * swapped in after the walk listed a file cost nothing (never read, never waited on).
+ * A regular file's bytes, or undefined. The open is synchronous, before the first await: a walk
+ * entry's path is below its directory's descriptor only until the walk resumes. O_NONBLOCK and the
+ * fstat make a FIFO, device or socket swapped in after the walk listed a file cost nothing (never
+ * read, never waited on).
  */
 async function readRegular(
 	at: string,
 	flags: number,
 	signal: AbortSignal | undefined,
 ): Promise<Buffer | undefined> {
-	const h = await open(at, flags).catch(() => undefined);
-	if (!h) return undefined; // unreadable or vanished: skipped, as rg does
+	let fd: number;
 	try {
-		if (!(await h.stat()).isFile()) return undefined;
-		return await h.readFile({ signal });
+		fd = openSync(at, flags);
+	} catch {
+		return undefined; // unreadable or vanished: skipped, as rg does
+	}
+	try {
+		if (!fstatSync(fd).isFile()) return undefined;
+		return await readFd(fd, signal);
 	} catch {
 		return undefined;
 	} finally {
-		await h.close().catch(() => {});
+		closeSync(fd);
 	}
 }
 
