@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Session } from "../../src/session.js";
+import { prng } from "../fixtures/prng.js";
 import { buildKeel } from "./build-keel.js";
 
 const KILLS = 200;
@@ -94,18 +95,6 @@ function makeVersion(k: number): Buffer {
 	const line = `v${k} ${String.fromCharCode(65 + k).repeat(72)} v${k}\n`;
 	const lines = Math.ceil(VERSION_BYTES / line.length) + k * 13;
 	return Buffer.from(header + line.repeat(lines), "utf8");
-}
-
-/** mulberry32: a small seeded PRNG so a failing schedule can be replayed. */
-function prng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
 }
 
 interface Exit {

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Session } from "../../src/session.js";
+import { prng } from "../fixtures/prng.js";
 import { buildKeel } from "./build-keel.js";
 
 const ROUNDS = Number(process.env.KEEL_MULTI_CRASH_ROUNDS ?? 100);
@@ -82,17 +83,6 @@ for (let i = 0; ; i++, k++) {
 	if (i < 3) process.stdout.write("took " + (performance.now() - started).toFixed(1) + "\\n");
 }
 `;
-
-function prng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 let work: string;
 let root: string;
