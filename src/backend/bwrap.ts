@@ -1,12 +1,13 @@
 /**
- * The `bwrap` backend (REQUIREMENTS B3): files and search as on `local` (keel's path guard bounds
- * them to the roots), and every command inside a bubblewrap sandbox (see bwrap/sandbox.ts for
- * what a command can see). Commands go to a long-lived sandbox's command server (bwrap/server.ts):
+ * The `bwrap` backend (REQUIREMENTS B3): files as on `local` (keel's path guard bounds them to the
+ * roots), rg and fd inside the sandbox (bwrap/search-tools.ts), and every command inside a
+ * bubblewrap sandbox (see bwrap/sandbox.ts for what a command can see). Commands go to a long-lived sandbox's command server (bwrap/server.ts):
  * abort, timeout and a command's end kill everything else in that sandbox, daemons too; a sandbox
  * per command remains for programs with stdin and the Python worker (bwrap's process group is
  * killed; with --die-with-parent and a PID namespace everything inside dies with it).
  */
 import { createSandboxRunner, type SandboxRunnerOptions } from "./bwrap/runner.js";
+import { sandboxSearchTools } from "./bwrap/search-tools.js";
 import { findShell } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { spawnLocal } from "./local-spawn.js";
@@ -58,7 +59,12 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 		fs,
 		exec,
 		process: processes,
-		search: createLocalSearch({ engine: opts.searchEngine ?? "auto", pins: fs.pins }),
+		search: createLocalSearch({
+			engine: opts.searchEngine ?? "auto",
+			pins: fs.pins,
+			tools: sandboxSearchTools(runner),
+			pinNative: false,
+		}),
 		ready: async () => {
 			await runner.ready();
 		},

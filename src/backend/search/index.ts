@@ -15,6 +15,11 @@ export interface LocalSearchOptions {
 	tools?: LocalTools;
 	/** The local FileOps' pinned roots: searches then start from a handle on the checked path. */
 	pins?: DirPins;
+	/**
+	 * false: rg and fd run where this process's descriptors cannot be named (inside a sandbox, via
+	 * `tools`), so only the JS engine starts from the pinned handle (default true).
+	 */
+	pinNative?: boolean;
 	/** Time a grep or find may take before it stops its children and answers what it found. */
 	budgetMs?: number;
 	/**
@@ -43,7 +48,7 @@ async function withBudget<R extends { stop?: AbortSignal }, O>(
 }
 
 export function createLocalSearch(opts: LocalSearchOptions = {}): SearchOps {
-	const ops = pinnedStart(chooseEngine(opts), opts.pins);
+	const ops = chooseEngine(opts);
 	const budgetMs = opts.budgetMs ?? DEFAULT_SEARCH_BUDGET_MS;
 	return {
 		grep: (req) => withBudget(req, budgetMs, ops.grep),
@@ -63,13 +68,17 @@ function pinnedStart(ops: SearchOps, pins: DirPins | undefined): SearchOps {
 
 function chooseEngine(opts: LocalSearchOptions): SearchOps {
 	const engine = opts.engine ?? "auto";
-	const js = createJsSearch();
+	const js = pinnedStart(createJsSearch(), opts.pins);
 	if (engine === "js") return js;
+	const pinNative = opts.pinNative !== false;
 	const tools = opts.tools ?? createLocalTools();
 	let native: Promise<{ ops: SearchOps; hasRg: boolean; hasFd: boolean }> | undefined;
 	const getNative = () => {
 		native ??= tools.detect().then((t) => ({
-			ops: createNativeSearch(tools.run, t, opts.probe ? { probe: opts.probe } : {}),
+			ops: pinnedStart(
+				createNativeSearch(tools.run, t, opts.probe ? { probe: opts.probe } : {}),
+				pinNative ? opts.pins : undefined,
+			),
 			hasRg: t.rg !== undefined,
 			// An fd without --no-require-git cannot apply .gitignore outside a repository: "auto"
 			// uses the JS engine for find then ("native" uses that fd, with the difference).

@@ -1,0 +1,44 @@
+/**
+ * grep and find on `bwrap` run rg and fd inside the sandbox (through its command server), not on
+ * the host. rg and fd open what they walk by name, so code in the sandbox that swaps a directory
+ * of the workspace for a link while they walk could make a host-side search read the link's
+ * target: a file the sandbox cannot see. Inside the sandbox a link resolves in the sandbox's own
+ * view, which holds nothing its code cannot read already. Where rg or fd cannot run inside, the
+ * JS engine searches on the host, below pinned descriptors (search/walk.ts), which never follows
+ * a swapped link.
+ */
+import { PassThrough } from "node:stream";
+import { findOnPath, type LocalTools } from "../search/local-runner.js";
+import { type ArgvRunner, detectNativeTools, type NativeTools } from "../search/native.js";
+import type { SandboxRunner } from "./runner.js";
+
+export function sandboxSearchTools(runner: SandboxRunner): LocalTools {
+	const run: ArgvRunner = async (argv, o) => {
+		const { bound } = await runner.ready();
+		let stdin: PassThrough | undefined;
+		if (o.input) {
+			const pipe = new PassThrough();
+			o.input.then(
+				(text) => pipe.end(text),
+				() => pipe.end(),
+			);
+			stdin = pipe;
+		}
+		const r = await runner.run(argv, {
+			cwd: o.cwd ?? bound[0],
+			signal: o.signal,
+			...(stdin ? { stdin } : {}),
+			onData: (chunk, stream) => (stream === "stderr" ? o.onStderr?.(chunk) : o.onStdout(chunk)),
+		});
+		return { exitCode: r.exitCode };
+	};
+	let detected: Promise<NativeTools> | undefined;
+	return {
+		run,
+		// Found on the host's PATH, then probed inside: a tool the sandbox cannot see is absent.
+		detect() {
+			detected ??= detectNativeTools(run, (name) => findOnPath(name));
+			return detected;
+		},
+	};
+}
