@@ -62,11 +62,17 @@ export const GREP_DIRS = 200;
 export const GREP_FILES_PER_DIR = 100;
 /** One file in this many holds the rare needle: 20,000 / 400 = 50 matches, under the limit of 100. */
 const NEEDLE_EVERY = 400;
+/** The first files in path order holding EARLY_FEW: a few matches at once, the limit never reached. */
+const EARLY_FILES = 5;
+/** Directories from this one on (the last 10 in path order) hold LATE_MARK: the limit is reached late. */
+const LATE_FROM_DIR = 190;
 
 function treeFile(d, f) {
 	const id = d * GREP_FILES_PER_DIR + f;
 	const needle = id % NEEDLE_EVERY === 0 ? `\n// NEEDLE_RARE ${id}` : "";
-	return `// d${d}/f${f}\nexport function f${id}(x) {\n\treturn x + ${id}; // common_marker\n}${needle}\n${"// filler line\n".repeat(6)}`;
+	const early = id < EARLY_FILES ? `\n// EARLY_FEW ${id}` : "";
+	const late = d >= LATE_FROM_DIR ? `\n// LATE_MARK ${id}` : "";
+	return `// d${d}/f${f}\nexport function f${id}(x) {\n\treturn x + ${id}; // common_marker\n}${needle}${early}${late}\n${"// filler line\n".repeat(6)}`;
 }
 
 /** Both tools must do the same edit: one shared toggle flips `41` ↔ `42`, whoever calls next. */
@@ -292,6 +298,37 @@ export async function setup({ dir }) {
 					k.includes("100 matches limit reached") && p.includes("100 matches limit reached"),
 					"limit notice",
 				);
+			},
+		),
+		// A few matches at once, then none: a plan that bets on the limit being reached soon loses.
+		grepCase(
+			`grep, ${nFiles.toLocaleString("en-US")} files, ${EARLY_FILES} matches all first in path order (full scan)`,
+			"EARLY_FEW",
+			20,
+			3,
+			(k, p) => {
+				const [a, b] = [matchRows(k), matchRows(p).sort()];
+				assert(a.length === EARLY_FILES, `early grep: keel found ${a.length} matches`);
+				assert(JSON.stringify([...a].sort()) === JSON.stringify(b), "early grep: different lines");
+			},
+		),
+		// Matches only in the last 10 directories in path order: the limit is reached, but late in
+		// path order (the parallel run meets them early: its walk is not in path order).
+		grepCase(
+			`grep, ${nFiles.toLocaleString("en-US")} files, matches only in the last ${GREP_DIRS - LATE_FROM_DIR} dirs (stops at limit 100, reached late)`,
+			"LATE_MARK",
+			10,
+			2,
+			(k, p) => {
+				const rows = matchRows(k);
+				assert(rows.length === 100 && matchRows(p).length === 100, "late grep: expected 100 rows each");
+				// keel's are the first 100 in path order: all of the first late directory.
+				const first = `d${LATE_FROM_DIR}/`;
+				assert(
+					rows.every((r) => r.includes(first)),
+					`late grep: keel's rows are not all under ${first}`,
+				);
+				assert(k.includes("100 matches limit reached"), "late grep: limit notice");
 			},
 		),
 		// One pathological line: keel's cost must grow with the output it shows, not the line (pi
