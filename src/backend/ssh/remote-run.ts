@@ -38,10 +38,21 @@ BASE = dict(os.environ)
 for k in ("BASH_ENV", "ENV", "CDPATH", "HISTFILE", "PWD", "OLDPWD"):
     BASE.pop(k, None)
 jobs = {}
+# Frames are collected and written together before the loop waits again: a command's last output,
+# its exit status and its end then leave in one write (one ssh packet) instead of one each.
+pending_out = bytearray()
 
 def send(kind, jid, payload=b""):
-    data = struct.pack(">cII", kind, jid, len(payload)) + payload
-    view = memoryview(data)
+    pending_out.extend(struct.pack(">cII", kind, jid, len(payload)))
+    pending_out.extend(payload)
+    if len(pending_out) >= 1 << 18:
+        flush()
+
+def flush():
+    if not pending_out:
+        return
+    view = memoryview(bytes(pending_out))
+    pending_out.clear()
     while view:
         try:
             view = view[os.write(1, view):]
@@ -186,7 +197,7 @@ def exited(j):
 def shutdown():
     for j in list(jobs.values()):
         end_group(j)
-    os._exit(0)
+    os._exit(0)  # frames not yet written go nowhere: the channel is closing
 
 def handle(line):
     try:
@@ -227,6 +238,7 @@ def main():
                 left = max(0.0, j.exited + (0 if j.killed else DRAIN) - now)
                 timeout = left if timeout is None else min(timeout, left)
         fds = [0, wake_r] + [j.r for j in jobs.values() if j.r is not None]
+        flush()
         try:
             ready = select.select(fds, [], [], timeout)[0]
         except InterruptedError:
