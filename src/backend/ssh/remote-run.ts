@@ -206,15 +206,18 @@ def main():
             if j.r is None or j.r in ready or time.monotonic() >= j.spawned + ANNOUNCE_S:
                 announce(jid, j)
             if j.r is not None and j.r in ready:
-                try:
-                    b = os.read(j.r, 65536)
-                except BlockingIOError:
-                    b = None
-                if b:
+                # Read on to what the pipe holds now (up to 1 MB a turn): when the command has already
+                # exited, its end of output is seen in this turn and its frames leave together.
+                for _ in range(16):
+                    try:
+                        b = os.read(j.r, 65536)
+                    except BlockingIOError:
+                        break
+                    if not b:
+                        os.close(j.r)
+                        j.r = None
+                        break
                     send(b"o", jid, b)
-                elif b is not None:
-                    os.close(j.r)
-                    j.r = None
             if j.exited is None:
                 st = exited(j)
                 if st is not None:
