@@ -80,10 +80,10 @@ SPAWN = [sys.version_info >= (3, 8) and hasattr(os, "posix_spawn")]
 START_DIR = os.getcwd()
 
 def spawn(argv, cwd, env, w):
-    # The child: its own session, cwd, stdin /dev/null, stdout and stderr the pipe w, the signals
+    # cwd: absolute (the runner's own cwd is the last command's). The child: its own session, cwd, stdin /dev/null, stdout and stderr the pipe w, the signals
     # Python ignores back to their defaults. Returns (pid, Popen or None).
     if SPAWN[0]:
-        os.chdir(os.path.join(START_DIR, cwd))
+        os.chdir(cwd)
         try:
             acts = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
                     (os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_DUP2, w, 2)]

@@ -74,6 +74,7 @@ def run(jid, cwd, cmd, env, tag):
     e.update({str(k): str(v) for k, v in env.items()})
     e[TAG] = j.tag
     j.mark = last_pid()
+    cwd = os.path.join(START_DIR, cwd)
     r, w = os.pipe()
     try:
         pid, proc = spawn(SHELL + ["-c", cmd], cwd, e, w)
