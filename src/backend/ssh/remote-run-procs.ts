@@ -80,7 +80,7 @@ SPAWN = [sys.version_info >= (3, 8) and hasattr(os, "posix_spawn")]
 START_DIR = os.getcwd()
 
 def spawn(argv, cwd, env, w):
-    # cwd: absolute (the runner's own cwd is the last command's). The child: its own session, cwd, stdin /dev/null, stdout and stderr the pipe w, the signals
+    # cwd: absolute. The child: its own session, cwd, stdin /dev/null, stdout and stderr the pipe w, the signals
     # Python ignores back to their defaults. Returns (pid, Popen or None).
     if SPAWN[0]:
         os.chdir(cwd)
@@ -92,6 +92,11 @@ def spawn(argv, cwd, env, w):
             return pid, None
         except NotImplementedError:  # no POSIX_SPAWN_SETSID here
             SPAWN[0] = False
+        finally:
+            try:
+                os.chdir(START_DIR)  # hold no command's directory between commands
+            except OSError:
+                pass
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=w, stderr=w,
                             start_new_session=True, close_fds=True)
     return proc.pid, proc
