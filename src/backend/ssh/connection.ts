@@ -96,12 +96,29 @@ export class SshConnection {
 	 */
 	async use<T>(fn: (live: Live) => Promise<T>): Promise<T> {
 		const live = await this.get();
-		try {
-			return await Promise.race([fn(live), live.whenLost]);
-		} catch (e) {
-			if (live.lost) throw live.lost;
-			throw e;
-		}
+		// Not Promise.race with live.whenLost: every race leaves a reaction on that promise, holding
+		// the call's result (a file's bytes) until the connection ends.
+		return new Promise<T>((resolve, reject) => {
+			const stop = live.onLost(reject);
+			let running: Promise<T>;
+			try {
+				running = fn(live);
+			} catch (e) {
+				stop();
+				reject(live.lost ?? e);
+				return;
+			}
+			running.then(
+				(v) => {
+					stop();
+					resolve(v);
+				},
+				(e) => {
+					stop();
+					reject(live.lost ?? e);
+				},
+			);
+		});
 	}
 
 	/** Record a running job's process group (see exec.ts); `undefined` forgets it. */

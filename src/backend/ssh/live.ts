@@ -41,6 +41,12 @@ export interface Live {
 	lost?: KeelError;
 	/** Rejects with `lost` when the connection goes: requests in flight may never be answered. */
 	readonly whenLost: Promise<never>;
+	/**
+	 * Call `fn` with `lost` when the connection goes (at once if it is gone); the function returned
+	 * unsubscribes. Per call, where a reaction on whenLost would stay until the connection ends
+	 * (with whatever the call's result holds).
+	 */
+	onLost(fn: (e: KeelError) => void): () => void;
 	acquireShell(): Promise<JobShell>;
 }
 
@@ -94,9 +100,18 @@ export async function setUpLive(client: Client, owner: LiveOwner): Promise<Live>
 		rejectLost = reject;
 	});
 	whenLost.catch(() => {});
+	const lostListeners = new Set<(e: KeelError) => void>();
 	const live: Live = {
 		client,
 		whenLost,
+		onLost: (fn) => {
+			if (live.lost) {
+				fn(live.lost);
+				return () => {};
+			}
+			lostListeners.add(fn);
+			return () => lostListeners.delete(fn);
+		},
 		sftp: undefined as unknown as SFTPWrapper,
 		helper: undefined as unknown as HelperShell,
 		py: undefined,
@@ -123,6 +138,8 @@ export async function setUpLive(client: Client, owner: LiveOwner): Promise<Live>
 		owner.dropped(live);
 		for (const w of waiters.splice(0)) w.reject(live.lost);
 		rejectLost(live.lost);
+		for (const fn of [...lostListeners]) fn(live.lost);
+		lostListeners.clear();
 		client.destroy();
 	};
 	client.on("error", (e: Error) => markLost(e.message));

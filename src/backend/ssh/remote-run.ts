@@ -1,8 +1,8 @@
 /**
  * The command runner: one long-lived `python3` on the host, on its own channel, that starts each
  * command (`bash --norc --noprofile -c CMD`, else `sh -c`) without a shell, `setsid` or `cat`
- * relay of its own: vfork, setsid, chdir, exec (subprocess.Popen). What carries over between commands is the file
- * system only: every command gets the runner's start-up environment afresh (plus its own env and
+ * relay of its own: posix_spawn with a new session (glibc's vfork and exec; else subprocess.Popen,
+ * see remote-run-procs.ts). What carries over between commands is the file system only: every command gets the runner's start-up environment afresh (plus its own env and
  * a fresh KEEL_CALL_TAG made by the client), its own session and process group, stdin from /dev/null, and one pipe
  * for stdout and stderr together.
  *
@@ -17,18 +17,21 @@
  * tag of a runner that died, over every process). Answers: binary frames, a 9-byte header (kind,
  * id as uint32, payload length as uint32) and the payload; a command's output travels only
  * inside `o` frames, so nothing it prints can look like a frame. Kinds: `h` ready; `p` started
- * (pid and start time); `o` output; `x` exit status (128+n for a signal); `n` no such cwd; `d`
- * done (always last for an id).
+ * (pid and start time; before the job's other frames, within 5 ms); `o` output; `x` exit status (128+n for a signal); `n` no such cwd; `d`
+ * done (always last for an id). Frames are written together once per turn of the loop.
  */
 import { shq } from "../shell-quote.js";
+import { RUN_PROCS } from "./remote-run-procs.js";
 
-const RUNNER = String.raw`
+const RUNNER_HEAD = String.raw`
 import json, os, select, signal, struct, subprocess, sys, time
 # What the runner relies on (Linux /proc, waitid without reaping); else the job shells run commands.
 if not (hasattr(os, "waitid") and hasattr(os, "set_blocking") and os.path.isdir("/proc/self")):
     sys.exit(127)
 TAG = "KEEL_CALL_TAG"
 DRAIN = 0.25
+# A job's p frame goes out by this long after it started (see announce).
+ANNOUNCE_S = 0.005
 SHELL = ["/bin/sh"]
 for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
     if d and os.access(os.path.join(d, "bash"), os.X_OK):
@@ -38,80 +41,29 @@ BASE = dict(os.environ)
 for k in ("BASH_ENV", "ENV", "CDPATH", "HISTFILE", "PWD", "OLDPWD"):
     BASE.pop(k, None)
 jobs = {}
+# Frames are collected and written together before the loop waits again: a command's last output,
+# its exit status and its end then leave in one write (one ssh packet) instead of one each.
+pending_out = bytearray()
 
 def send(kind, jid, payload=b""):
-    data = struct.pack(">cII", kind, jid, len(payload)) + payload
-    view = memoryview(data)
+    pending_out.extend(struct.pack(">cII", kind, jid, len(payload)))
+    pending_out.extend(payload)
+    if len(pending_out) >= 1 << 18:
+        flush()
+
+def flush():
+    if not pending_out:
+        return
+    view = memoryview(bytes(pending_out))
+    pending_out.clear()
     while view:
         try:
             view = view[os.write(1, view):]
         except InterruptedError:
             pass
+`;
 
-def last_pid():
-    try:
-        with open("/proc/loadavg", "rb") as f:
-            return int(f.read().split()[4])
-    except (OSError, ValueError, IndexError):
-        return None
-
-def pid_max():
-    try:
-        with open("/proc/sys/kernel/pid_max", "rb") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
-
-PID_MAX = pid_max()
-
-def window(mark):
-    # The pids handed out since mark (None: every pid).
-    now = last_pid()
-    if mark is None or now is None or PID_MAX is None:
-        return None
-    if now >= mark:
-        n = now - mark
-        if n <= 512:
-            return range(mark + 1, now + 1)
-    else:
-        n = PID_MAX - mark + now
-        if n <= 512:
-            return list(range(mark + 1, PID_MAX)) + list(range(1, now + 1))
-    return None
-
-def pids(mark):
-    w = window(mark)
-    if w is not None:
-        return w
-    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
-
-def sweep(tag, mark):
-    # Kill every process created since mark whose environment holds the tag, until none is left.
-    needle = ("\0%s=%s\0" % (TAG, tag)).encode()
-    for _ in range(8):
-        hit = 0
-        for pid in pids(mark):
-            try:
-                with open("/proc/%d/environ" % pid, "rb") as f:
-                    env = b"\0" + f.read()
-            except OSError:
-                continue
-            if needle in env:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    hit += 1
-                except OSError:
-                    pass
-        if not hit:
-            return
-
-def start_time(pid):
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
-            return f.read().rsplit(b") ", 1)[1].split()[19].decode()
-    except (OSError, IndexError):
-        return "-"
-
+const RUNNER_LOOP = String.raw`
 class Job:
     pass
 
@@ -122,11 +74,10 @@ def run(jid, cwd, cmd, env, tag):
     e.update({str(k): str(v) for k, v in env.items()})
     e[TAG] = j.tag
     j.mark = last_pid()
+    cwd = os.path.join(START_DIR, cwd)
     r, w = os.pipe()
     try:
-        # vfork and exec (Python >= 3.10); a new session; the signals Python ignores restored.
-        proc = subprocess.Popen(SHELL + ["-c", cmd], cwd=cwd, env=e, stdin=subprocess.DEVNULL,
-                                stdout=w, stderr=w, start_new_session=True, close_fds=True)
+        pid, proc = spawn(SHELL + ["-c", cmd], cwd, e, w)
     except (OSError, ValueError):  # ValueError: a NUL in the command or the environment
         os.close(r)
         os.close(w)
@@ -136,12 +87,20 @@ def run(jid, cwd, cmd, env, tag):
             send(b"x", jid, b"126")
         send(b"d", jid)
         return
-    pid = proc.pid
     os.close(w)
     os.set_blocking(r, False)
     j.proc, j.pid, j.r, j.status, j.exited, j.killed = proc, pid, r, None, None, False
+    j.spawned, j.announced = time.monotonic(), False
     jobs[jid] = j
-    send(b"p", jid, ("%d %s" % (pid, start_time(pid))).encode())
+
+def announce(jid, j):
+    # The p frame (pid, start time), before any other frame of the job. Not at once: reading
+    # /proc/PID/stat while the new process is still being set up waits for it (up to ~1 ms
+    # measured), so it is read when the job first has output or an exit, or ANNOUNCE_S after it
+    # started, whichever comes first: a short command's p, o, x and d then leave in one write.
+    if not j.announced:
+        j.announced = True
+        send(b"p", jid, ("%d %s" % (j.pid, start_time(j.pid))).encode())
 
 def end_group(j):
     try:
@@ -152,6 +111,7 @@ def end_group(j):
 
 def finish(jid):
     j = jobs.pop(jid)
+    announce(jid, j)
     if j.r is not None:
         # What is already in the pipe still goes out (at most one pipe buffer's worth is left).
         try:
@@ -168,7 +128,8 @@ def finish(jid):
         os.waitpid(j.pid, 0)  # the leader was left a zombie until now: its pid stayed taken
     except ChildProcessError:
         pass
-    j.proc.returncode = j.status  # reaped here: Popen must not wait for it again
+    if j.proc is not None:
+        j.proc.returncode = j.status  # reaped here: Popen must not wait for it again
     send(b"d", jid)
 
 def exited(j):
@@ -186,7 +147,7 @@ def exited(j):
 def shutdown():
     for j in list(jobs.values()):
         end_group(j)
-    os._exit(0)
+    os._exit(0)  # frames not yet written go nowhere: the channel is closing
 
 def handle(line):
     try:
@@ -217,16 +178,21 @@ def main():
     signal.signal(signal.SIGCHLD, lambda s, f: None)
     signal.signal(signal.SIGHUP, lambda s, f: shutdown())
     signal.signal(signal.SIGTERM, lambda s, f: shutdown())
+    no_inherit()
     pending = b""
     send(b"h", 0)
     while True:
         now = time.monotonic()
         timeout = None
         for j in jobs.values():
+            if not j.announced:
+                left = max(0.0, j.spawned + ANNOUNCE_S - now)
+                timeout = left if timeout is None else min(timeout, left)
             if j.exited is not None:
                 left = max(0.0, j.exited + (0 if j.killed else DRAIN) - now)
                 timeout = left if timeout is None else min(timeout, left)
         fds = [0, wake_r] + [j.r for j in jobs.values() if j.r is not None]
+        flush()
         try:
             ready = select.select(fds, [], [], timeout)[0]
         except InterruptedError:
@@ -238,20 +204,26 @@ def main():
             except BlockingIOError:
                 pass
         for jid, j in list(jobs.items()):
+            if j.r is None or j.r in ready or time.monotonic() >= j.spawned + ANNOUNCE_S:
+                announce(jid, j)
             if j.r is not None and j.r in ready:
-                try:
-                    b = os.read(j.r, 65536)
-                except BlockingIOError:
-                    b = None
-                if b:
+                # Read on to what the pipe holds now (up to 1 MB a turn): when the command has already
+                # exited, its end of output is seen in this turn and its frames leave together.
+                for _ in range(16):
+                    try:
+                        b = os.read(j.r, 65536)
+                    except BlockingIOError:
+                        break
+                    if not b:
+                        os.close(j.r)
+                        j.r = None
+                        break
                     send(b"o", jid, b)
-                elif b is not None:
-                    os.close(j.r)
-                    j.r = None
             if j.exited is None:
                 st = exited(j)
                 if st is not None:
                     j.status, j.exited = st, time.monotonic()
+                    announce(jid, j)
                     send(b"x", jid, str(st).encode())
             if j.exited is not None and (j.r is None or j.killed or time.monotonic() >= j.exited + DRAIN):
                 finish(jid)
@@ -276,5 +248,5 @@ except BaseException:
 /** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
 export function runnerInit(path?: string): string {
 	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(RUNNER)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(RUNNER_HEAD + RUN_PROCS + RUNNER_LOOP)}\n`;
 }
