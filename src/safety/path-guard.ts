@@ -59,6 +59,20 @@ export function isWithin(parent: string, child: string): boolean {
 	return first !== "..";
 }
 
+/**
+ * isWithin for canonical paths (absolute, normalized, as `canonicalize` and the roots are): a
+ * prefix test on a component boundary, without posix.relative's normalization of both sides.
+ */
+function under(parent: string, child: string): boolean {
+	return child === parent || (child.startsWith(parent) && (parent === "/" || child[parent.length] === "/"));
+}
+
+/** posix.relative(parent, child) for a canonical `child` that is `parent` or below it. */
+function below(parent: string, child: string): string {
+	if (child === parent) return "";
+	return child.slice(parent === "/" ? 1 : parent.length + 1);
+}
+
 function hasErrno(e: unknown, code: string): boolean {
 	return (e as NodeJS.ErrnoException)?.code === code;
 }
@@ -169,11 +183,11 @@ export class PathGuard {
 		access: Access,
 		exists: boolean,
 	): ResolvedPath {
-		const root = this.roots.find((r) => isWithin(r, canonical));
+		const root = this.roots.find((r) => under(r, canonical));
 		if (!root) {
-			const ro = this.readOnlyRoots.find((r) => isWithin(r, canonical));
+			const ro = this.readOnlyRoots.find((r) => under(r, canonical));
 			if (ro && access === "read") {
-				return { input: shown, canonical, root: ro, relative: posix.relative(ro, canonical), exists };
+				return { input: shown, canonical, root: ro, relative: below(ro, canonical), exists };
 			}
 			if (ro) {
 				throw new KeelError(
@@ -189,14 +203,13 @@ export class PathGuard {
 				{ path: shown },
 			);
 		}
-		const relative = posix.relative(root, canonical);
-		return { input: shown, canonical, root, relative, exists };
+		return { input: shown, canonical, root, relative: below(root, canonical), exists };
 	}
 
 	/** PATH_PROTECTED for a write to the protected set (protected-paths.ts), unless it is lifted. */
 	private async checkProtected(r: ResolvedPath, access: Access): Promise<void> {
 		if (access !== "write" || this.allowProtected) return;
-		const why = await this.protection.reason(r.canonical, r.root);
+		const why = await this.protection.reason(r.canonical, r.root, r.relative);
 		if (!why) return;
 		throw new KeelError(
 			"PATH_PROTECTED",

@@ -1,7 +1,7 @@
 /**
  * What this session has read (REQUIREMENTS M2): identity and SHA-256 per canonical path.
  */
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
 
@@ -10,8 +10,12 @@ export interface ReadRecord {
 	sha256: string;
 }
 
+/** crypto.hash (Node 20.12+): one call, no Hash object; half the cost of createHash on a small file. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string }).hash;
+
 export function sha256(data: Uint8Array): string {
-	return createHash("sha256").update(data).digest("hex");
+	if (oneShot) return oneShot("sha256", data, "hex");
+	return crypto.createHash("sha256").update(data).digest("hex");
 }
 
 /**
