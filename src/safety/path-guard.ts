@@ -8,6 +8,7 @@
 import { posix } from "node:path";
 import type { FileOps, FileStat } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
+import { below, under } from "./canonical-paths.js";
 import { ProtectedPaths } from "./protected-paths.js";
 
 export type Access = "read" | "write";
@@ -57,20 +58,6 @@ export function isWithin(parent: string, child: string): boolean {
 	if (posix.isAbsolute(rel)) return false;
 	const first = rel.split("/", 1)[0];
 	return first !== "..";
-}
-
-/**
- * isWithin for canonical paths (absolute, normalized, as `canonicalize` and the roots are): a
- * prefix test on a component boundary, without posix.relative's normalization of both sides.
- */
-function under(parent: string, child: string): boolean {
-	return child === parent || (child.startsWith(parent) && (parent === "/" || child[parent.length] === "/"));
-}
-
-/** posix.relative(parent, child) for a canonical `child` that is `parent` or below it. */
-function below(parent: string, child: string): string {
-	if (child === parent) return "";
-	return child.slice(parent === "/" ? 1 : parent.length + 1);
 }
 
 function hasErrno(e: unknown, code: string): boolean {
