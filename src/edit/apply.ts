@@ -184,15 +184,20 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 			);
 		}
 	}
-	const fileEnding = dominantEnding(original);
+	// The file's dominant ending (a scan of the whole text): only for a replacement with line breaks
+	// in a region that has no ending of its own (one without line breaks is written as it is).
+	let fileEnding: string | undefined;
+	const dominant = () => {
+		fileEnding ??= dominantEnding(original);
+		return fileEnding;
+	};
 	// Each region spliced into the original: [start, end) in original offsets, and what replaces it.
 	const splices = regions.map((r) => {
-		const ending = view.endingIn(r.start, r.end) ?? fileEnding;
-		return {
-			start: view.toOriginal(r.start),
-			end: view.toOriginal(r.end),
-			text: ending === "\n" ? r.newText : r.newText.replace(/\n/g, ending),
-		};
+		const start = view.toOriginal(r.start);
+		const end = view.toOriginal(r.end);
+		if (!r.newText.includes("\n")) return { start, end, text: r.newText };
+		const ending = view.endingIn(r.start, r.end) ?? dominant();
+		return { start, end, text: ending === "\n" ? r.newText : r.newText.replace(/\n/g, ending) };
 	});
 	if (splices.every((sp) => original.slice(sp.start, sp.end) === sp.text)) {
 		const s = edits.length > 1 ? "s produce" : " produces";

@@ -2,8 +2,9 @@
  * The diff shown for an edit: changed lines with line numbers and a few lines of context
  * (the shape pi's edit result uses), plus the first changed line in the new text.
  */
-import { createPatch, diffLines } from "diff";
+import { createPatch } from "diff";
 import { type DiffWindow, diffWindow, lineCount, shiftHunks } from "./diff-window.js";
+import { lineChanges } from "./line-changes.js";
 
 export interface DiffSummary {
 	diff: string;
@@ -29,7 +30,7 @@ export function renderEditDiff(applied: Windowed): DiffSummary {
 }
 
 function renderWindow(w: DiffWindow, lines: number): DiffSummary {
-	const parts = diffLines(w.before, w.after);
+	const parts = lineChanges(w.before, w.after);
 	const width = String(lines).length;
 	const num = (n: number) => String(n).padStart(width, " ");
 	const gap = ` ${" ".repeat(width)} ...`;

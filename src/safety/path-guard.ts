@@ -8,6 +8,7 @@
 import { posix } from "node:path";
 import type { FileOps, FileStat } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
+import { below, under } from "./canonical-paths.js";
 import { ProtectedPaths } from "./protected-paths.js";
 
 export type Access = "read" | "write";
@@ -169,11 +170,11 @@ export class PathGuard {
 		access: Access,
 		exists: boolean,
 	): ResolvedPath {
-		const root = this.roots.find((r) => isWithin(r, canonical));
+		const root = this.roots.find((r) => under(r, canonical));
 		if (!root) {
-			const ro = this.readOnlyRoots.find((r) => isWithin(r, canonical));
+			const ro = this.readOnlyRoots.find((r) => under(r, canonical));
 			if (ro && access === "read") {
-				return { input: shown, canonical, root: ro, relative: posix.relative(ro, canonical), exists };
+				return { input: shown, canonical, root: ro, relative: below(ro, canonical), exists };
 			}
 			if (ro) {
 				throw new KeelError(
@@ -189,14 +190,13 @@ export class PathGuard {
 				{ path: shown },
 			);
 		}
-		const relative = posix.relative(root, canonical);
-		return { input: shown, canonical, root, relative, exists };
+		return { input: shown, canonical, root, relative: below(root, canonical), exists };
 	}
 
 	/** PATH_PROTECTED for a write to the protected set (protected-paths.ts), unless it is lifted. */
 	private async checkProtected(r: ResolvedPath, access: Access): Promise<void> {
 		if (access !== "write" || this.allowProtected) return;
-		const why = await this.protection.reason(r.canonical, r.root);
+		const why = await this.protection.reason(r.canonical, r.root, r.relative);
 		if (!why) return;
 		throw new KeelError(
 			"PATH_PROTECTED",

@@ -178,23 +178,37 @@ export interface ProtectedPathsConfig {
  */
 export class ProtectedPaths {
 	private configured: Promise<string[]> | undefined;
+	/** The home directory normalized, for a prefix test before homeRule's path arithmetic. */
+	private readonly home: string;
 
 	constructor(
 		private readonly fs: FileOps,
 		private readonly cfg: ProtectedPathsConfig,
-	) {}
+	) {
+		this.home = posix.resolve(cfg.home);
+	}
 
-	/** Why writing `canonical` (inside `root`) is refused, or undefined when it may be written. */
-	async reason(canonical: string, root: string): Promise<string | undefined> {
+	/**
+	 * Why writing `canonical` (inside `root`; `relative` to it, when the caller has it) is refused,
+	 * or undefined when it may be written.
+	 */
+	async reason(
+		canonical: string,
+		root: string,
+		relative = posix.relative(root, canonical),
+	): Promise<string | undefined> {
 		for (const p of this.cfg.extra ?? []) {
 			if (isWithin(p, canonical)) return `listed as protected (${p})`;
 		}
-		const relative = posix.relative(root, canonical);
-		const byName = nameRule(relative) ?? homeRule(this.cfg.home, canonical);
+		// A canonical path can only be in the home when it starts with it (most writes are not).
+		const inHome = canonical.startsWith(this.home);
+		const byName = nameRule(relative) ?? (inHome ? homeRule(this.cfg.home, canonical) : undefined);
 		if (byName) return byName;
 		const candidates = gitDirCandidates(root, relative.split("/").filter(Boolean));
-		const found = await Promise.all(candidates.map((d) => isGitDir(this.fs, d)));
-		if (found.some(Boolean)) return "git hooks or configuration";
+		if (candidates.length > 0) {
+			const found = await Promise.all(candidates.map((d) => isGitDir(this.fs, d)));
+			if (found.some(Boolean)) return "git hooks or configuration";
+		}
 		this.configured ??= configuredGitPaths(this.fs, this.cfg.workspace, this.cfg.home);
 		for (const p of await this.configured) {
 			if (isWithin(p, canonical)) return `git hooks or configuration (named by git config: ${p})`;
