@@ -43,6 +43,12 @@ const DIR_MASK =
 	IN.EXCL_UNLINK;
 const SELF = IN.IGNORED | IN.DELETE_SELF | IN.MOVE_SELF | IN.UNMOUNT;
 
+/**
+ * Looked-up names are compared without ASCII case, and any name with other characters counts: in
+ * a case-folding directory a lookup of `.envrc` finds `.ENVRC` (or a name with a Kelvin sign).
+ */
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** File systems whose every change goes through this kernel's VFS (so inotify sees it). */
 const LOCAL_FS = new Set([
 	"ext2",
@@ -140,7 +146,7 @@ export class DirWatches {
 		const w = this.byPath.get(dir)?.watched;
 		if (!w) return;
 		w.names ??= new Set();
-		w.names.add(name);
+		w.names.add(name.toLowerCase());
 	}
 
 	/** The scan listed `dir` (already watched): `rule` picks the names it used, all without one. */
@@ -232,7 +238,10 @@ export class DirWatches {
 				}
 				const w = this.byWd.get(wd);
 				if (!w || mask & SELF || name === "") return this.break();
-				if (w.all || w.names?.has(name)) return this.break();
+				// A looked-up name matches whatever a case-folding directory (ext4 +F) would answer with.
+				if (w.all || (w.names && (NON_ASCII.test(name) || w.names.has(name.toLowerCase())))) {
+					return this.break();
+				}
 				const isDir = (mask & IN.ISDIR) !== 0;
 				for (const rule of w.rules) if (this.strict || rule(name, isDir)) return this.break();
 			}
