@@ -8,10 +8,23 @@
  * larger trees and the sandbox's own changes are in bwrap-protect-watch.test.ts).
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, realpath, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import {
+	mkdir,
+	mkdtemp,
+	readFile,
+	realpath,
+	rename,
+	rm,
+	stat,
+	symlink,
+	utimes,
+	writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DirWatches } from "../../src/backend/bwrap/dir-watches.js";
+import { lazyInotify } from "../../src/backend/bwrap/inotify.js";
 import { type ProtectOptions, scanProtected } from "../../src/backend/bwrap/protect.js";
 import { ProtectedScanCache, type ProtectedScanCacheOptions } from "../../src/backend/bwrap/protect-cache.js";
 
@@ -118,3 +131,28 @@ describe.each(modes)(
 		});
 	},
 );
+
+describe("what the watches do not speak for is stat'ed", () => {
+	const libc = lazyInotify()();
+	it.skipIf(!libc)(
+		"a directory on a file system whose changes can come without events (NFS) is not watched",
+		async () => {
+			const base = await realpath(await mkdtemp(join(tmpdir(), "keel-protect-fs-")));
+			await mkdir(join(base, "nfs", "a"), { recursive: true });
+			await mkdir(join(base, "local", "a"), { recursive: true });
+			await symlink(join(base, "local"), join(base, "link"));
+			const real = await readFile("/proc/self/mountinfo", "utf8");
+			const point = join(base, "nfs").replace(/ /g, "\\040");
+			const w = DirWatches.open(libc!, {
+				mountinfo: `${real}999 1 0:99 / ${point} rw,relatime shared:1 - nfs4 server:/export rw\n`,
+			})!;
+			expect(w.watch(join(base, "local", "a"))).toBe("watched");
+			expect(w.watch(join(base, "nfs", "a"))).toBe("uncovered");
+			expect(w.watch(join(base, "nfs"))).toBe("uncovered");
+			expect(w.watch(join(base, "link", "a"))).toBe("uncovered"); // through a symlink
+			expect(w.watch(join(base, "missing", "a"))).toBe("absent");
+			w.close();
+			await rm(base, { recursive: true, force: true });
+		},
+	);
+});

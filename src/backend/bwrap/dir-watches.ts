@@ -89,6 +89,8 @@ interface PathState {
 export interface DirWatchesOptions {
 	/** Refuse watches past this many, as ENOSPC would (tests). */
 	maxWatches?: number;
+	/** The mount table's text instead of /proc/self/mountinfo's (tests; polling still uses the real one). */
+	mountinfo?: string;
 }
 
 export class DirWatches {
@@ -129,7 +131,7 @@ export class DirWatches {
 			closeSync(mountsFd);
 			return undefined;
 		}
-		return new DirWatches(libc, fd, mountsFd, text, opts);
+		return new DirWatches(libc, fd, mountsFd, opts.mountinfo ?? text, opts);
 	}
 
 	get count(): number {
@@ -180,14 +182,14 @@ export class DirWatches {
 
 	private add(dir: string, local: boolean): PathState {
 		const uncovered: PathState = { coverage: "uncovered", local };
-		if (!this.complete || this.closed) return uncovered;
+		// Not watched at all where events may be missing (its events would only be noise).
+		if (!this.complete || this.closed || !local) return uncovered;
 		if (this.opts.maxWatches !== undefined && this.byWd.size >= this.opts.maxWatches) {
 			this.complete = false;
 			return uncovered;
 		}
 		const wd = this.libc.addWatch(this.fd, dir, DIR_MASK);
 		if (wd >= 0) {
-			if (!local) return uncovered; // watched, but its changes may come without events
 			// A second path to a watched inode (a bind mount in the roots) shares its watch and names.
 			let watched = this.byWd.get(wd);
 			if (!watched) {
