@@ -118,6 +118,9 @@ describe.skipIf(available !== true)(
 			await sh(r, "true");
 			expect((await sh(r, "git init -q d17/e42/x && echo ok > d17/e42/x/file")).code).toBe(0);
 			expect(await hookPlanted(r, "d17/e42/x")).toBe(false);
+			// Kept by its watches again once the new repository's files are older than the racy window.
+			await settle();
+			await sh(r, "true");
 			expect(r.scans.mode).toBe("watched");
 		});
 
@@ -283,7 +286,9 @@ const first = { mode: cache.mode, counts: { ...cache.counts } };
 execFileSync("git", ["init", "-q", ${JSON.stringify(join(root, "d46/e3/v"))}]);
 const after = await cache.scan(opts);
 const fresh = await scanProtected(opts);
-process.stdout.write(JSON.stringify({ limited, first, gitDirs: after.gitDirs, same: JSON.stringify(after) === JSON.stringify(fresh) }));
+// The same sets (the order of what one level's concurrent reads find varies).
+const sorted = (x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, Array.isArray(v) ? [...v].sort() : v]));
+process.stdout.write(JSON.stringify({ limited, first, gitDirs: after.gitDirs, after: sorted(after), fresh: sorted(fresh) }));
 `,
 			);
 			const out = execFileSync(
@@ -305,7 +310,7 @@ process.stdout.write(JSON.stringify({ limited, first, gitDirs: after.gitDirs, sa
 			expect(res.first.mode).toBe("stat");
 			expect(res.first.counts.full).toBe(1);
 			expect(res.gitDirs).toContain(join(root, "d46/e3/v/.git"));
-			expect(res.same).toBe(true);
+			expect(res.after).toEqual(res.fresh);
 		}, 60_000);
 	},
 );
