@@ -198,6 +198,27 @@ for i in range(300):
 			expect(landed).toEqual([]);
 		});
 
+		it("a mount on the host (no directory event at all) is seen: what is planted under it is protected", async (ctx) => {
+			const probe = join(scratch, "mount-probe");
+			await mkdir(probe, { recursive: true });
+			if (process.getuid?.() !== 0 || spawnSync("mount", ["-t", "tmpfs", "keel-test", probe]).status !== 0) {
+				ctx.skip(); // mounting needs root
+			}
+			spawnSync("umount", [probe]);
+			const point = join(root, "d45", "e3");
+			try {
+				const r = await runner();
+				await sh(r, "true");
+				expect(r.scans.mode).toBe("watched");
+				// Over a watched directory: its inode, and its parent's names, do not change.
+				execFileSync("mount", ["-t", "tmpfs", "keel-test", point]);
+				execFileSync("git", ["init", "-q", join(point, "m")]);
+				expect(await hookPlanted(r, "d45/e3/m")).toBe(false);
+			} finally {
+				spawnSync("umount", ["-l", point]);
+			}
+		});
+
 		it("the queue overflows (events lost): falls back to the stat check and still finds the new repository", async () => {
 			await settle(); // what earlier tests changed is older than the stat check's racy window
 			const max = Number(await readFile("/proc/sys/fs/inotify/max_queued_events", "utf8"));
