@@ -198,8 +198,8 @@ for i in range(300):
 			expect(landed).toEqual([]);
 		});
 
-		it("a mount on the host (no directory event at all) is seen: what is planted under it is protected", async (ctx) => {
-			const probe = join(scratch, "mount-probe");
+		it("a mount on the host over a watched directory (no inotify event at all) is seen; one elsewhere costs nothing", async (ctx) => {
+			const probe = join(scratch, "elsewhere", "mount-probe");
 			await mkdir(probe, { recursive: true });
 			if (process.getuid?.() !== 0 || spawnSync("mount", ["-t", "tmpfs", "keel-test", probe]).status !== 0) {
 				ctx.skip(); // mounting needs root
@@ -210,12 +210,18 @@ for i in range(300):
 				const r = await runner();
 				await sh(r, "true");
 				expect(r.scans.mode).toBe("watched");
+				// A mount nowhere near what the scan read (a container starting elsewhere): no rescan.
+				const full = r.scans.counts.full;
+				execFileSync("mount", ["-t", "tmpfs", "keel-test", probe]);
+				await sh(r, "true");
+				expect(r.scans.counts.full).toBe(full);
 				// Over a watched directory: its inode, and its parent's names, do not change.
 				execFileSync("mount", ["-t", "tmpfs", "keel-test", point]);
 				execFileSync("git", ["init", "-q", join(point, "m")]);
 				expect(await hookPlanted(r, "d45/e3/m")).toBe(false);
 			} finally {
 				spawnSync("umount", ["-l", point]);
+				spawnSync("umount", ["-l", probe]);
 			}
 		});
 

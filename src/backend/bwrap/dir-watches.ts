@@ -16,8 +16,8 @@
  * are read and dropped: `names` and `rules` say which names of a directory the scan looked at.
  * Anything else (an overflowed queue, a watch gone (IN_IGNORED: its directory was deleted), a
  * change to the directory itself (IN_ATTRIB: its permissions), an unknown watch, a read error, a
- * mount or unmount in this mount namespace, which moves paths without touching any directory)
- * counts as a change.
+ * mount or unmount on a watched directory or a name in one, which moves paths without any event:
+ * the mount table is polled, and read again when it changed) counts as a change.
  *
  * What is not covered is said per path ("uncovered"): a path through a symlink (inotify watches
  * where the link leads, not the link's name), a directory that could not be watched (EACCES), one
@@ -28,6 +28,7 @@
 import { close as closeFd, closeSync, lstatSync, openSync, readSync } from "node:fs";
 import { posix } from "node:path";
 import { IN, type InotifyLibc, POLLERR, POLLPRI } from "./inotify.js";
+import { LOCAL_FS, mountIds, parseMountinfo, readAll } from "./mount-table.js";
 
 /** Changes to the names of a directory, and to the directory itself. */
 const DIR_MASK =
@@ -48,24 +49,6 @@ const SELF = IN.IGNORED | IN.DELETE_SELF | IN.MOVE_SELF | IN.UNMOUNT;
  * a case-folding directory a lookup of `.envrc` finds `.ENVRC` (or a name with a Kelvin sign).
  */
 const NON_ASCII = /[^\x00-\x7f]/;
-
-/** File systems whose every change goes through this kernel's VFS (so inotify sees it). */
-const LOCAL_FS = new Set([
-	"ext2",
-	"ext3",
-	"ext4",
-	"xfs",
-	"btrfs",
-	"tmpfs",
-	"ramfs",
-	"rootfs",
-	"overlay",
-	"f2fs",
-	"bcachefs",
-	"zfs",
-	"jfs",
-	"reiserfs",
-]);
 
 /** Which names of one directory the scan depends on. */
 export type NameRule = (name: string, isDir: boolean) => boolean;
@@ -97,6 +80,10 @@ export class DirWatches {
 	private readonly byWd = new Map<number, Watched>();
 	private readonly byPath = new Map<string, PathState>();
 	private readonly mountFs: Map<string, string>;
+	/** Mount id -> mount point, as last read. */
+	private mountPoints: Map<string, string>;
+	/** Every directory watched (what a mount can move). */
+	private readonly watchedPaths = new Set<string>();
 	private readonly buf = Buffer.allocUnsafe(64 * 1024);
 	private broken = false;
 	private closed = false;
@@ -113,6 +100,7 @@ export class DirWatches {
 		private readonly opts: DirWatchesOptions,
 	) {
 		this.mountFs = parseMountinfo(mountinfo);
+		this.mountPoints = mountIds(mountinfo);
 	}
 
 	/** A new instance, or undefined when inotify is not there (EMFILE: max_user_instances). */
@@ -177,6 +165,7 @@ export class DirWatches {
 		}
 		const state = this.add(dir, local);
 		this.byPath.set(dir, state);
+		if (state.coverage === "watched") this.watchedPaths.add(dir);
 		return state;
 	}
 
@@ -217,7 +206,7 @@ export class DirWatches {
 	settle(): "quiet" | "changed" | "overflow" {
 		if (this.broken || this.closed) return "changed";
 		const mounts = this.libc.pollNow(this.mountsFd, POLLPRI);
-		if (mounts < 0 || (mounts & (POLLPRI | POLLERR)) !== 0) return this.break();
+		if (mounts < 0 || ((mounts & (POLLPRI | POLLERR)) !== 0 && this.mountsMoved())) return this.break();
 		let overflow = false;
 		for (;;) {
 			const n = this.libc.read(this.fd, this.buf, this.buf.length);
@@ -251,6 +240,31 @@ export class DirWatches {
 		return overflow ? "overflow" : "quiet";
 	}
 
+	/**
+	 * The mount table changed: whether a mount or unmount was at a watched directory or at a name in
+	 * one (a container started elsewhere moves nothing the scan read).
+	 */
+	private mountsMoved(): boolean {
+		let now: Map<string, string>;
+		try {
+			const fd = openSync("/proc/self/mountinfo", "r");
+			try {
+				now = mountIds(readAll(fd));
+			} finally {
+				closeSync(fd);
+			}
+		} catch {
+			return true;
+		}
+		const before = this.mountPoints;
+		this.mountPoints = now;
+		const moved = (point: string) =>
+			this.watchedPaths.has(point) || this.watchedPaths.has(posix.dirname(point));
+		for (const [id, point] of now) if (before.get(id) !== point && moved(point)) return true;
+		for (const [id, point] of before) if (now.get(id) !== point && moved(point)) return true;
+		return false;
+	}
+
 	private break(): "changed" {
 		this.broken = true;
 		return "changed";
@@ -268,30 +282,4 @@ export class DirWatches {
 		closeFd(this.fd, () => {});
 		closeFd(this.mountsFd, () => {});
 	}
-}
-
-function readAll(fd: number): string {
-	const chunks: Buffer[] = [];
-	for (;;) {
-		const b = Buffer.allocUnsafe(64 * 1024);
-		const n = readSync(fd, b, 0, b.length, null);
-		if (n <= 0) break;
-		chunks.push(b.subarray(0, n));
-	}
-	return Buffer.concat(chunks).toString("utf8");
-}
-
-/** Mount point -> file system type, the mount seen last (on top) winning. */
-export function parseMountinfo(text: string): Map<string, string> {
-	const out = new Map<string, string>();
-	for (const line of text.split("\n")) {
-		const fields = line.split(" ");
-		const dash = fields.indexOf("-");
-		if (fields.length < 5 || dash < 0) continue;
-		const point = fields[4].replace(/\\([0-7]{3})/g, (_, o: string) =>
-			String.fromCharCode(Number.parseInt(o, 8)),
-		);
-		out.set(point, fields[dash + 1] ?? "");
-	}
-	return out;
 }
