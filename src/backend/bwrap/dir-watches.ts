@@ -25,7 +25,7 @@
  * caller stats those on every check. `complete` turns false when the instance ran out of watches
  * (ENOSPC: fs.inotify.max_user_watches) or memory: the caller then falls back to stat'ing all.
  */
-import { close as closeFd, closeSync, lstatSync, openSync, readSync } from "node:fs";
+import { close as closeFd, closeSync, lstatSync, openSync } from "node:fs";
 import { posix } from "node:path";
 import { IN, type InotifyLibc, POLLERR, POLLPRI } from "./inotify.js";
 import { LOCAL_FS, mountIds, parseMountinfo, readAll } from "./mount-table.js";

@@ -35,7 +35,7 @@ export function readAll(fd: number): string {
 	return Buffer.concat(chunks).toString("utf8");
 }
 
-function unescape(field: string): string {
+function unescapeOctal(field: string): string {
 	return field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
 }
 
@@ -44,7 +44,7 @@ export function mountIds(text: string): Map<string, string> {
 	const out = new Map<string, string>();
 	for (const line of text.split("\n")) {
 		const fields = line.split(" ");
-		if (fields.length >= 5) out.set(fields[0], unescape(fields[4]));
+		if (fields.length >= 5) out.set(fields[0], unescapeOctal(fields[4]));
 	}
 	return out;
 }
@@ -56,7 +56,7 @@ export function parseMountinfo(text: string): Map<string, string> {
 		const fields = line.split(" ");
 		const dash = fields.indexOf("-");
 		if (fields.length < 5 || dash < 0) continue;
-		const point = unescape(fields[4]);
+		const point = unescapeOctal(fields[4]);
 		out.set(point, fields[dash + 1] ?? "");
 	}
 	return out;
