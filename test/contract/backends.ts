@@ -47,11 +47,15 @@ export interface BackendFactory {
 
 /** Whether bubblewrap can run its sandbox here: true, or the backend's own error message. */
 export async function bwrapAvailable(): Promise<true | string> {
+	// Closed after the probe: its scan of the temp directory holds inotify watches (protect-cache.ts).
+	const runner = createSandboxRunner({ roots: [tmpdir()] });
 	try {
-		await createSandboxRunner({ roots: [tmpdir()] }).ready();
+		await runner.ready();
 		return true;
 	} catch (e) {
 		return (e as Error).message;
+	} finally {
+		runner.close();
 	}
 }
 

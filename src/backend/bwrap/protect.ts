@@ -77,6 +77,15 @@ async function typeAt(path: string): Promise<"dir" | "file" | "symlink" | "other
 	}
 }
 
+/** What the scan does with entry `name` of directory `dir` (the kept scan's watches ask the same). */
+export function entryRole(dir: string, name: string, isDir: boolean): "git" | "note" | "descend" | undefined {
+	if (name === ".git") return "git";
+	if (PROTECTED_NAMES.has(name) || (SHELL_RC_FILES.has(name) && !isDir)) return "note";
+	if (name === "config.fish" && posix.basename(dir) === "fish") return "note";
+	if (isDir && !SKIPPED_DIRS.has(name)) return "descend";
+	return undefined;
+}
+
 /**
  * Finds the protected set in the roots (see the module comment). With `record`, every path the
  * scan reads is recorded before it is read (protect-cache.ts keeps the answer while they stay).
@@ -114,15 +123,13 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 	};
 	const visitEntry = async (dir: string, e: Dirent, next: string[]) => {
 		const path = posix.join(dir, e.name);
-		if (e.name === ".git") {
+		const role = entryRole(dir, e.name, e.isDirectory());
+		if (role === "git") {
 			const g = await resolveDotGit(fs, path);
 			if (g) gitDirs.set(g, dir);
 			if (!e.isDirectory()) found.add(path); // the gitdir file or link itself
-		} else if (PROTECTED_NAMES.has(e.name) || (SHELL_RC_FILES.has(e.name) && !e.isDirectory())) {
-			await note(path);
-		} else if (e.name === "config.fish" && posix.basename(dir) === "fish") {
-			await note(path);
-		} else if (e.isDirectory() && !SKIPPED_DIRS.has(e.name)) next.push(path);
+		} else if (role === "note") await note(path);
+		else if (role === "descend") next.push(path);
 	};
 	// Breadth first, a level's directories read concurrently.
 	let level: string[] = [...opts.roots];
@@ -135,7 +142,9 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 		const next: string[] = [];
 		await Promise.all(
 			level.map(async (dir) => {
-				const entries = await readdir(dir, { withFileTypes: true }).catch(() => [] as Dirent[]);
+				// The names the scan does not use (a regular file, node_modules) are no change to it.
+				record?.list(dir, (name, isDir) => entryRole(dir, name, isDir) !== undefined);
+				const entries = await readdirAt(dir, { withFileTypes: true }).catch(() => [] as Dirent[]);
 				for (const e of entries) await visitEntry(dir, e, next);
 			}),
 		);

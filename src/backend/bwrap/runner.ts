@@ -15,11 +15,13 @@ import type { ExecResult } from "../types.js";
 import { sandboxEnv } from "./env.js";
 import { probeBwrap } from "./probe.js";
 import { moveAsideCreated, type ProtectedScan, protectArgs } from "./protect.js";
-import { ProtectedScanCache } from "./protect-cache.js";
+import { ProtectedScanCache, type ProtectedScanCacheOptions } from "./protect-cache.js";
 import { buildSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
 import { ServerPool } from "./server-pool.js";
 
 export interface SandboxRunnerOptions extends SandboxOptions {
+	/** How the protected-set scan is kept (protect-cache.ts; tests lower its limits). */
+	scanCache?: ProtectedScanCacheOptions;
 	/** The bwrap program (default: "bwrap", looked up on PATH). */
 	bwrap?: string;
 	/** Where sandboxed commands' variables come from (default: process.env); only some pass (env.ts). */
@@ -53,10 +55,12 @@ export interface SandboxRunner {
 	): { argv: string[]; env: NodeJS.ProcessEnv };
 	/** After a wrapped (spawned) program ends: move aside protected paths it created. */
 	recheck(): Promise<string[]>;
-	/** Kills the long-lived sandboxes. */
+	/** Kills the long-lived sandboxes and frees the kept scan's watches. */
 	close(): void;
 	/** The long-lived sandboxes (server-pool.ts), for tests and the bench. */
 	readonly servers: ServerPool;
+	/** The kept protected-set scan (protect-cache.ts), for tests and the bench. */
+	readonly scans: ProtectedScanCache;
 }
 
 export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
@@ -65,7 +69,7 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 	let built: Sandbox | undefined;
 	/** The latest scan, which wrap() mounts (refreshed by every run and recheck). */
 	let lastScan: ProtectedScan | undefined;
-	const scans = new ProtectedScanCache();
+	const scans = new ProtectedScanCache(opts.scanCache);
 	const servers = new ServerPool();
 
 	const scan = async (sandbox: Sandbox): Promise<ProtectedScan | undefined> => {
@@ -138,7 +142,9 @@ export function createSandboxRunner(opts: SandboxRunnerOptions): SandboxRunner {
 		},
 		close() {
 			servers.close();
+			scans.close();
 		},
 		servers,
+		scans,
 	};
 }

@@ -9,6 +9,8 @@ import { createSandboxRunner, type SandboxRunnerOptions } from "./runner.js";
 export interface BwrapTransport extends ExecTransport {
 	/** Build and probe the sandbox now; BACKEND_UNAVAILABLE names the fix. */
 	ready(): Promise<void>;
+	/** Kills its long-lived sandboxes and frees the kept protected-set scan's watches. */
+	close(): void;
 }
 
 export function createBwrapTransport(opts: SandboxRunnerOptions): BwrapTransport {
@@ -27,5 +29,6 @@ export function createBwrapTransport(opts: SandboxRunnerOptions): BwrapTransport
 		ready: async () => {
 			await runner.ready();
 		},
+		close: () => runner.close(),
 	});
 }
