@@ -17,7 +17,7 @@ import { NO_PYTHON } from "../python/helpers.js";
 
 const SECRET = "HOSTSECRETBYTES";
 const SECRET_NAME = "host-only-name";
-const RUNS = 40;
+const RUNS = 100;
 const SWAPPER = `
 import os, sys
 inner, target, stop = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -67,12 +67,12 @@ describe.skipIf(why !== undefined)(
 	() => {
 		it(`${RUNS} greps and finds report nothing from the host directory behind the link`, async () => {
 			const s = await Session.create({ root, backend: createBwrapBackend({ roots: [root] }) });
-			const stop = join(work, "stop");
+			const stop = join(root, "stop"); // inside the root: the sandboxed swapper must see it
 			const inner = join(root, "a", "s15", "inner");
 			// The swapper is sandboxed code: started by the bash tool, it runs until the stop file appears.
 			const running = s.call("bash", {
 				command: `python3 swapper.py ${inner} ${hostOnly} ${stop}`,
-				timeout: 600,
+				timeout: 300,
 			});
 			const leaks: string[] = [];
 			let innerSeen = 0;
