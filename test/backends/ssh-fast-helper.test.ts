@@ -9,20 +9,17 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
 import type { KeelError } from "../../src/boundary/errors.js";
+import { pythonMissing } from "../fixtures/ssh-backend.js";
 import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 
 // The file helper needs python3 on the host (here: on sshd's default PATH).
-const noPython = ["/usr/local/bin", "/usr/bin", "/bin"].some((d) => existsSync(join(d, "python3")))
-	? undefined
-	: "python3 is not installed";
-const missing = sshdMissing() ?? noPython;
+const missing = sshdMissing() ?? pythonMissing();
 if (missing) console.warn(`skipping the ssh file helper tests: ${missing}`);
 
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");

@@ -12,27 +12,24 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import type { SshBackend } from "../../src/backend/ssh/index.js";
+import { useSshBackend } from "../fixtures/ssh-backend.js";
+import { sshdMissing } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
 if (missing) console.warn(`skipping the ssh retention tests: ${missing}`);
 
-let sshd: Sshd;
+const live = useSshBackend(missing);
 let b: SshBackend;
 let dir: string;
 
 beforeAll(async () => {
 	if (missing) return;
+	b = live.backend;
 	dir = await mkdtemp(join(tmpdir(), "keel-ssh-retain-"));
-	sshd = await startSshd();
-	b = createSshBackend(sshOptions(sshd));
-	await b.connect();
-}, 60_000);
+});
 
 afterAll(async () => {
-	await b?.close();
-	await sshd?.stop();
 	if (dir) await rm(dir, { recursive: true, force: true });
 });
 

@@ -7,40 +7,35 @@
  * /proc here is the host's /proc.
  */
 
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import type { SshBackend } from "../../src/backend/ssh/index.js";
+import { pythonMissing, useSshBackend } from "../fixtures/ssh-backend.js";
+import { sshdMissing } from "../fixtures/sshd.js";
 
-const noPython = ["/usr/local/bin", "/usr/bin", "/bin"].some((d) => existsSync(join(d, "python3")))
-	? undefined
-	: "python3 is not installed";
-const missing = sshdMissing() ?? noPython;
+const missing = sshdMissing() ?? pythonMissing();
 if (missing) console.warn(`skipping the ssh runner spawn tests: ${missing}`);
 
-let sshd: Sshd;
 let b: SshBackend;
 let dir: string;
 
-beforeAll(async () => {
-	if (missing) return;
+const live = useSshBackend(missing, async () => {
 	dir = await mkdtemp(join(tmpdir(), "keel-ssh-spawn-"));
 	// Every non-interactive bash of the session runs this, the one that execs the runner included.
 	await writeFile(
 		join(dir, "rc.sh"),
 		`exec 7</etc/hostname 8>>${join(dir, "leak.txt")} 9<>${join(dir, "rw.txt")}\n`,
 	);
-	sshd = await startSshd({ setEnv: { BASH_ENV: join(dir, "rc.sh") } });
-	b = createSshBackend(sshOptions(sshd));
-	await b.connect();
-}, 60_000);
+	return { setEnv: { BASH_ENV: join(dir, "rc.sh") } };
+});
+
+beforeAll(() => {
+	if (!missing) b = live.backend;
+});
 
 afterAll(async () => {
-	await b?.close();
-	await sshd?.stop();
 	if (dir) await rm(dir, { recursive: true, force: true });
 });
 

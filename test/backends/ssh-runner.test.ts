@@ -8,37 +8,27 @@
  * (src/backend/ssh/peek.ts): never hiding a change made through the backend.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SshConnection } from "../../src/backend/ssh/connection.js";
 import { createSshExec } from "../../src/backend/ssh/exec.js";
-import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import type { SshBackend } from "../../src/backend/ssh/index.js";
+import { pythonMissing, useSshBackend } from "../fixtures/ssh-backend.js";
+import { sshdMissing, sshOptions } from "../fixtures/sshd.js";
 
-const noPython = ["/usr/local/bin", "/usr/bin", "/bin"].some((d) => existsSync(join(d, "python3")))
-	? undefined
-	: "python3 is not installed";
-const missing = sshdMissing() ?? noPython;
+const missing = sshdMissing() ?? pythonMissing();
 if (missing) console.warn(`skipping the ssh command runner tests: ${missing}`);
 
-let sshd: Sshd;
+const live = useSshBackend(missing);
 let b: SshBackend;
 let dir: string;
 
-beforeAll(async () => {
-	if (missing) return;
-	sshd = await startSshd();
-	b = createSshBackend(sshOptions(sshd));
-	await b.connect();
-}, 60_000);
-
-afterAll(async () => {
-	await b?.close();
-	await sshd?.stop();
+beforeAll(() => {
+	if (!missing) b = live.backend;
 });
 
 beforeEach(async () => {
@@ -190,7 +180,7 @@ describe.skipIf(missing)("ssh command runner", () => {
 describe.skipIf(missing)("ssh command runner: a cut connection", () => {
 	for (const how of ["the sshd side killed", "the client socket destroyed"] as const) {
 		it(`${how}: the call in flight fails BACKEND_UNAVAILABLE and the runner's processes die`, async () => {
-			const conn = new SshConnection(sshOptions(sshd));
+			const conn = new SshConnection(sshOptions(live.sshd));
 			const exec = createSshExec(conn);
 			try {
 				const tag = uniqueSleep();
@@ -206,7 +196,7 @@ describe.skipIf(missing)("ssh command runner: a cut connection", () => {
 					await sleep(10);
 				}
 				expect(alive(`sleep\0${tag}`).length).toBe(2);
-				if (how === "the sshd side killed") await sshd.dropConnections();
+				if (how === "the sshd side killed") await live.sshd.dropConnections();
 				else (await conn.get()).client.destroy();
 				const e = await failure(running);
 				expect(e.code).toBe("BACKEND_UNAVAILABLE");

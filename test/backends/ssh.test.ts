@@ -19,36 +19,35 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
+import type { SshBackend } from "../../src/backend/ssh/index.js";
 import type { FileStat } from "../../src/backend/types.js";
 import { KeelError } from "../../src/boundary/errors.js";
 import { type CallResult, Session } from "../../src/session.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import { useSshBackend } from "../fixtures/ssh-backend.js";
+import { sshdMissing } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
 if (missing) console.warn(`skipping the ssh backend tests: ${missing}`);
 
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
 
-let sshd: Sshd;
 let b: SshBackend;
 let rcDir: string;
 let dir: string;
 
-beforeAll(async () => {
-	if (missing) return;
+const live = useSshBackend(missing, async () => {
 	// An rc file every non-interactive bash of the ssh session sources (through sshd's SetEnv
 	// BASH_ENV): it counts how often it ran.
 	rcDir = await mkdtemp(join(tmpdir(), "keel-ssh-rc-"));
 	await writeFile(join(rcDir, "rc.sh"), "export KEEL_RC_RUNS=$((KEEL_RC_RUNS+1))\n");
-	sshd = await startSshd({ setEnv: { BASH_ENV: join(rcDir, "rc.sh") } });
-	b = createSshBackend(sshOptions(sshd));
-	await b.connect();
-}, 60_000);
+	return { setEnv: { BASH_ENV: join(rcDir, "rc.sh") } };
+});
+
+beforeAll(() => {
+	if (!missing) b = live.backend;
+});
 
 afterAll(async () => {
-	await b?.close();
-	await sshd?.stop();
 	if (rcDir) await rm(rcDir, { recursive: true, force: true });
 });
 
