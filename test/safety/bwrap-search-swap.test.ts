@@ -13,24 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import { type CallResult, Session } from "../../src/session.js";
 import { bwrapAvailable } from "../contract/backends.js";
+import { DIR_LINK_SWAPPER, swapsDone } from "../fixtures/dir-link-swapper.js";
 import { NO_PYTHON } from "../python/helpers.js";
 
 const SECRET = "HOSTSECRETBYTES";
 const SECRET_NAME = "host-only-name";
 const RUNS = 100;
-const SWAPPER = `
-import os, sys
-inner, target, stop = sys.argv[1], sys.argv[2], sys.argv[3]
-aside = inner + ".aside"
-n = 0
-while not os.path.exists(stop):
-    os.rename(inner, aside)
-    os.symlink(target, inner)
-    os.unlink(inner)
-    os.rename(aside, inner)
-    n += 1
-print("swaps", n)
-`;
 
 let work = "";
 let root = "";
@@ -51,7 +39,7 @@ beforeAll(async () => {
 	}
 	mkdirSync(join(root, "a", "s15", "inner", "sub"), { recursive: true });
 	writeFileSync(join(root, "a", "s15", "inner", "sub", "own.txt"), "inside\n");
-	writeFileSync(join(root, "swapper.py"), SWAPPER);
+	writeFileSync(join(root, "swapper.py"), DIR_LINK_SWAPPER);
 });
 
 afterAll(async () => {
@@ -98,7 +86,7 @@ describe.skipIf(why !== undefined)(
 			await s.close();
 			expect(leaks).toEqual([]);
 			// The race ran, and the searches still found the real directory's file at times.
-			expect(swapped).toMatch(/swaps [1-9]\d*/);
+			expect(swapsDone(swapped)).toBeGreaterThan(0);
 			expect(innerSeen).toBeGreaterThan(0);
 		}, 400_000);
 	},

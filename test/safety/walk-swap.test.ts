@@ -14,23 +14,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalSearch } from "../../src/backend/search/index.js";
+import { DIR_LINK_SWAPPER, swapsDone } from "../fixtures/dir-link-swapper.js";
 import { NO_PYTHON, PYTHON } from "../python/helpers.js";
 
 const SECRET_NAME = "outside-secret-name";
 const RUNS = 400;
-const SWAPPER = `
-import os, sys
-inner, link_target, stop = sys.argv[1], sys.argv[2], sys.argv[3]
-aside = inner + ".aside"
-n = 0
-while not os.path.exists(stop):
-    os.rename(inner, aside)
-    os.symlink(link_target, inner)
-    os.unlink(inner)
-    os.rename(aside, inner)
-    n += 1
-print(n)
-`;
 
 let work = "";
 let tree = "";
@@ -61,14 +49,14 @@ afterAll(async () => {
 });
 
 function startSwapper(stop: string): { proc: ChildProcess; swaps: Promise<number> } {
-	const proc = spawn(PYTHON!, ["-c", SWAPPER, join(tree, "a", "s15", "inner"), outside, stop], {
+	const proc = spawn(PYTHON!, ["-c", DIR_LINK_SWAPPER, join(tree, "a", "s15", "inner"), outside, stop], {
 		stdio: ["ignore", "pipe", "inherit"],
 	});
 	let out = "";
 	proc.stdout!.on("data", (c) => {
 		out += c;
 	});
-	return { proc, swaps: new Promise((resolve) => proc.on("close", () => resolve(Number(out.trim())))) };
+	return { proc, swaps: new Promise((resolve) => proc.on("close", () => resolve(swapsDone(out)))) };
 }
 
 describe.skipIf(NO_PYTHON)("the JS walk against a directory swapped for a link mid-walk", () => {
