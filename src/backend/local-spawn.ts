@@ -4,6 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import { killChildGroup } from "./group-kill.js";
 import type { ProcessExit, SpawnedProcess, SpawnRequest } from "./types.js";
 
 /** After exit, how long to wait for pipes that a surviving grandchild may hold open. */
@@ -52,15 +53,9 @@ export function spawnLocal(req: SpawnRequest): SpawnedProcess {
 		...(req.fdPipes ? { fd3: stdio[3] as Writable, fd4: stdio[4] as Readable } : {}),
 		exited,
 		kill() {
-			if (child.pid !== undefined) {
-				try {
-					process.kill(-child.pid, "SIGKILL");
-					return;
-				} catch {
-					// no group (already gone): fall through to the child itself
-				}
-			}
-			child.kill("SIGKILL");
+			killChildGroup(child);
+			// Not reaped yet, the pid is still the child's own (a group kill refused above included).
+			if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 		},
 		setRef(ref) {
 			for (const h of [child, ...stdio] as (Refable | null)[]) {

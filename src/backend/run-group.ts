@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { setLongTimeout } from "../boundary/timing.js";
+import { killChildGroup } from "./group-kill.js";
 import type { ExecResult } from "./types.js";
 
 /** After the leader exits, how long to wait for pipes held open by background children. */
@@ -21,15 +22,6 @@ export interface GroupRunRequest {
 	/** Bytes for the process's stdin (closed after them); none: stdin is /dev/null. */
 	stdin?: Uint8Array | NodeJS.ReadableStream;
 	onData: (chunk: Buffer, stream: OutputStream) => void;
-}
-
-function killGroup(pid: number | undefined): void {
-	if (!pid) return;
-	try {
-		process.kill(-pid, "SIGKILL");
-	} catch {
-		// The group is already gone.
-	}
 }
 
 /** Rejects only when the program cannot be started (ENOENT, EACCES); everything else resolves. */
@@ -53,13 +45,13 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 
 		const onAbort = () => {
 			aborted = true;
-			killGroup(child.pid);
+			killChildGroup(child);
 		};
 		const timer =
 			req.timeoutMs !== undefined && req.timeoutMs > 0
 				? setLongTimeout(() => {
 						timedOut = true;
-						killGroup(child.pid);
+						killChildGroup(child);
 					}, req.timeoutMs)
 				: undefined;
 		req.signal?.addEventListener("abort", onAbort, { once: true });
@@ -73,7 +65,7 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 			if (settled || !exit) return;
 			settled = true;
 			cleanup();
-			if (aborted || timedOut) killGroup(child.pid);
+			if (aborted || timedOut) killChildGroup(child);
 			child.stdout?.destroy();
 			child.stderr?.destroy();
 			resolve({ exitCode: exit.code, signal: exit.signal, timedOut, aborted });

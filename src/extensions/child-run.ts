@@ -17,6 +17,7 @@ import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { killChildGroup } from "../backend/group-kill.js";
 import { utf8CompleteEnd } from "../boundary/truncate.js";
 import { type ChildReport, MAX_REPORT_BYTES, parseReport, REPORT_LIMITS, ReportError } from "./report.js";
 
@@ -75,15 +76,6 @@ const PIPE_DRAIN_MS = 500;
 /** Kept across stderr chunks to find V8's notice even when it straddles two. */
 const OOM_MARKER = /out of memory/i;
 const OOM_CARRY = 32;
-
-function killGroup(pid: number | undefined): void {
-	if (!pid) return;
-	try {
-		process.kill(-pid, "SIGKILL");
-	} catch {
-		// The group is already gone.
-	}
-}
 
 class Head {
 	private chunks: Buffer[] = [];
@@ -202,7 +194,7 @@ export async function runChild(req: ChildRunRequest): Promise<ChildOutcome> {
 		/** The first terminal event wins; every one of them ends the group. */
 		const end = (e: Ending) => {
 			ending ??= e;
-			killGroup(child.pid);
+			killChildGroup(child);
 		};
 		const onAbort = () => end({ by: "abort" });
 		const timer = setTimeout(() => end({ by: "timeout" }), req.timeoutMs);
@@ -259,7 +251,7 @@ export async function runChild(req: ChildRunRequest): Promise<ChildOutcome> {
 			req.signal?.removeEventListener("abort", onAbort);
 			// A process the draft left behind in the group (it cannot spawn under the permission
 			// model; this is the backstop) goes with the leader.
-			killGroup(child.pid);
+			killChildGroup(child);
 			child.stdin?.destroy();
 			const final: Ending = ending ?? (spawnError ? { by: "spawn", message: spawnError } : { by: "exit" });
 			resolve({

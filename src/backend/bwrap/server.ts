@@ -10,6 +10,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
+import { killChildGroup } from "../group-kill.js";
 import type { OutputStream } from "../run-group.js";
 import type { ExecResult } from "../types.js";
 import { SERVER_CODE } from "./server-code.js";
@@ -178,13 +179,7 @@ export class SandboxServer {
 	/** SIGKILLs bwrap's process group: the sandbox and everything in it. */
 	kill(): void {
 		this.healthy = false;
-		if (this.child.pid !== undefined) {
-			try {
-				process.kill(-this.child.pid, "SIGKILL");
-			} catch {
-				// already gone
-			}
-		}
+		killChildGroup(this.child);
 	}
 
 	private onText(text: string): void {
