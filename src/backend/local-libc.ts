@@ -1,9 +1,9 @@
 /**
- * The few libc calls Node does not offer, through koffi: extended attributes (local-xattrs.ts) and
+ * The few libc calls Node does not offer, through koffi (native-lib.ts): extended attributes (local-xattrs.ts) and
  * flock(2) (local-dir-lock.ts). Loaded on first use by each backend, which only a replace makes:
  * `require("koffi")` took 13-19 ms once per process on this machine, then each call is under 1 µs.
  */
-import { createRequire } from "node:module";
+import { lazyBinding } from "./native-lib.js";
 
 export interface Libc {
 	flistxattr(fd: number, list: Buffer, size: number): number;
@@ -18,36 +18,15 @@ export interface Libc {
 /** The binding, or null where koffi cannot load (a platform without its prebuilt binary). */
 export type LazyLibc = () => Libc | null;
 
-function loadLibc(): Libc | null {
-	try {
-		const koffi = createRequire(import.meta.url)("koffi");
-		// dlopen(NULL): the libc node itself is linked against, glibc or musl.
-		const lib = koffi.load(null);
-		const names = new Map<number, string>(
-			Object.entries(koffi.os.errno as Record<string, number>).map(([k, v]) => [v, k]),
-		);
-		return {
-			flistxattr: lib.func("long flistxattr(int fd, _Out_ uint8_t *list, size_t size)"),
-			fgetxattr: lib.func("long fgetxattr(int fd, const uint8_t *name, _Out_ uint8_t *value, size_t size)"),
-			fsetxattr: lib.func(
-				"int fsetxattr(int fd, const uint8_t *name, const uint8_t *value, size_t size, int flags)",
-			),
-			flock: lib.func("int flock(int fd, int operation)"),
-			errnoName: () => {
-				const n = koffi.errno();
-				return names.get(n) ?? `errno ${n}`;
-			},
-		};
-	} catch {
-		return null;
-	}
-}
-
 /** One per backend: loads on the first call, then returns the same binding. */
 export function lazyLibc(): LazyLibc {
-	let libc: Libc | null | undefined;
-	return () => {
-		if (libc === undefined) libc = loadLibc();
-		return libc;
-	};
+	return lazyBinding(({ lib, errnoName }) => ({
+		flistxattr: lib.func("long flistxattr(int fd, _Out_ uint8_t *list, size_t size)"),
+		fgetxattr: lib.func("long fgetxattr(int fd, const uint8_t *name, _Out_ uint8_t *value, size_t size)"),
+		fsetxattr: lib.func(
+			"int fsetxattr(int fd, const uint8_t *name, const uint8_t *value, size_t size, int flags)",
+		),
+		flock: lib.func("int flock(int fd, int operation)"),
+		errnoName,
+	}));
 }

@@ -4,7 +4,7 @@
  * the listing and the watch could be missed, and it cannot say a queue overflowed. Loaded on the
  * first full scan of each backend (`require("koffi")` costs 13-19 ms once per process).
  */
-import { createRequire } from "node:module";
+import { lazyBinding } from "../native-lib.js";
 
 export interface InotifyLibc {
 	/** inotify_init1(IN_NONBLOCK | IN_CLOEXEC): the instance's descriptor, or -1. */
@@ -43,13 +43,9 @@ const IN_CLOEXEC = 0o2000000;
 export const POLLPRI = 0x2;
 export const POLLERR = 0x8;
 
-function load(): InotifyLibc | null {
-	try {
-		const koffi = createRequire(import.meta.url)("koffi");
-		const lib = koffi.load(null);
-		const names = new Map<number, string>(
-			Object.entries(koffi.os.errno as Record<string, number>).map(([k, v]) => [v, k]),
-		);
+/** One per backend: loads on the first call, then returns the same binding. */
+export function lazyInotify(): LazyInotify {
+	return lazyBinding(({ lib, errnoName }) => {
 		const init = lib.func("int inotify_init1(int flags)");
 		const addWatch = lib.func("int inotify_add_watch(int fd, const char *path, uint32_t mask)");
 		const read = lib.func("long read(int fd, _Out_ uint8_t *buf, size_t count)");
@@ -57,29 +53,15 @@ function load(): InotifyLibc | null {
 		const pollfd = Buffer.alloc(8); // struct pollfd { int fd; short events; short revents; }
 		return {
 			init: () => init(IN_NONBLOCK | IN_CLOEXEC),
-			addWatch: (fd, path, mask) => addWatch(fd, path, mask),
-			read: (fd, buf, size) => Number(read(fd, buf, size)),
-			pollNow: (fd, events) => {
+			addWatch: (fd: number, path: string, mask: number) => addWatch(fd, path, mask),
+			read: (fd: number, buf: Buffer, size: number) => Number(read(fd, buf, size)),
+			pollNow: (fd: number, events: number) => {
 				pollfd.writeInt32LE(fd, 0);
 				pollfd.writeInt16LE(events, 4);
 				pollfd.writeInt16LE(0, 6);
 				return poll(pollfd, 1, 0) < 0 ? -1 : pollfd.readUInt16LE(6);
 			},
-			errnoName: () => {
-				const n = koffi.errno();
-				return names.get(n) ?? `errno ${n}`;
-			},
+			errnoName,
 		};
-	} catch {
-		return null;
-	}
-}
-
-/** One per backend: loads on the first call, then returns the same binding. */
-export function lazyInotify(): LazyInotify {
-	let libc: InotifyLibc | null | undefined;
-	return () => {
-		if (libc === undefined) libc = process.platform === "linux" ? load() : null;
-		return libc;
-	};
+	});
 }
