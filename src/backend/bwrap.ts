@@ -12,6 +12,7 @@ import { findShell } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { spawnLocal } from "./local-spawn.js";
 import { createLocalSearch, type SearchEngineChoice } from "./search/index.js";
+import { Spawner } from "./spawn/spawner.js";
 import type { Backend, ExecOps, ProcessOps } from "./types.js";
 
 export { explainBwrapFailure } from "./bwrap/probe.js";
@@ -31,6 +32,8 @@ export interface BwrapBackend extends Backend {
 export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 	const runner = createSandboxRunner(opts);
 	const shell = findShell();
+	// Starts what does not go through the sandbox's command server: stdin commands, the Python worker.
+	const spawner = new Spawner();
 	const exec: ExecOps = {
 		run: (req) =>
 			runner.run([shell, "-c", req.command], {
@@ -39,6 +42,7 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 				timeoutMs: req.timeoutMs,
 				signal: req.signal,
 				onData: (chunk) => req.onData(chunk),
+				spawner,
 			}),
 	};
 	const processes: ProcessOps = {
@@ -47,7 +51,7 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 			await runner.ready();
 		},
 		spawn: (req) => {
-			const child = spawnLocal({ ...req, ...runner.wrap(req.argv, req.cwd, req.env) });
+			const child = spawnLocal({ ...req, ...runner.wrap(req.argv, req.cwd, req.env) }, spawner);
 			// A long-lived program (python's worker) is checked when it ends, not per call.
 			void child.exited.then(() => runner.recheck()).catch(() => {});
 			return child;

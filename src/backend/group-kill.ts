@@ -9,10 +9,10 @@
  * kill goes to the group, which holds only what the child left behind. The kill of a reaped leader
  * that is not reused still reaches its leftovers.
  */
-import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
+import type { ChildLike } from "./spawn/child.js";
 
-export function killChildGroup(child: ChildProcess): void {
+export function killChildGroup(child: Pick<ChildLike, "pid" | "exitCode" | "signalCode">): void {
 	const pid = child.pid;
 	if (pid === undefined || pid <= 0) return;
 	const reaped = child.exitCode !== null || child.signalCode !== null;

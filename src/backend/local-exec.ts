@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import type { ProcessTracker } from "./leftovers.js";
 import { runInGroup } from "./run-group.js";
+import type { Spawner } from "./spawn/spawner.js";
 import type { ExecOps } from "./types.js";
 
 /** bash where installed, else sh. */
@@ -17,7 +18,7 @@ export function findShell(): string {
 	return "sh";
 }
 
-export function createLocalExec(tracker?: ProcessTracker): ExecOps {
+export function createLocalExec(tracker?: ProcessTracker, spawner?: Spawner): ExecOps {
 	const shell = findShell();
 	return {
 		background: tracker !== undefined,
@@ -30,6 +31,7 @@ export function createLocalExec(tracker?: ProcessTracker): ExecOps {
 				timeoutMs: req.timeoutMs,
 				signal: req.signal,
 				onData: (chunk) => req.onData(chunk),
+				spawner,
 			});
 			if (!tracker || !tags) return result;
 			if (req.background && !result.aborted && !result.timedOut) {

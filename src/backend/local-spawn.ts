@@ -2,9 +2,9 @@
  * ProcessOps.spawn on this machine (local, and bwrap with its argv in front): the program leads
  * its own process group (detached), so kill() takes its children with it.
  */
-import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { killChildGroup } from "./group-kill.js";
+import { type Spawner, startChild } from "./spawn/spawner.js";
 import type { ProcessExit, SpawnedProcess, SpawnRequest } from "./types.js";
 
 /** After exit, how long to wait for pipes that a surviving grandchild may hold open. */
@@ -12,8 +12,9 @@ const PIPE_DRAIN_MS = 100;
 
 type Refable = { ref?: () => void; unref?: () => void };
 
-export function spawnLocal(req: SpawnRequest): SpawnedProcess {
-	const child = spawn(req.argv[0], req.argv.slice(1), {
+/** Through `spawner` (posix_spawn) when given, else Node's spawn. */
+export function spawnLocal(req: SpawnRequest, spawner?: Spawner): SpawnedProcess {
+	const child = startChild(spawner, req.argv[0], req.argv.slice(1), {
 		cwd: req.cwd,
 		env: req.env ?? process.env,
 		detached: true,

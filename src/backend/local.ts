@@ -3,7 +3,8 @@ import { ProcessTracker } from "./leftovers.js";
 import { createLocalExec } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { spawnLocal } from "./local-spawn.js";
-import { createLocalSearch } from "./search/index.js";
+import { createLocalSearch, createLocalTools } from "./search/index.js";
+import { Spawner } from "./spawn/spawner.js";
 import type { Backend } from "./types.js";
 
 export interface LocalBackendOptions {
@@ -18,16 +19,18 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 	// What commands leave running is this backend's: killed per call, or at close (leftovers.ts).
 	const tracker = new ProcessTracker();
 	const fs = createLocalFs(opts.hooks);
+	const spawner = new Spawner();
 	return {
 		kind: "local",
 		fs,
-		exec: createLocalExec(tracker),
+		exec: createLocalExec(tracker, spawner),
 		search: createLocalSearch({
 			engine: opts.searchEngine ?? "auto",
 			pins: fs.pins,
 			budgetMs: opts.searchBudgetMs,
+			tools: createLocalTools({ spawner }),
 		}),
-		process: { fdPipes: true, ready: async () => {}, spawn: spawnLocal },
+		process: { fdPipes: true, ready: async () => {}, spawn: (req) => spawnLocal(req, spawner) },
 		close: async () => {
 			await tracker.close();
 			await fs.close();

@@ -3,9 +3,9 @@
  * as it arrives (stdout told from stderr), abort or timeout SIGKILLs the whole group. Commands on
  * `local` and everything `bwrap` runs go through here.
  */
-import { spawn } from "node:child_process";
 import { setLongTimeout } from "../boundary/timing.js";
 import { killChildGroup } from "./group-kill.js";
+import { type Spawner, startChild } from "./spawn/spawner.js";
 import type { ExecResult } from "./types.js";
 
 /** After the leader exits, how long to wait for pipes held open by background children. */
@@ -22,6 +22,8 @@ export interface GroupRunRequest {
 	/** Bytes for the process's stdin (closed after them); none: stdin is /dev/null. */
 	stdin?: Uint8Array | NodeJS.ReadableStream;
 	onData: (chunk: Buffer, stream: OutputStream) => void;
+	/** Starts the program (posix_spawn); without one, Node's spawn. */
+	spawner?: Spawner;
 }
 
 /** Rejects only when the program cannot be started (ENOENT, EACCES); everything else resolves. */
@@ -31,7 +33,7 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 			resolve({ exitCode: null, signal: null, timedOut: false, aborted: true });
 			return;
 		}
-		const child = spawn(req.argv[0], req.argv.slice(1), {
+		const child = startChild(req.spawner, req.argv[0], req.argv.slice(1), {
 			cwd: req.cwd,
 			detached: true,
 			env: req.env ?? process.env,

@@ -2,23 +2,29 @@
  * The search engines' transport on this machine: an ArgvRunner over child_process.spawn, and
  * detection of rg / fd / fdfind on PATH (done once per created object, never module-wide).
  */
-import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { delimiter, join } from "node:path";
+import { type Spawner, startChild } from "../spawn/spawner.js";
 import { type ArgvRunner, detectNativeTools, type NativeTools } from "./native.js";
 
-/** Spawns argv directly (no shell); abort kills the process with SIGKILL. */
-export const localRunner: ArgvRunner = (argv, opts) =>
-	new Promise((resolve, reject) => {
+/** Spawns argv directly (no shell) through Node's spawn; abort kills the process with SIGKILL. */
+export const localRunner: ArgvRunner = (argv, opts) => runArgv(undefined, argv, opts);
+
+/** localRunner, started through `spawner` (posix_spawn) when given. */
+export function spawnerRunner(spawner: Spawner): ArgvRunner {
+	return (argv, opts) => runArgv(spawner, argv, opts);
+}
+
+function runArgv(spawner: Spawner | undefined, ...[argv, opts]: Parameters<ArgvRunner>): ReturnType<ArgvRunner> {
+	return new Promise((resolve, reject) => {
 		if (opts.signal?.aborted) {
 			resolve({ exitCode: null });
 			return;
 		}
-		const child = spawn(argv[0], argv.slice(1), {
+		const child = startChild(spawner, argv[0], argv.slice(1), {
 			cwd: opts.cwd,
 			stdio: [opts.input ? "pipe" : "ignore", "pipe", "pipe"],
-			windowsHide: true,
 		});
 		if (opts.input && child.stdin) {
 			const stdin = child.stdin;
@@ -42,6 +48,7 @@ export const localRunner: ArgvRunner = (argv, opts) =>
 		child.on("error", (e) => settle(() => reject(e)));
 		child.on("close", (code) => settle(() => resolve({ exitCode: code })));
 	});
+}
 
 /** The executable called `name` in the first PATH directory holding one, like `which`. */
 export async function findOnPath(
@@ -68,12 +75,13 @@ export interface LocalTools {
 	detect(): Promise<NativeTools>;
 }
 
-export function createLocalTools(opts: { pathEnv?: string } = {}): LocalTools {
+export function createLocalTools(opts: { pathEnv?: string; spawner?: Spawner } = {}): LocalTools {
 	let cached: Promise<NativeTools> | undefined;
+	const run = opts.spawner ? spawnerRunner(opts.spawner) : localRunner;
 	return {
-		run: localRunner,
+		run,
 		detect() {
-			cached ??= detectNativeTools(localRunner, (name) => findOnPath(name, opts.pathEnv));
+			cached ??= detectNativeTools(run, (name) => findOnPath(name, opts.pathEnv));
 			return cached;
 		},
 	};
