@@ -7,12 +7,12 @@
  * or a close would call it late. The stranger must live.
  */
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildKeel } from "../durability/build-keel.js";
+import { buildKeel, REPO } from "../durability/build-keel.js";
 
 function unshareMissing(): string | undefined {
 	if (process.getuid?.() !== 0) return "needs root (a PID namespace and its ns_last_pid)";
@@ -29,6 +29,9 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 const { createLocalBackend } = await import(process.argv[2]);
 const backend = createLocalBackend();
+// "warm": a first child before, so that the one under test starts through posix_spawn (spawner.ts).
+if (process.argv[3] === "warm") (await import("node:module")).createRequire(process.argv[2])("koffi"); // must load
+if (process.argv[3] === "warm") await backend.process.spawn({ argv: ["true"], cwd: "/" }).exited;
 const child = backend.process.spawn({ argv: ["sh", "-c", "exit 0"], cwd: "/" });
 await child.exited;
 // The next pid this namespace hands out is the child's old one.
@@ -73,6 +76,8 @@ beforeAll(async () => {
 	if (why) return;
 	work = await mkdtemp(join(tmpdir(), "keel-stale-kill-"));
 	bundle = await buildKeel(work);
+	// The bundle loads koffi (posix_spawn) from beside it.
+	if (!existsSync(join(work, "node_modules"))) symlinkSync(join(REPO, "node_modules"), join(work, "node_modules"));
 	script = join(work, "child.mjs");
 	writeFileSync(script, CHILD);
 }, 120_000);
@@ -84,9 +89,12 @@ afterAll(async () => {
 describe.skipIf(why !== undefined)(
 	`a late kill of a finished child's group${why ? ` (skipped: ${why})` : ""}`,
 	() => {
-		it("leaves alone the stranger that now holds the child's pid as its group", async () => {
+		it.each([
+			["Node's spawn", "cold"],
+			["posix_spawn", "warm"],
+		])("leaves alone the stranger that now holds the child's pid as its group (%s)", async (_, start) => {
 			// The whole child runs inside a new PID namespace with its own /proc.
-			const { code, stdout, stderr } = runInPidNamespace([process.execPath, script, bundle]);
+			const { code, stdout, stderr } = runInPidNamespace([process.execPath, script, bundle, start]);
 			expect(code, stderr).toBe(0);
 			const r = JSON.parse(stdout.trim()) as {
 				childPid: number;

@@ -11,6 +11,7 @@ import { spawn as forkSpawn } from "node:child_process";
 import { accessSync, closeSync, constants, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
+import { isMainThread } from "node:worker_threads";
 import { type ChildLike, type ChildOwner, SpawnedChild } from "./child.js";
 import { type ChildFd, type LibcSpawn, lazyLibcSpawn } from "./libc-spawn.js";
 
@@ -44,7 +45,7 @@ export class Spawner implements ChildOwner {
 	private readonly onChildSignal = () => this.reapAll();
 
 	constructor(private readonly opts: SpawnerOptions = {}) {
-		if (opts.engine === "posix_spawn") this.libc = this.load();
+		if (opts.engine === "posix_spawn" && isMainThread) this.libc = this.load();
 	}
 
 	/** Whether starts go through posix_spawn now (false: Node's spawn). */
@@ -107,7 +108,8 @@ export class Spawner implements ChildOwner {
 	}
 
 	private binding(): LibcSpawn | null {
-		if (this.libc !== undefined || this.opts.engine === "fork") return this.libc ?? null;
+		// A worker thread is never sent SIGCHLD (only the main thread's listeners hear signals).
+		if (this.libc !== undefined || this.opts.engine === "fork" || !isMainThread) return this.libc ?? null;
 		if (++this.starts === 2) this.libc = this.load();
 		return this.libc ?? null;
 	}
