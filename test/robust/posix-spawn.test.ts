@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNativeLib } from "../../src/backend/native-lib.js";
 import { runInGroup } from "../../src/backend/run-group.js";
 import type { ChildLike } from "../../src/backend/spawn/child.js";
-import { type StartOptions, Spawner } from "../../src/backend/spawn/spawner.js";
+import { Spawner, type StartOptions } from "../../src/backend/spawn/spawner.js";
 
 const native = loadNativeLib();
 const why = native ? undefined : "koffi cannot load here";
@@ -96,12 +96,19 @@ describe.skipIf(why !== undefined)(`posix_spawn's children${why ? ` (skipped: ${
 		for (const engine of ["fork", "posix_spawn"] as const) {
 			const spawner = new Spawner({ engine });
 			expect(spawner.usesPosixSpawn).toBe(engine === "posix_spawn");
-			const r = await run(spawner, argv, { cwd: work, env, detached: true, stdio: ["pipe", "pipe", "pipe"] }, "");
+			const r = await run(
+				spawner,
+				argv,
+				{ cwd: work, env, detached: true, stdio: ["pipe", "pipe", "pipe"] },
+				"",
+			);
 			expect(r.err).toBe("");
 			expect(r.code).toBe(0);
 			seen.push(fdsOf(r.out));
 			// Signals as the program finds them at its start (a shell changes its mask while it waits).
-			const sig = await run(spawner, ["grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"], { detached: true });
+			const sig = await run(spawner, ["grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"], {
+				detached: true,
+			});
 			signals.push(sig.out);
 		}
 		expect(signals[1]).toBe("SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
@@ -162,7 +169,9 @@ describe.skipIf(why !== undefined)(`posix_spawn's children${why ? ` (skipped: ${
 			{ length: 10 },
 			(_, i) =>
 				new Promise<number | null>((resolve) => {
-					execFile("sh", ["-c", `exit ${10 + i}`], (e) => resolve(e ? ((e as { code?: number }).code ?? null) : 0));
+					execFile("sh", ["-c", `exit ${10 + i}`], (e) =>
+						resolve(e ? ((e as { code?: number }).code ?? null) : 0),
+					);
 				}),
 		);
 		expect(await Promise.all(nodes)).toEqual(Array.from({ length: 10 }, (_, i) => 10 + i));
@@ -231,7 +240,8 @@ describe.skipIf(why !== undefined)(`posix_spawn's children${why ? ` (skipped: ${
 		}
 		const spawner = new Spawner({ engine: "posix_spawn" });
 		const before = readdirSync("/proc/self/fd").length;
-		for (let i = 0; i < 50; i++) await collect(spawner.start(join(work, "missing"), [], { stdio: ["pipe", "pipe", "pipe"] }));
+		for (let i = 0; i < 50; i++)
+			await collect(spawner.start(join(work, "missing"), [], { stdio: ["pipe", "pipe", "pipe"] }));
 		expect(readdirSync("/proc/self/fd").length).toBe(before);
 	});
 
@@ -244,7 +254,9 @@ describe.skipIf(why !== undefined)(`posix_spawn's children${why ? ` (skipped: ${
 			[["sh", "-c", `touch ${marker}`], { cwd: `${work}\0/x` }],
 		];
 		for (const [argv, opts] of argvs) {
-			expect(() => spawner.start(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], ...opts })).toThrow(/NUL/);
+			expect(() =>
+				spawner.start(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], ...opts }),
+			).toThrow(/NUL/);
 		}
 		expect(existsSync(marker)).toBe(false);
 	});

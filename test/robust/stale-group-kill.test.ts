@@ -77,7 +77,8 @@ beforeAll(async () => {
 	work = await mkdtemp(join(tmpdir(), "keel-stale-kill-"));
 	bundle = await buildKeel(work);
 	// The bundle loads koffi (posix_spawn) from beside it.
-	if (!existsSync(join(work, "node_modules"))) symlinkSync(join(REPO, "node_modules"), join(work, "node_modules"));
+	if (!existsSync(join(work, "node_modules")))
+		symlinkSync(join(REPO, "node_modules"), join(work, "node_modules"));
 	script = join(work, "child.mjs");
 	writeFileSync(script, CHILD);
 }, 120_000);
@@ -92,22 +93,26 @@ describe.skipIf(why !== undefined)(
 		it.each([
 			["Node's spawn", "cold"],
 			["posix_spawn", "warm"],
-		])("leaves alone the stranger that now holds the child's pid as its group (%s)", async (_, start) => {
-			// The whole child runs inside a new PID namespace with its own /proc.
-			const { code, stdout, stderr } = runInPidNamespace([process.execPath, script, bundle, start]);
-			expect(code, stderr).toBe(0);
-			const r = JSON.parse(stdout.trim()) as {
-				childPid: number;
-				strangerPid: number;
-				pgrp: number;
-				cmd: string;
-				alive: boolean;
-			};
-			// The reuse really happened: the stranger holds the child's old pid and leads its group.
-			expect(r.strangerPid).toBe(r.childPid);
-			expect(r.pgrp).toBe(r.childPid);
-			expect(r.cmd).toContain("sleep 30");
-			expect(r.alive).toBe(true);
-		}, 120_000);
+		])(
+			"leaves alone the stranger that now holds the child's pid as its group (%s)",
+			async (_, start) => {
+				// The whole child runs inside a new PID namespace with its own /proc.
+				const { code, stdout, stderr } = runInPidNamespace([process.execPath, script, bundle, start]);
+				expect(code, stderr).toBe(0);
+				const r = JSON.parse(stdout.trim()) as {
+					childPid: number;
+					strangerPid: number;
+					pgrp: number;
+					cmd: string;
+					alive: boolean;
+				};
+				// The reuse really happened: the stranger holds the child's old pid and leads its group.
+				expect(r.strangerPid).toBe(r.childPid);
+				expect(r.pgrp).toBe(r.childPid);
+				expect(r.cmd).toContain("sleep 30");
+				expect(r.alive).toBe(true);
+			},
+			120_000,
+		);
 	},
 );

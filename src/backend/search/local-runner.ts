@@ -16,7 +16,10 @@ export function spawnerRunner(spawner: Spawner): ArgvRunner {
 	return (argv, opts) => runArgv(spawner, argv, opts);
 }
 
-function runArgv(spawner: Spawner | undefined, ...[argv, opts]: Parameters<ArgvRunner>): ReturnType<ArgvRunner> {
+function runArgv(
+	spawner: Spawner | undefined,
+	...[argv, opts]: Parameters<ArgvRunner>
+): ReturnType<ArgvRunner> {
 	return new Promise((resolve, reject) => {
 		if (opts.signal?.aborted) {
 			resolve({ exitCode: null });

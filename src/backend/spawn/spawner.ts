@@ -80,7 +80,8 @@ export class Spawner implements ChildOwner {
 				continue;
 			}
 			const pair = libc.socketPair();
-			if (!Array.isArray(pair)) return fail(pair.errnoName, osConstants.errno[pair.errnoName as "EMFILE"] ?? 0);
+			if (!Array.isArray(pair))
+				return fail(pair.errnoName, osConstants.errno[pair.errnoName as "EMFILE"] ?? 0);
 			parentEnds.push(pair[0]);
 			childEnds.push(pair[1]);
 			fds.push({ target, fd: pair[1] });
