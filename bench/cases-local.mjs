@@ -5,7 +5,6 @@
  * path guard, tool, error mapping); pi through its tool definition's `execute`, which is what pi's
  * agent loop calls after its own argument validation.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
 	closeSync,
@@ -25,6 +24,7 @@ import {
 	createGrepToolDefinition,
 	createReadToolDefinition,
 } from "@mariozechner/pi-coding-agent";
+import { Spawner } from "../dist/backend/spawn/spawner.js";
 import { Session } from "../dist/index.js";
 import { assert, textOf } from "./lib.mjs";
 
@@ -242,14 +242,16 @@ export async function setup({ dir }) {
 		contenders: [
 			{ label: "keel", run: () => keel("grep", { pattern, path: "tree" }) },
 			{ label: "pi", run: () => pi(piGrep, { pattern, path: "tree" }) },
-			// The floor: rg alone with pi's flags (parallel, every core), its output read to the end.
+			// The floor: rg alone with pi's flags (parallel, every core), its output read to the end,
+			// started the cheapest way this process can (posix_spawn, as keel's local backend does).
 			{ label: "rg", floor: true, run: () => rgAlone(pattern) },
 		],
 	});
+	const floorSpawner = new Spawner({ engine: "posix_spawn" });
 	const rgAlone = (pattern) =>
 		new Promise((resolve, reject) => {
 			const args = ["--json", "--line-number", "--color=never", "--hidden", "--", pattern, join(dir, "tree")];
-			const child = spawn("rg", args, { stdio: ["ignore", "pipe", "ignore"] });
+			const child = floorSpawner.start("rg", args, { stdio: ["ignore", "pipe", "ignore"] });
 			let bytes = 0;
 			child.stdout.on("data", (c) => {
 				bytes += c.length;
