@@ -245,6 +245,28 @@ describe.skipIf(why !== undefined)(`posix_spawn's children${why ? ` (skipped: ${
 		expect(readdirSync("/proc/self/fd").length).toBe(before);
 	});
 
+	it("out of descriptors: EMFILE as an error, nothing leaked, and the next start works", async () => {
+		const spawner = new Spawner({ engine: "posix_spawn" });
+		const getrlimit = native!.lib.func("int getrlimit(int resource, _Out_ uint8_t *rlim)");
+		const setrlimit = native!.lib.func("int setrlimit(int resource, const uint8_t *rlim)");
+		const RLIMIT_NOFILE = 7;
+		const saved = Buffer.alloc(16);
+		expect(getrlimit(RLIMIT_NOFILE, saved)).toBe(0);
+		const open = readdirSync("/proc/self/fd").length; // the listing's own descriptor included
+		const tight = Buffer.from(saved);
+		tight.writeBigUInt64LE(BigInt(open + 2), 0); // room for one socket pair of the three
+		let r: Awaited<ReturnType<typeof collect>>;
+		expect(setrlimit(RLIMIT_NOFILE, tight)).toBe(0);
+		try {
+			r = await collect(spawner.start("true", [], { stdio: ["pipe", "pipe", "pipe"] }));
+		} finally {
+			expect(setrlimit(RLIMIT_NOFILE, saved)).toBe(0);
+		}
+		expect(r).toEqual({ error: "EMFILE" });
+		expect(readdirSync("/proc/self/fd").length).toBe(open);
+		expect((await run(spawner, ["sh", "-c", "exit 5"])).code).toBe(5);
+	});
+
 	it("a NUL byte in an argument, the environment or the cwd is refused and nothing runs", () => {
 		const spawner = new Spawner({ engine: "posix_spawn" });
 		const marker = join(work, "ran");
