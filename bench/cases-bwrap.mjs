@@ -9,7 +9,7 @@
  *   node --expose-gc bench/cases-bwrap.mjs [--iterations=N]
  * Needs `npm run build` first (it imports ../dist). Skips itself when bwrap cannot run here.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,6 +43,16 @@ async function bash(session, command, expected) {
 export async function setup({ dir, iterations = 200 }) {
 	const root = join(dir, "ws");
 	mkdirSync(root, { recursive: true });
+	// grep's tree: 2,000 small files, 10 hold the rare needle (rg runs inside the sandbox on bwrap).
+	for (let d = 0; d < 20; d++) {
+		const sub = join(root, "tree", `d${String(d).padStart(2, "0")}`);
+		mkdirSync(sub, { recursive: true });
+		for (let f = 0; f < 100; f++) {
+			const id = d * 100 + f;
+			const rare = id % 200 === 0 ? `\n// NEEDLE_RARE ${id}` : "";
+			writeFileSync(join(sub, `f${f}.js`), `export const v${id} = ${id}; // common_marker${rare}\n`);
+		}
+	}
 	const bwrapBackend = createBwrapBackend({ roots: [root] });
 	try {
 		await bwrapBackend.ready();
@@ -95,9 +105,36 @@ export async function setup({ dir, iterations = 200 }) {
 	const sessions = { bwrap, local, "exec (bwrap transport)": exec };
 	const contenders = (command, expected, among = sessions) =>
 		Object.entries(among).map(([label, s]) => ({ label, run: () => bash(s, command, expected) }));
+	const grepContenders = (pattern, rows) =>
+		Object.entries({ bwrap, local }).map(([label, s]) => ({
+			label,
+			run: async () => {
+				const r = await s.call("grep", { pattern, path: "tree" });
+				assert(
+					r.ok &&
+						textOf(r)
+							.split("\n")
+							.filter((l) => l.includes(pattern)).length === rows,
+					`grep on ${label}`,
+				);
+				return r;
+			},
+		}));
 	const cases = [
 		{ name: "bash `true`", iterations, warmup: 10, contenders: contenders("true", "(no output)") },
 		{ name: "bash `echo hi`", iterations, warmup: 10, contenders: contenders("echo hi", "hi") },
+		{
+			name: "grep, 2,000 files, 10 matches (full scan)",
+			iterations: Math.ceil(iterations / 4),
+			warmup: 5,
+			contenders: grepContenders("NEEDLE_RARE", 10),
+		},
+		{
+			name: "grep, 2,000 files, every file matches (stops at limit 100)",
+			iterations: Math.ceil(iterations / 4),
+			warmup: 5,
+			contenders: grepContenders("common_marker", 100),
+		},
 		{
 			name: "bash `true`, 2,000-directory workspace",
 			iterations,
