@@ -75,6 +75,16 @@ function treeFile(d, f) {
 	return `// d${d}/f${f}\nexport function f${id}(x) {\n\treturn x + ${id}; // common_marker\n}${needle}${early}${late}\n${"// filler line\n".repeat(6)}`;
 }
 
+/** grep's tree under `dir`/tree: GREP_DIRS directories of GREP_FILES_PER_DIR files (treeFile). */
+export function writeGrepTree(dir) {
+	for (let d = 0; d < GREP_DIRS; d++) {
+		const sub = join(dir, "tree", `d${String(d).padStart(3, "0")}`);
+		mkdirSync(sub, { recursive: true });
+		for (let f = 0; f < GREP_FILES_PER_DIR; f++)
+			writeFileSync(join(sub, `f${String(f).padStart(3, "0")}.js`), treeFile(d, f));
+	}
+}
+
 /** Both tools must do the same edit: one shared toggle flips `41` ↔ `42`, whoever calls next. */
 function toggler(path) {
 	const a = "export const value = 41;";
@@ -140,12 +150,7 @@ export async function setup({ dir }) {
 	writeFileSync(join(dir, files.editSmall), small);
 	writeFileSync(join(dir, files.readBig), big);
 	writeFileSync(join(dir, files.editBig), big);
-	for (let d = 0; d < GREP_DIRS; d++) {
-		const sub = join(dir, "tree", `d${String(d).padStart(3, "0")}`);
-		mkdirSync(sub, { recursive: true });
-		for (let f = 0; f < GREP_FILES_PER_DIR; f++)
-			writeFileSync(join(sub, `f${String(f).padStart(3, "0")}.js`), treeFile(d, f));
-	}
+	writeGrepTree(dir);
 
 	const session = await Session.create({ root: dir });
 	const keel = async (tool, args) => {
