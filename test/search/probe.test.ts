@@ -117,6 +117,48 @@ describe("the probe's plan, over a scripted transport", () => {
 		expect(runs).toEqual(["ordered", "parallel", "ordered"]);
 	});
 
+	it.each([
+		[60, 1],
+		[40, 2],
+	])("a probe that paused after %i of 100 matches: ordered runs started %i", async (before, ordered) => {
+		// The probe's output stops for 40 ms (a loaded machine's preemption), far past quietMs.
+		// Past half the limit it is kept and answers; under it, it is given up and the parallel run,
+		// past the limit, brings an ordered run from the start. The answer is the same either way.
+		const runs: string[] = [];
+		const names = Array.from({ length: 150 }, (_, i) => `/r/f${String(i).padStart(3, "0")}`);
+		const runner: ArgvRunner = async (argv, opts) => {
+			if (sorted(argv)) {
+				runs.push("ordered");
+				const probe = runs.length === 1;
+				await new Promise((r) => setTimeout(r, 1)); // output comes after the start, as rg's does
+				for (const [i, n] of names.entries()) {
+					if (opts.signal?.aborted) return { exitCode: null };
+					if (probe && i === before)
+						await Promise.race([new Promise((r) => setTimeout(r, 40)), until(opts.signal)]);
+					if (opts.signal?.aborted) return { exitCode: null };
+					opts.onStdout(matchLine(n, 1));
+				}
+				return { exitCode: 0 };
+			}
+			runs.push("parallel");
+			const released = await Promise.race([
+				opts.input?.then(() => true),
+				until(opts.signal).then(() => false),
+			]);
+			if (!released) return { exitCode: null };
+			for (const n of [...names].reverse()) {
+				if (opts.signal?.aborted) return { exitCode: null };
+				opts.onStdout(matchLine(n, 1));
+			}
+			return { exitCode: 0 };
+		};
+		const timing = { firstMs: 1000, quietMs: 5 };
+		const r = await createNativeSearch(runner, fakeTools, { probe: timing }).grep(req("/r", { limit: 100 }));
+		expect(hits(r)).toEqual(names.slice(0, 100).map((n) => `${n}:1`));
+		expect(r.limitReached).toBe(true);
+		expect(runs.filter((x) => x === "ordered")).toHaveLength(ordered);
+	});
+
 	it("a run that fails stops the other, and the call fails with its error", async () => {
 		let parallelStopped = false;
 		const runner: ArgvRunner = async (argv, opts) => {

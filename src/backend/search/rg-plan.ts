@@ -22,7 +22,8 @@ import { comparePaths } from "./semantics.js";
 /**
  * When the ordered probe is given up. `t1` is the time its first output took (rg's start-up and
  * the walk to the first match, longer on a loaded machine): with no output by `firstMs`, after a
- * silence of max(`quietMs`, t1 / 4), and at the latest at max(`firstMs`, 2.5 × t1).
+ * silence of max(`quietMs`, t1 / 4), and at the latest at max(`firstMs`, 2.5 × t1). A probe that
+ * has found more than half the limit is never given up.
  */
 export interface ProbeTiming {
 	firstMs: number;
@@ -85,6 +86,7 @@ async function withProbe(
 	const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
 	let started = 0;
 	let t1: number | undefined;
+	let committed = false;
 	// The probe searches alone; the parallel run is started ahead (the process's start-up is
 	// done meanwhile) and searches only once the probe is given up: it reads the pattern from
 	// stdin, written then.
@@ -95,8 +97,15 @@ async function withProbe(
 			keepProbe();
 			stopParallel.abort();
 		},
-		onOutput: () => {
-			if (stopProbe.signal.aborted) return;
+		onOutput: (matches) => {
+			if (stopProbe.signal.aborted || committed) return;
+			// Half the limit found in path order: the probe answers. A pause of its output now (a
+			// loaded machine's preemption) must not throw that away for two more runs.
+			if (matches * 2 > req.limit) {
+				committed = true;
+				keepProbe();
+				return;
+			}
 			if (t1 === undefined) {
 				t1 = performance.now() - started;
 				clearTimeout(deadline);

@@ -108,8 +108,8 @@ export interface PassOptions {
 	onOverLimit?: () => void;
 	/** Stops the pass without it being an error or a timeout (`complete` is then false). */
 	cancel?: AbortSignal;
-	/** Called on every chunk of output; with it, rg writes line by line. */
-	onOutput?: () => void;
+	/** Called on every chunk of output with the matches so far; with it, rg writes line by line. */
+	onOutput?: (matches: number) => void;
 	/** rg is started now and reads the pattern from stdin: it searches once this resolves. */
 	release?: Promise<void>;
 }
@@ -144,7 +144,7 @@ export async function rgPass(
 			return {
 				onStdout: (chunk) => {
 					splitter?.push(chunk);
-					opts.onOutput?.();
+					opts.onOutput?.(c.count());
 				},
 				onStderr: (chunk) => {
 					if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
