@@ -11,7 +11,7 @@ import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
 import { tempNameFor } from "../temp-names.js";
 import type { DirEntry, EntryType, FileOps, FileStat, WriteOptions } from "../types.js";
-import { EXIT, scriptError } from "./errors.js";
+import { EXIT, keepRefused, scriptError } from "./errors.js";
 import {
 	HASH_FILE,
 	lstatScript,
@@ -70,7 +70,7 @@ export function createExecFs(target: Target): FileOps {
 		opts: WriteOptions,
 		fill: { data: Uint8Array } | { source: string; sourceStat: FileStat; sha256: string },
 	): Promise<FileStat> {
-		const { fmt, precise } = await target.info();
+		const { fmt, precise, python } = await target.info();
 		const dir = posix.dirname(target_);
 		const temp = posix.join(dir, tempNameFor(posix.basename(target_), REMOTE_PID));
 		const expect = opts.expect === "absent" ? "absent" : opts.expect ? "cas" : "none";
@@ -86,9 +86,10 @@ export function createExecFs(target: Target): FileOps {
 			copy ? copy.sha256 : sha256((fill as { data: Uint8Array }).data),
 			copy?.source ?? "",
 			copy ? identity(copy.sourceStat, precise) : "",
+			python,
 			...(opts.mkdirs ? ancestors(dir) : []),
 		];
-		const r = await runScript(transport, writeScript(fmt), args, {
+		const r = await runScript(transport, writeScript(fmt, precise), args, {
 			stdin: copy ? undefined : (fill as { data: Uint8Array }).data,
 		});
 		if (r.exitCode === 0) return parseStat(r.stdout.toString("utf8"));
@@ -105,6 +106,8 @@ export function createExecFs(target: Target): FileOps {
 					`The source of this content (${copy?.source}) changed since it was written; send the content again.`,
 					{ path: copy?.source },
 				);
+			case EXIT.DENIED:
+				throw keepRefused(target_, r.stderr);
 			case EXIT.PARTIAL:
 				throw new KeelError(
 					"IO_ERROR",
