@@ -123,7 +123,11 @@ if [ $# -gt 0 ]; then
   if [ -n "$top" ]; then mkdir -p -- "$1" || { code=1; fail "$@"; }; fi
 fi
 if [ -d "$t" ] && [ ! -L "$t" ]; then code=${EXIT.EISDIR}; fail "$@"; fi
-if [ -f "$t" ] && [ ! -L "$t" ]; then mode=$(stat -c '%a' -- "$t") || { code=1; fail "$@"; }; fi
+owner=
+if [ -f "$t" ] && [ ! -L "$t" ]; then
+  m=$(stat -c '%a %u %g' -- "$t") || { code=1; fail "$@"; }
+  mode=\${m%% *} owner=\${m#* }
+fi
 if [ -n "$src" ]; then
   [ "$(ident "$src")" = "$src_id" ] || { code=${EXIT.SOURCE_CHANGED}; fail "$@"; }
   (umask 077; exec dd if="$src" iflag=nofollow of="$tmp" conv=excl bs=65536 status=none) || { code=1; fail "$@"; }
@@ -135,7 +139,14 @@ if [ "\${h%% *}" != "$new_hash" ]; then
   if [ -n "$src" ]; then code=${EXIT.SOURCE_CHANGED}; else code=${EXIT.PARTIAL}; fi
   fail "$@"
 fi
-${pythonTail(precise)}chmod -- "$mode" "$tmp" || { code=1; fail "$@"; }
+${pythonTail(precise)}if [ -n "$owner" ] && [ "$expect" != absent ]; then
+  # What a write in place would leave: refused when not writable; the owner kept, or refused.
+  [ -w "$t" ] || { printf 'readonly' >&2; code=${EXIT.DENIED}; fail "$@"; }
+  if [ "$(stat -c '%u %g' -- "$tmp")" != "$owner" ]; then
+    chown -- "\${owner% *}:\${owner#* }" "$tmp" 2>/dev/null || { printf 'owner %s' "$owner" >&2; code=${EXIT.DENIED}; fail "$@"; }
+  fi
+fi
+chmod -- "$mode" "$tmp" || { code=1; fail "$@"; }
 sync -- "$tmp" || { code=1; fail "$@"; }
 case $expect in
 absent)
