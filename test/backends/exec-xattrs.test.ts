@@ -118,6 +118,28 @@ describe.skipIf(support !== "")(
 			expect(attrsOf(plain)).toEqual({});
 		});
 
+		it("a 3 MB file (hashed with hashlib on the target) keeps them; a rival's byte there fails the swap", async () => {
+			const p = join(root, "big.txt");
+			const body = `${"x".repeat(3_000_000)}\nvalue = 41\n`;
+			await writeFile(p, body);
+			setAttrs(p, USER_ATTRS);
+			const s = await open();
+			ok(await edit42(s, "big.txt"));
+			expect(attrsOf(p)).toEqual(USER_ATTRS);
+			expect((await readFile(p, "utf8")).endsWith("value = 42\n")).toBe(true);
+			// One byte rewritten in place between plan and commit.
+			ok(await s.call("read", { path: "big.txt", limit: 1 }));
+			rival = {
+				target: p,
+				strike: (t) => py("import sys\nf=open(sys.argv[1],'r+b'); f.seek(5); f.write(b'y'); f.close()", t),
+			};
+			const r = await s.call("write", { path: "big.txt", content: "mine\n" });
+			expect(r.ok).toBe(false);
+			if (!r.ok) expect(r.error.code).toBe("CHANGED_ON_DISK");
+			expect((await readFile(p, "utf8")).slice(0, 7)).toBe("xxxxxyx");
+			expect(temps()).toEqual([]);
+		});
+
 		it("an attribute added between the plan and the commit fails a write's swap; nothing is lost", async () => {
 			const p = await put("late.txt", USER_ATTRS);
 			const s = await open();
