@@ -38,7 +38,9 @@ async function build(dist, label, transportKind, root) {
 		backend = createExecBackend({ transport: spawnTransport });
 	} else {
 		const { createContainerBackend, engineTarget } = await import(url("backend/container/index.js"));
-		backend = createContainerBackend(engineTarget({ engine: "podman", container: process.env.KEEL_TEST_PODMAN }));
+		backend = createContainerBackend(
+			engineTarget({ engine: "podman", container: process.env.KEEL_TEST_PODMAN }),
+		);
 	}
 	const session = await Session.create({ root, backend, stateDir: join(root, "..", `state-${label}`) });
 	return session;
@@ -55,7 +57,11 @@ function setUserAttrs(p) {
 const work = mkdtempSync(join(tmpdir(), "keel-bench-exec-replace-"));
 try {
 	const kinds = ["spawn", ...(process.env.KEEL_TEST_PODMAN ? ["podman"] : [])];
-	console.log(`load before: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+	console.log(
+		`load before: ${loadavg()
+			.map((l) => l.toFixed(2))
+			.join(" ")}`,
+	);
 	for (const kind of kinds) {
 		const root = join(work, kind, "root");
 		execFileSync("mkdir", ["-p", root]);
@@ -89,10 +95,16 @@ try {
 		console.log(`\n${res.name} (${iterations} iterations, medians)`);
 		const base = res.stats["before, no attributes"].median;
 		for (const [label, st] of Object.entries(res.stats)) {
-			console.log(`  ${label}: ${fmtMs(st.median)} ms (${(st.median / base).toFixed(2)}× before, no attributes)`);
+			console.log(
+				`  ${label}: ${fmtMs(st.median)} ms (${(st.median / base).toFixed(2)}× before, no attributes)`,
+			);
 		}
 	}
-	console.log(`\nload after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+	console.log(
+		`\nload after: ${loadavg()
+			.map((l) => l.toFixed(2))
+			.join(" ")}`,
+	);
 } finally {
 	rmSync(work, { recursive: true, force: true });
 	process.exit(0);

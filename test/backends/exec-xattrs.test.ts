@@ -131,7 +131,9 @@ describe.skipIf(support !== "")(
 			ok(await s.call("read", { path: "big.txt", limit: 1 }));
 			rival = {
 				target: p,
-				strike: (t) => py("import sys\nf=open(sys.argv[1],'r+b'); f.seek(5); f.write(b'y'); f.close()", t),
+				strike: (t) => {
+					py("import sys\nf=open(sys.argv[1],'r+b'); f.seek(5); f.write(b'y'); f.close()", t);
+				},
 			};
 			const r = await s.call("write", { path: "big.txt", content: "mine\n" });
 			expect(r.ok).toBe(false);
