@@ -4,7 +4,9 @@
  * temp file, content verified by hash (a transport that died mid-stream never commits a short
  * file), fsync, then link (no-clobber) or hash + identity + rename (compare-and-swap), fsync of the
  * directory. The check-to-rename window is wider than local's (a process start for `mv`), still
- * failing closed for every change that lands before the check.
+ * failing closed for every change that lands before the check. A replace keeps the owner and
+ * refuses an unwritable file; where the target has python3 it also keeps the extended attributes,
+ * and the check and the rename run in that one process (replace-py.ts).
  */
 import { createHash } from "node:crypto";
 import { posix } from "node:path";

@@ -37,7 +37,8 @@ class Bail(Exception):
 def bail(code, why=None):
     raise Bail(code, why)
 def show(n):
-    return os.fsencode(n).decode("utf-8", "backslashreplace")
+    s = os.fsencode(n).decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else "?" for c in s)
 def ename(e):
     return errno.errorcode.get(e.errno, str(e.errno))
 def attrs(fd):

@@ -103,7 +103,8 @@ export const MKDIRP = `${PRELUDE}exec mkdir -p -- "$1"\n`;
  * `mv -T`; then the directory is fsynced and the new stat printed. ANCESTORS (deepest first) are
  * given when missing parents may be created; a failed commit removes the ones it made. With
  * PYTHON (the probed python3), a replace of a regular file ends in replace-py.ts instead, which
- * also keeps the owner and extended attributes; without it they are not kept.
+ * also keeps the extended attributes; without it the sh tail keeps the owner (or refuses) and
+ * refuses an unwritable file, but drops the attributes.
  */
 export function writeScript(fmt: string, precise: boolean): string {
 	return `${PRELUDE}${identFn(fmt)}t=$1 tmp=$2 mode=$3 expect=$4 want_hash=$5 want_id=$6 new_hash=$7 src=$8 src_id=$9 py=\${10}

@@ -18,7 +18,7 @@ export interface TargetInfo {
 	shell: "bash" | "sh";
 	/**
 	 * The target's python3 that can copy extended attributes (replace-py.ts), or "" when it has
-	 * none: a replace there keeps neither the owner nor the attributes (docs/SAFETY.md).
+	 * none: a replace there does not keep them (docs/SAFETY.md).
 	 */
 	python: string;
 }
