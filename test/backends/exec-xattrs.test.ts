@@ -118,6 +118,23 @@ describe.skipIf(support !== "")(
 			expect(attrsOf(plain)).toEqual({});
 		});
 
+		it("a plain overwrite (no compare-and-swap) and a copy from a source file keep them too", async () => {
+			const p = await put("plain-over.txt", USER_ATTRS, 0o600);
+			const backend = createExecBackend({ transport: spawnTransport() });
+			await backend.fs.writeFile(p, Buffer.from("overwritten\n"));
+			expect(await readFile(p, "utf8")).toBe("overwritten\n");
+			expect(attrsOf(p)).toEqual(USER_ATTRS);
+			const src = join(root, "source.txt");
+			await writeFile(src, "from a source\n");
+			const sourceStat = await backend.fs.lstat(src);
+			const sha256 = await backend.fs.hashFile(src);
+			await backend.fs.copyFile(src, p, { sourceStat, sha256 });
+			expect(await readFile(p, "utf8")).toBe("from a source\n");
+			expect(attrsOf(p)).toEqual(USER_ATTRS);
+			expect((await stat(p)).mode & 0o7777).toBe(0o600);
+			await backend.close();
+		});
+
 		it("a 3 MB file (hashed with hashlib on the target) keeps them; a rival's byte there fails the swap", async () => {
 			const p = join(root, "big.txt");
 			const body = `${"x".repeat(3_000_000)}\nvalue = 41\n`;
