@@ -19,6 +19,8 @@ export const EXIT = {
 	SWAPPED: 107,
 	SOURCE_CHANGED: 108,
 	PARTIAL: 109,
+	/** A replace refused: keel could not keep the file's owner or attributes (replace-py.ts). */
+	DENIED: 110,
 } as const;
 
 const ERRNO_BY_EXIT: Record<number, string> = {
@@ -84,4 +86,19 @@ export function scriptError(r: ScriptResult, path: string): Error {
 			path,
 		},
 	);
+}
+
+/**
+ * A replace refused by replace-py.ts (EXIT.DENIED), from its one line: `readonly`, `owner UID GID`
+ * or `attr WHAT NAME (ERRNO)`. PERMISSION_DENIED, retry class change-approach: nothing changed.
+ */
+export function keepRefused(path: string, line: string): KeelError {
+	const [kind, ...rest] = line.trim().split(" ");
+	const why =
+		kind === "readonly"
+			? "is not writable by this process; keel does not replace a file it could not write in place. Change its permissions first (e.g. chmod u+w with bash), or write a new file."
+			: kind === "owner"
+				? `is owned by uid ${rest[0]}, gid ${rest[1]}, which this process cannot give a replacement; change it another way (e.g. with bash, in place).`
+				: `has extended attributes keel could not ${rest.join(" ").slice(0, 300) || "keep"}; keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`;
+	return new KeelError("PERMISSION_DENIED", `${path} ${why}`, { path });
 }

@@ -4,14 +4,16 @@
  * temp file, content verified by hash (a transport that died mid-stream never commits a short
  * file), fsync, then link (no-clobber) or hash + identity + rename (compare-and-swap), fsync of the
  * directory. The check-to-rename window is wider than local's (a process start for `mv`), still
- * failing closed for every change that lands before the check.
+ * failing closed for every change that lands before the check. A replace keeps the owner and
+ * refuses an unwritable file; where the target has python3 it also keeps the extended attributes,
+ * and the check and the rename run in that one process (replace-py.ts).
  */
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
 import { tempNameFor } from "../temp-names.js";
 import type { DirEntry, EntryType, FileOps, FileStat, WriteOptions } from "../types.js";
-import { EXIT, scriptError } from "./errors.js";
+import { EXIT, keepRefused, scriptError } from "./errors.js";
 import {
 	HASH_FILE,
 	lstatScript,
@@ -70,7 +72,7 @@ export function createExecFs(target: Target): FileOps {
 		opts: WriteOptions,
 		fill: { data: Uint8Array } | { source: string; sourceStat: FileStat; sha256: string },
 	): Promise<FileStat> {
-		const { fmt, precise } = await target.info();
+		const { fmt, precise, python } = await target.info();
 		const dir = posix.dirname(target_);
 		const temp = posix.join(dir, tempNameFor(posix.basename(target_), REMOTE_PID));
 		const expect = opts.expect === "absent" ? "absent" : opts.expect ? "cas" : "none";
@@ -86,9 +88,10 @@ export function createExecFs(target: Target): FileOps {
 			copy ? copy.sha256 : sha256((fill as { data: Uint8Array }).data),
 			copy?.source ?? "",
 			copy ? identity(copy.sourceStat, precise) : "",
+			python,
 			...(opts.mkdirs ? ancestors(dir) : []),
 		];
-		const r = await runScript(transport, writeScript(fmt), args, {
+		const r = await runScript(transport, writeScript(fmt, precise), args, {
 			stdin: copy ? undefined : (fill as { data: Uint8Array }).data,
 		});
 		if (r.exitCode === 0) return parseStat(r.stdout.toString("utf8"));
@@ -105,6 +108,8 @@ export function createExecFs(target: Target): FileOps {
 					`The source of this content (${copy?.source}) changed since it was written; send the content again.`,
 					{ path: copy?.source },
 				);
+			case EXIT.DENIED:
+				throw keepRefused(target_, r.stderr);
 			case EXIT.PARTIAL:
 				throw new KeelError(
 					"IO_ERROR",

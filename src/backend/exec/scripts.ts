@@ -9,6 +9,7 @@
  * (PROBE below) refuses such a target rather than run with weaker guarantees.
  */
 import { EXIT } from "./errors.js";
+import { pythonTail } from "./replace-py.js";
 
 const PRELUDE = "LC_ALL=C; export LC_ALL\n";
 
@@ -17,12 +18,19 @@ export function statFormat(precise: boolean): string {
 	return precise ? "%f %s %d %i %.9Y %.9Z" : "%f %s %d %i %Y %Z";
 }
 
-/** `ident PATH`: type bits (decimal), size, dev, ino, mtime, ctime of the entry itself (lstat). */
+/**
+ * `ident PATH`: raw mode (type and permission bits, decimal), size, dev, ino, mtime, ctime of the
+ * entry itself (lstat). The mode counts: a chmod within one ctime tick leaves ctime as it was.
+ */
 function identFn(fmt: string): string {
-	return `ident() { s=$(stat -c '${fmt}' -- "$1") || return 1; set -- $s; printf '%d %s %s %s %s %s' "$((0x$1 & 61440))" "$2" "$3" "$4" "$5" "$6"; }\n`;
+	return `ident() { s=$(stat -c '${fmt}' -- "$1") || return 1; set -- $s; printf '%d %s %s %s %s %s' "$((0x$1))" "$2" "$3" "$4" "$5" "$6"; }\n`;
 }
 
-/** Prints "ok" and whether stat has nanoseconds; fails when a needed tool is missing or too weak. */
+/**
+ * Prints "ok", whether stat has nanoseconds and the shell, then on a second line the python3 that
+ * can copy extended attributes (empty when none: /usr/bin/python3 first, for its start-up cost,
+ * then PATH's); fails when a needed tool is missing or too weak.
+ */
 export const PROBE = `${PRELUDE}set -e
 t=$(stat -c '%.9Y' /)
 realpath -e -z / >/dev/null
@@ -33,7 +41,11 @@ dd --version >/dev/null 2>&1
 ln --help | grep -q -e '--no-target-directory'
 mv --help | grep -q -e '--no-target-directory'
 command -v bash >/dev/null 2>&1 && b=bash || b=sh
-case $t in *.*) printf 'ok precise %s' "$b";; *) printf 'ok coarse %s' "$b";; esac
+py=
+for p in /usr/bin/python3 "$(command -v python3 2>/dev/null || :)"; do
+  if [ -n "$p" ] && "$p" -I -S -c 'import os; os.listxattr; os.setxattr' >/dev/null 2>&1; then py=$p; break; fi
+done
+case $t in *.*) printf 'ok precise %s\\n%s' "$b" "$py";; *) printf 'ok coarse %s\\n%s' "$b" "$py";; esac
 `;
 
 export const REALPATH = `${PRELUDE}exec realpath -e -z -- "$1"\n`;
@@ -82,18 +94,21 @@ chk
 export const MKDIRP = `${PRELUDE}exec mkdir -p -- "$1"\n`;
 
 /**
- * The durable commit (REQUIREMENTS M4–M6), run remotely:
- *   TARGET TEMP MODE EXPECT WANT_HASH WANT_ID NEW_HASH SOURCE SOURCE_ID [ANCESTORS...]
+ * The durable commit (REQUIREMENTS M4–M6, M12), run remotely:
+ *   TARGET TEMP MODE EXPECT WANT_HASH WANT_ID NEW_HASH SOURCE SOURCE_ID PYTHON [ANCESTORS...]
  * EXPECT is absent | cas | none. The temp file is created exclusively (dd conv=excl) beside the
  * target, filled from stdin (or from SOURCE, which must still be SOURCE_ID), checked against
  * NEW_HASH (a transport that died mid-stream leaves a short temp: never committed), chmod'ed,
  * fsynced; then `ln -T` (no-clobber create), or hash + identity + `mv -T` (compare-and-swap), or
  * `mv -T`; then the directory is fsynced and the new stat printed. ANCESTORS (deepest first) are
- * given when missing parents may be created; a failed commit removes the ones it made.
+ * given when missing parents may be created; a failed commit removes the ones it made. With
+ * PYTHON (the probed python3), a replace of a regular file ends in replace-py.ts instead, which
+ * also keeps the extended attributes; without it the sh tail keeps the owner (or refuses) and
+ * refuses an unwritable file, but drops the attributes.
  */
-export function writeScript(fmt: string): string {
-	return `${PRELUDE}${identFn(fmt)}t=$1 tmp=$2 mode=$3 expect=$4 want_hash=$5 want_id=$6 new_hash=$7 src=$8 src_id=$9
-shift 9
+export function writeScript(fmt: string, precise: boolean): string {
+	return `${PRELUDE}${identFn(fmt)}t=$1 tmp=$2 mode=$3 expect=$4 want_hash=$5 want_id=$6 new_hash=$7 src=$8 src_id=$9 py=\${10}
+shift 10
 dir=\${tmp%/*}; [ -n "$dir" ] || dir=/
 top=
 undo() {
@@ -109,7 +124,11 @@ if [ $# -gt 0 ]; then
   if [ -n "$top" ]; then mkdir -p -- "$1" || { code=1; fail "$@"; }; fi
 fi
 if [ -d "$t" ] && [ ! -L "$t" ]; then code=${EXIT.EISDIR}; fail "$@"; fi
-if [ -f "$t" ] && [ ! -L "$t" ]; then mode=$(stat -c '%a' -- "$t") || { code=1; fail "$@"; }; fi
+owner=
+if [ -f "$t" ] && [ ! -L "$t" ]; then
+  m=$(stat -c '%a %u %g' -- "$t") || { code=1; fail "$@"; }
+  mode=\${m%% *} owner=\${m#* }
+fi
 if [ -n "$src" ]; then
   [ "$(ident "$src")" = "$src_id" ] || { code=${EXIT.SOURCE_CHANGED}; fail "$@"; }
   (umask 077; exec dd if="$src" iflag=nofollow of="$tmp" conv=excl bs=65536 status=none) || { code=1; fail "$@"; }
@@ -120,6 +139,13 @@ h=$(sha256sum < "$tmp") || { code=1; fail "$@"; }
 if [ "\${h%% *}" != "$new_hash" ]; then
   if [ -n "$src" ]; then code=${EXIT.SOURCE_CHANGED}; else code=${EXIT.PARTIAL}; fi
   fail "$@"
+fi
+${pythonTail(precise)}if [ -n "$owner" ] && [ "$expect" != absent ]; then
+  # What a write in place would leave: refused when not writable; the owner kept, or refused.
+  [ -w "$t" ] || { printf 'readonly' >&2; code=${EXIT.DENIED}; fail "$@"; }
+  if [ "$(stat -c '%u %g' -- "$tmp")" != "$owner" ]; then
+    chown -- "\${owner% *}:\${owner#* }" "$tmp" 2>/dev/null || { printf 'owner %s' "$owner" >&2; code=${EXIT.DENIED}; fail "$@"; }
+  fi
 fi
 chmod -- "$mode" "$tmp" || { code=1; fail "$@"; }
 sync -- "$tmp" || { code=1; fail "$@"; }

@@ -16,6 +16,11 @@ export interface TargetInfo {
 	fmt: string;
 	/** bash when the target has it, else sh. */
 	shell: "bash" | "sh";
+	/**
+	 * The target's python3 that can copy extended attributes (replace-py.ts), or "" when it has
+	 * none: a replace there does not keep them (docs/SAFETY.md).
+	 */
+	python: string;
 }
 
 export interface Target {
@@ -27,7 +32,10 @@ export function createTarget(transport: ExecTransport, shell?: "bash" | "sh"): T
 	let probed: Promise<TargetInfo> | undefined;
 	const probe = async (): Promise<TargetInfo> => {
 		const r = await runScript(transport, PROBE, []);
-		const out = r.stdout.toString("utf8").split(" ");
+		const text = r.stdout.toString("utf8");
+		const lineEnd = text.indexOf("\n");
+		const out = (lineEnd < 0 ? text : text.slice(0, lineEnd)).split(" ");
+		const python = lineEnd < 0 ? "" : text.slice(lineEnd + 1);
 		if (r.exitCode !== 0 || out[0] !== "ok") {
 			throw new KeelError(
 				"BACKEND_UNAVAILABLE",
@@ -37,7 +45,7 @@ export function createTarget(transport: ExecTransport, shell?: "bash" | "sh"): T
 			);
 		}
 		const precise = out[1] === "precise";
-		return { precise, fmt: statFormat(precise), shell: shell ?? (out[2] === "bash" ? "bash" : "sh") };
+		return { precise, fmt: statFormat(precise), shell: shell ?? (out[2] === "bash" ? "bash" : "sh"), python };
 	};
 	return {
 		transport,
@@ -59,12 +67,12 @@ export function parseStat(line: string): FileStat {
 }
 
 /**
- * What the scripts' `ident` prints for an entry with this stat; an entry whose type has no bits
- * here ("other") never matches, so a check against it fails closed.
+ * What the scripts' `ident` prints for an entry with this stat (replace-py.ts prints the same);
+ * an entry whose type has no bits here ("other") never matches, so a check against it fails closed.
  */
 export function identity(st: FileStat, precise: boolean): string {
 	const bits = TYPE_BITS[st.type];
 	if (bits === undefined) return "?";
 	const t = (ns: bigint) => formatTime(ns, precise);
-	return `${bits} ${st.size} ${st.dev} ${st.ino} ${t(st.mtimeNs)} ${t(st.ctimeNs)}`;
+	return `${bits | st.mode} ${st.size} ${st.dev} ${st.ino} ${t(st.mtimeNs)} ${t(st.ctimeNs)}`;
 }
