@@ -91,8 +91,8 @@ TR = {"sel": 0.0, "recv": 0.0, "turn": 0, "done": [], "f": open(${JSON.stringify
 		q(`def run(jid, cwd, cmd, env, tag):\n    TR["run"] = time.monotonic()\n`),
 	);
 	patch(
-		q(`    os.close(w)\n    os.set_blocking(r, False)`),
-		q(`    os.close(w)\n    j.t["sp1"] = time.monotonic()\n    os.set_blocking(r, False)`),
+		q(`    os.close(w)\n    # Pids`),
+		q(`    os.close(w)\n    j.t["sp1"] = time.monotonic()\n    # Pids`),
 	);
 	patch(
 		q(`            ready = select.select(fds, [], [], timeout)[0]`),
