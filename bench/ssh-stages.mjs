@@ -12,6 +12,8 @@
  *   runner request   CommandRunner.start straight on the runner, until its `d` frame
  *   runner, no cwd   a request whose cwd does not exist: the runner's round trip without a process
  *   channel floor    one request to the shell helper that starts nothing (an exec-channel round trip)
+ *   shell helper runs bash   the same request running `bash --norc --noprofile -c CMD` as a child
+ *                    of the helper's bash (fork and exec on a channel already open)
  *   session read     Session.call("read") of a 2 KB file
  *   helper k_look    the read's one request to the file helper (resolve, stat, read), bare
  *   helper k_lstat   one file helper request that does one lstat (the read's floor)
@@ -254,6 +256,10 @@ async function main() {
 			"channel floor": async () => {
 				const r = await live.helper.request("true");
 				assert(r.status === 0, "floor");
+			},
+			"shell helper runs bash (cases-ssh's bash-start row)": async () => {
+				const r = await live.helper.request("bash", "--norc", "--noprofile", "-c", COMMAND);
+				assert(r.status === 0, "helper bash failed");
 			},
 			"session read": async () => {
 				const r = await session.call("read", { path: "small.txt" });
