@@ -50,7 +50,7 @@ export const baseline = "ssh per call";
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** The test fixture is TypeScript; compile it (it imports only node built-ins) into `dir`. */
-async function loadFixture(dir) {
+export async function loadFixture(dir) {
 	const src = join(REPO, "test", "fixtures", "sshd.ts");
 	const { code } = await transformWithOxc(readFileSync(src, "utf8"), src, { lang: "ts" });
 	const out = join(dir, "sshd-fixture.mjs");

@@ -2,8 +2,8 @@
  * The guard's resolution, stat and read in one request. The tools ask FileOps for `realpath`, then
  * `stat` of the canonical path, then `readFile` of it: three round trips. With the file helper,
  * `realpath` sends `k_look`, which resolves the path, stats it and, for a regular file up to
- * LOOK_MAX_BYTES, opens it without following a link (the directories on the way pinned, as in
- * k_read), fstats that handle and reads it — all at one instant on the host. The answer to the
+ * LOOK_MAX_BYTES, reads it, name, stat and bytes all of one handle (remote-py-look.ts) — all at
+ * one instant on the host. The answer to the
  * `stat` and the `readFile` that follow is kept here, each handed out once:
  *
  *  - only within PEEK_TTL_MS of the answer (a later call asks the host again);

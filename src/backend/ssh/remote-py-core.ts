@@ -11,6 +11,8 @@ out = sys.stdout.buffer
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # A lookup-only handle where the host has one (Linux): no read permission needed, never blocks.
 DIRF = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | CLOEXEC
+# A lookup-only handle that follows links, named through /proc (k_look); None without either.
+PATHF = (os.O_PATH | CLOEXEC) if hasattr(os, "O_PATH") and os.path.isdir("/proc/self/fd") else None
 
 class Fail(Exception):
     pass

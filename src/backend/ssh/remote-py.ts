@@ -14,6 +14,7 @@
  */
 import { shq } from "../shell-quote.js";
 import { PY_CORE } from "./remote-py-core.js";
+import { PY_LOOK } from "./remote-py-look.js";
 
 const PY_OPS = String.raw`
 def k_lstat(p):
@@ -40,31 +41,6 @@ def k_read(p):
         return b"st " + ident(st).encode() + b"\n" + read_fd(f)
     finally:
         os.close(f)
-
-def k_look(p, limit):
-    # realpath, stat and (a regular file up to limit) the bytes with the identity of the handle
-    # they were read from, in one answer: a JSON line [real, stat line, length or -1], the bytes.
-    real = os.path.realpath(p)
-    try:
-        real.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Fail("keel: not UTF-8")
-    st = os.stat(real)
-    data = None
-    if S.S_ISREG(st.st_mode) and st.st_size <= int(limit):
-        try:
-            f, fst = open_regular(real)
-        except (OSError, Fail, Swapped):
-            f = None
-        if f is not None:
-            try:
-                data = read_fd(f, int(limit))
-            finally:
-                os.close(f)
-            if data is not None:
-                st = fst
-    head = json.dumps([real, ident(st), -1 if data is None else len(data)])
-    return head.encode() + b"\n" + (data or b"")
 
 def unchanged(fd, name, sha, want):
     try:
@@ -257,10 +233,13 @@ export const PY_FUNCS = new Set([
 	"k_put",
 ]);
 
+/** The helper's Python program (it serves requests on stdin until EOF). */
+export const PY_HELPER_SOURCE = PY_CORE + PY_LOOK + PY_OPS;
+
 /** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
 export function pyInit(path?: string): string {
 	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(PY_CORE + PY_OPS)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(PY_HELPER_SOURCE)}\n`;
 }
 
 /** A request line for the fast helper. */

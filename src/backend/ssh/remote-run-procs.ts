@@ -1,6 +1,6 @@
 /**
  * The command runner's process handling (Python source, joined with remote-run.ts's loop): the
- * pids created since a mark (from /proc/loadavg's last pid), the sweep that kills every one of
+ * pids created since a mark (the pid before a leader's; /proc/loadavg gives the last pid now), the sweep that kills every one of
  * them carrying a call tag, a leader's start time, and starting a command.
  */
 export const RUN_PROCS = String.raw`

@@ -73,7 +73,6 @@ def run(jid, cwd, cmd, env, tag):
     e = dict(BASE)
     e.update({str(k): str(v) for k, v in env.items()})
     e[TAG] = j.tag
-    j.mark = last_pid()
     cwd = os.path.join(START_DIR, cwd)
     r, w = os.pipe()
     try:
@@ -88,6 +87,9 @@ def run(jid, cwd, cmd, env, tag):
         send(b"d", jid)
         return
     os.close(w)
+    # Pids are handed out in order: whatever the command creates comes after its leader's, so the
+    # sweep's window starts there (no /proc read before the spawn).
+    j.mark = pid - 1
     os.set_blocking(r, False)
     j.proc, j.pid, j.r, j.status, j.exited, j.killed = proc, pid, r, None, None, False
     j.spawned, j.announced = time.monotonic(), False
