@@ -2,13 +2,14 @@
  * Where and how the worker starts (REQUIREMENTS R6, B1): through the session's backend.
  *
  *  - local: the interpreter is found on this machine's file system; the worker gets fds 3 and 4.
- *  - bwrap (fdPipes): the same fds, inside the sandbox, so Python's own writes obey it; the worker
- *    source goes in as `-c` (the package's files are not bound into the sandbox).
+ *  - bwrap (fdPipes): the same fds, inside the sandbox, so Python's own writes obey it.
  *  - ssh, exec (stdio only): mux.py runs on the target and relays fds 3 and 4 and the output over
  *    the one process's stdio (mux-process.ts); the worker runs there, on the remote interpreter.
  *
- * Off `local`, the interpreter is looked up with one command on the backend (which also checks that
- * it is Python >= 3.8).
+ * The worker's source is worker_protocol.py and worker.py joined, given as `-c` everywhere (the
+ * package's files are not bound into the sandbox nor copied to a remote host). Off `local`, the
+ * interpreter is looked up with one command on the backend (which also checks that it is
+ * Python >= 3.8).
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -20,8 +21,10 @@ import { findInterpreter } from "./interpreter.js";
 import { muxedWorker } from "./mux-process.js";
 
 /** Resolved next to this module, so they are found from src/python and from dist/python alike. */
-const WORKER_SCRIPT = fileURLToPath(new URL("../../src/python/worker.py", import.meta.url));
-const MUX_SCRIPT = fileURLToPath(new URL("../../src/python/mux.py", import.meta.url));
+const pythonFile = (name: string) => fileURLToPath(new URL(`../../src/python/${name}`, import.meta.url));
+/** The worker's source, in this order: the protocol's functions, then the worker using them. */
+const WORKER_PARTS = ["worker_protocol.py", "worker.py"].map(pythonFile);
+const MUX_SCRIPT = pythonFile("mux.py");
 
 export interface LaunchOptions {
 	interpreter?: string;
@@ -70,10 +73,10 @@ export function createLauncher(backend: Backend | undefined, opts: LaunchOptions
 	const flags = opts.pythonFlags ?? [];
 	const memory = String(Math.max(0, Math.floor(opts.memoryLimitBytes ?? 0)));
 	let path: string | undefined;
-	// Read once, when a backend first needs the text (never on local, which runs worker.py by path).
+	// Read once, when the first worker starts.
 	let workerSource: string | undefined;
 	let muxSource: string | undefined;
-	const worker = () => (workerSource ??= readFileSync(WORKER_SCRIPT, "utf8"));
+	const worker = () => (workerSource ??= WORKER_PARTS.map((f) => readFileSync(f, "utf8")).join("\n\n"));
 	const mux = () => (muxSource ??= readFileSync(MUX_SCRIPT, "utf8"));
 	const local = !backend || backend.kind === "local";
 	const processes: ProcessOps | undefined = backend?.process;
@@ -103,7 +106,7 @@ export function createLauncher(backend: Backend | undefined, opts: LaunchOptions
 			if (!path) throw new Error("createLauncher: interpreter() first");
 			if (local || !processes) {
 				return (processes?.spawn ?? spawnLocal)({
-					argv: [path, ...flags, WORKER_SCRIPT, memory],
+					argv: [path, ...flags, "-c", worker(), memory],
 					cwd,
 					env: opts.env ?? process.env,
 					fdPipes: true,

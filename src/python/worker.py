@@ -1,25 +1,14 @@
 """keel's persistent Python worker (REQUIREMENTS R6, T3).
 
-One process per session. Protocol frames travel on dedicated file descriptors, never on stdout:
-
-  fd 3  coordinator -> worker   requests
-  fd 4  worker -> coordinator   responses
-
-A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON. The worker
-answers every request with exactly one frame carrying the same "id"; on startup it sends one
-"ready" frame (id 0).
-
-stdout and stderr (fds 1 and 2) are plain pipes the coordinator streams into bounded, spilling
-sinks, so print() and subprocess output can never corrupt the protocol. After each job the worker
-flushes both and writes the job's random end marker to each, so the coordinator knows which bytes
-belong to the job even though the pipes and the protocol fd are read independently.
+One process per session. Not a program by itself: launcher.ts joins worker_protocol.py (the
+frames on fds 3 and 4, the end markers on fds 1 and 2: read_request, send, end_streams) and this
+file into one source, run as `python -c` on every backend (the mux passes it on the same way).
 
 User code runs in a persistent module registered as __main__ (so pickle finds its classes); a
 script runs like `python script.py`: in a fresh __main__ module with sys.argv = [path] and its
 directory first on sys.path, leaving the persistent namespace untouched.
 
-Startup cost: only C modules are imported up front (_ast, _json, binascii). The json package
-(which pulls in re, enum, functools, collections: ~40% of this worker's start-up time),
+Startup cost: only C modules are imported up front (_ast, _json, binascii). The json package,
 traceback and linecache are imported only if needed.
 """
 
@@ -30,9 +19,6 @@ import os
 import sys
 import time
 
-REQ_FD = 3
-RESP_FD = 4
-MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_REPR_CHARS = 20_000
 MAX_MESSAGE_CHARS = 2_000
 MAX_TRACEBACK_CHARS = 8_000
@@ -40,76 +26,6 @@ MAX_TRACEBACK_CHARS = 8_000
 MAX_CELL_SOURCES = 200
 CO_COROUTINE = 0x80
 ModuleType = type(sys)
-
-
-def make_codec():
-    """(decode, encode) for JSON text: the C accelerator directly, else the json package."""
-    try:
-        import _json
-
-        class Context:
-            strict = True
-            object_hook = None
-            object_pairs_hook = None
-            parse_float = float
-            parse_int = int
-
-            @staticmethod
-            def parse_constant(name):
-                return float(name.replace("Infinity", "inf"))
-
-        scan = _json.make_scanner(Context())
-        # ensure_ascii: lone surrogates in exception messages stay valid JSON.
-        encoder = _json.make_encoder(
-            None, None, _json.encode_basestring_ascii, None, ":", ",", False, False, True
-        )
-
-        def decode(text):
-            value, end = scan(text, 0)
-            if end != len(text):
-                raise ValueError("trailing data after the JSON value")
-            return value
-
-        def encode(obj):
-            return "".join(encoder(obj, 0))
-
-        if decode(encode({"a": [1, 2.5, None, True, "\xe9"]})) != {"a": [1, 2.5, None, True, "\xe9"]}:
-            raise ValueError("C JSON accelerator self-check failed")
-        return decode, encode
-    except Exception:  # noqa: BLE001 - any surprise in the private API: use the public one
-        import json
-
-        return json.loads, lambda obj: json.dumps(obj, ensure_ascii=True)
-
-
-decode_json, encode_json = make_codec()
-
-
-def read_exact(n):
-    chunks = []
-    while n > 0:
-        chunk = os.read(REQ_FD, min(n, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def send(obj):
-    body = encode_json(obj).encode("ascii")
-    try:
-        write_all(RESP_FD, len(body).to_bytes(4, "big") + body)
-    except OSError:
-        # User code closed or broke the protocol fd: nobody can hear us. Die, and the
-        # coordinator reports a crash and resets.
-        os._exit(70)
 
 
 def clip_head(text, limit):
@@ -263,25 +179,6 @@ class Worker:
 WORKER_FILE = Worker.handle.__code__.co_filename
 
 
-def end_streams(marker):
-    """Flush user-visible output, then write the job's end marker to fds 1 and 2."""
-    streams = [sys.stdout, sys.stderr]
-    streams += [s for s in (sys.__stdout__, sys.__stderr__) if s not in streams]
-    for stream in streams:
-        try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001 - replaced or closed by user code
-            pass
-    written = []
-    for fd in (1, 2):
-        try:
-            write_all(fd, marker)
-            written.append(True)
-        except OSError:
-            written.append(False)
-    return written
-
-
 def setup(argv):
     for fd in (REQ_FD, RESP_FD):
         os.set_inheritable(fd, False)  # children of user code must not hold the protocol
@@ -313,16 +210,10 @@ def main():
         }
     )
     while True:
-        header = read_exact(4)
-        if header is None:
+        req = read_request()
+        if req is None:
             break
-        size = int.from_bytes(header, "big")
-        if size > MAX_REQUEST_BYTES:
-            os._exit(71)
-        body = read_exact(size)
-        if body is None:
-            break
-        worker.handle(decode_json(body.decode("utf-8")))
+        worker.handle(req)
     # The coordinator is gone (EOF). os._exit: user threads must not keep an orphan alive.
     end_streams(b"")
     os._exit(0)

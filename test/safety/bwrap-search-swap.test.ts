@@ -5,7 +5,7 @@
  * the sandbox (bwrap/search-tools.ts), where the link leads nowhere: no name or byte from the host
  * directory may reach a result.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import { type CallResult, Session } from "../../src/session.js";
 import { bwrapAvailable } from "../contract/backends.js";
-import { DIR_LINK_SWAPPER, swapsDone } from "../fixtures/dir-link-swapper.js";
+import { DIR_LINK_SWAPPER, makeSwapTrees, swapsDone } from "../fixtures/dir-link-swapper.js";
 import { NO_PYTHON } from "../python/helpers.js";
 
 const SECRET = "HOSTSECRETBYTES";
@@ -23,22 +23,20 @@ const RUNS = 100;
 let work = "";
 let root = "";
 let hostOnly = "";
+let inner = "";
 
 beforeAll(async () => {
 	work = await realpath(await mkdtemp(join(tmpdir(), "keel-bwrap-search-swap-")));
 	root = join(work, "root");
 	hostOnly = join(work, "host-only");
 	// Behind the link: the same names as inside, and names of its own, all holding the secret.
-	mkdirSync(join(hostOnly, "sub"), { recursive: true });
-	writeFileSync(join(hostOnly, "sub", "own.txt"), `${SECRET}\n`);
-	writeFileSync(join(hostOnly, `${SECRET_NAME}.txt`), `${SECRET}\n`);
-	for (let i = 0; i < 30; i++) {
-		const d = join(root, "a", `s${String(i).padStart(2, "0")}`);
-		mkdirSync(d, { recursive: true });
-		writeFileSync(join(d, "f.txt"), "inside\n");
-	}
-	mkdirSync(join(root, "a", "s15", "inner", "sub"), { recursive: true });
-	writeFileSync(join(root, "a", "s15", "inner", "sub", "own.txt"), "inside\n");
+	inner = makeSwapTrees({
+		tree: root,
+		outside: hostOnly,
+		secretName: SECRET_NAME,
+		insideText: "inside\n",
+		outsideText: `${SECRET}\n`,
+	});
 	writeFileSync(join(root, "swapper.py"), DIR_LINK_SWAPPER);
 });
 
@@ -56,7 +54,6 @@ describe.skipIf(why !== undefined)(
 		it(`${RUNS} greps and finds report nothing from the host directory behind the link`, async () => {
 			const s = await Session.create({ root, backend: createBwrapBackend({ roots: [root] }) });
 			const stop = join(root, "stop"); // inside the root: the sandboxed swapper must see it
-			const inner = join(root, "a", "s15", "inner");
 			// The swapper is sandboxed code: started by the bash tool, it runs until the stop file appears.
 			const running = s.call("bash", {
 				command: `python3 swapper.py ${inner} ${hostOnly} ${stop}`,

@@ -8,13 +8,13 @@
  * puts a link to the outside in its place, and moves it back, as fast as it can.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalSearch } from "../../src/backend/search/index.js";
-import { DIR_LINK_SWAPPER, swapsDone } from "../fixtures/dir-link-swapper.js";
+import { DIR_LINK_SWAPPER, makeSwapTrees, swapsDone } from "../fixtures/dir-link-swapper.js";
 import { NO_PYTHON, PYTHON } from "../python/helpers.js";
 
 const SECRET_NAME = "outside-secret-name";
@@ -23,25 +23,19 @@ const RUNS = 400;
 let work = "";
 let tree = "";
 let outside = "";
+let inner = "";
 
 beforeAll(async () => {
 	work = await realpath(await mkdtemp(join(tmpdir(), "keel-walk-swap-")));
 	tree = join(work, "tree");
 	outside = join(work, "outside");
-	mkdirSync(join(outside, "deeper"), { recursive: true });
-	writeFileSync(join(outside, `${SECRET_NAME}.txt`), "secret\n");
-	writeFileSync(join(outside, "deeper", `${SECRET_NAME}-2.txt`), "secret\n");
-	// The same names as inside: a file opened by name while its directory is the link reads these.
-	mkdirSync(join(outside, "sub"));
-	writeFileSync(join(outside, "sub", "own.txt"), "secret\n");
-	// The swapped directory sits among many siblings, so it is listed ahead and late alike.
-	for (let i = 0; i < 30; i++) {
-		const d = join(tree, "a", `s${String(i).padStart(2, "0")}`);
-		mkdirSync(d, { recursive: true });
-		writeFileSync(join(d, "f.txt"), "x\n");
-	}
-	mkdirSync(join(tree, "a", "s15", "inner", "sub"), { recursive: true });
-	writeFileSync(join(tree, "a", "s15", "inner", "sub", "own.txt"), "x\n");
+	inner = makeSwapTrees({
+		tree,
+		outside,
+		secretName: SECRET_NAME,
+		insideText: "x\n",
+		outsideText: "secret\n",
+	});
 });
 
 afterAll(async () => {
@@ -49,7 +43,7 @@ afterAll(async () => {
 });
 
 function startSwapper(stop: string): { proc: ChildProcess; swaps: Promise<number> } {
-	const proc = spawn(PYTHON!, ["-c", DIR_LINK_SWAPPER, join(tree, "a", "s15", "inner"), outside, stop], {
+	const proc = spawn(PYTHON!, ["-c", DIR_LINK_SWAPPER, inner, outside, stop], {
 		stdio: ["ignore", "pipe", "inherit"],
 	});
 	let out = "";

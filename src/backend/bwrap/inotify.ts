@@ -2,7 +2,8 @@
  * inotify(7) and poll(2) through koffi, for the kept protected-set scan (protect-cache.ts). Node's
  * fs.watch cannot be used: it adds its watches on the event loop's own schedule, so a change between
  * the listing and the watch could be missed, and it cannot say a queue overflowed. Loaded on the
- * first full scan of each backend (`require("koffi")` costs 13-19 ms once per process).
+ * first scan of each backend that reaches the watch threshold (`require("koffi")` costs 13-19 ms
+ * once per process; a small workspace never loads it).
  */
 import { lazyBinding } from "../native-lib.js";
 

@@ -32,7 +32,7 @@ import {
 } from "../../safety/protected-paths.js";
 import { createLocalFs } from "../local-fs.js";
 import type { FileOps } from "../types.js";
-import type { ScanRecord } from "./protect-cache.js";
+import type { ScanRecord } from "./scan-record.js";
 
 /** How many directories one scan reads at most (a larger tree is scanned this far, and the docs say so). */
 export const MAX_SCAN_DIRS = 20_000;
@@ -139,6 +139,7 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 			level = level.slice(0, budget);
 		}
 		budget -= level.length;
+		record?.ahead(level.length);
 		const next: string[] = [];
 		await Promise.all(
 			level.map(async (dir) => {

@@ -1,8 +1,8 @@
 /**
- * ~/.ssh/config read as OpenSSH reads it, before any evaluation (client-config.ts evaluates): the
- * directives of one file with their line numbers (the ssh-config package parses), OpenSSH's
- * pattern matching for \`Host\` and \`Match\`, \`~\`, \`\${VAR}\` and \`%x\` expansion, and glob(3) for
- * \`Include\`.
+ * ~/.ssh/config read as OpenSSH reads it, before any evaluation (client-config-eval.ts
+ * evaluates): the directives of one file with their line numbers (the ssh-config package parses),
+ * OpenSSH's pattern matching for \`Host\` and \`Match\`, \`~\`, \`\${VAR}\` and \`%x\` expansion,
+ * and glob(3) for \`Include\`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
