@@ -82,11 +82,18 @@ async function withProbe(
 		clearTimeout(quiet);
 		clearTimeout(deadline);
 	};
-	const giveUp = () => stopProbe.abort();
+	const giveUp = () => {
+		if (!committed) stopProbe.abort();
+	};
 	const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
 	let started = 0;
 	let t1: number | undefined;
 	let committed = false;
+	/** The probe answers: it is never given up from here on. */
+	const commit = () => {
+		committed = true;
+		keepProbe();
+	};
 	// The probe searches alone; the parallel run is started ahead (the process's start-up is
 	// done meanwhile) and searches only once the probe is given up: it reads the pattern from
 	// stdin, written then.
@@ -102,8 +109,7 @@ async function withProbe(
 			// Half the limit found in path order: the probe answers. A pause of its output now (a
 			// loaded machine's preemption) must not throw that away for two more runs.
 			if (matches * 2 > req.limit) {
-				committed = true;
-				keepProbe();
+				commit();
 				return;
 			}
 			if (t1 === undefined) {
