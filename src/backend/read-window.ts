@@ -98,21 +98,35 @@ export async function readWindowFrom(
 	};
 }
 
-/** The SHA-256 of `bytes`, taken on first use or when the event loop is next idle. */
+/**
+ * After this long with nobody asking, the hash is taken unasked: an edit that follows a read by
+ * more than that (a model's turn) finds it done. A record replaced sooner (the same file read
+ * again) never takes it.
+ */
+const IDLE_HASH_DELAY_MS = 20;
+
+/** The SHA-256 of `bytes`, taken on first use, or unasked once the read is IDLE_HASH_DELAY_MS old. */
 class IdleDigest implements LaterDigest {
 	private bytes: Buffer | undefined;
 	private digest = "";
+	private readonly timer: NodeJS.Timeout;
 
 	constructor(bytes: Buffer) {
 		this.bytes = bytes;
-		setImmediate(() => this.hex);
+		this.timer = setTimeout(() => this.hex, IDLE_HASH_DELAY_MS);
+		this.timer.unref();
 	}
 
 	get hex(): string {
 		if (this.bytes) {
+			clearTimeout(this.timer);
 			this.digest = createHash("sha256").update(this.bytes).digest("hex");
 			this.bytes = undefined;
 		}
 		return this.digest;
+	}
+
+	superseded(): void {
+		clearTimeout(this.timer);
 	}
 }

@@ -129,6 +129,8 @@ export interface LineWindow {
 /** A SHA-256 (hex) computed when first asked for; the bytes it covers are held until then. */
 export interface LaterDigest {
 	readonly hex: string;
+	/** Its record was replaced or forgotten: no need to take the hash unless someone still asks. */
+	superseded?(): void;
 }
 
 export interface WindowRead {

@@ -50,6 +50,8 @@ export class ReadState {
 	/** Records in `records` whose hash is not computed yet, oldest first, with the bytes each holds. */
 	private readonly pending = new Map<ReadRecord, number>();
 	private pendingBytes = 0;
+	/** Records whose hash a backend takes later, to tell it when they are replaced. */
+	private readonly later = new WeakMap<ReadRecord, LaterDigest>();
 
 	/** Record `data` as what `canonical` holds; the caller must not change `data` afterwards. */
 	record(canonical: string, stat: FileStat, data: Uint8Array): ReadRecord {
@@ -90,6 +92,7 @@ export class ReadState {
 							return hash.hex;
 						},
 					};
+		if (typeof hash !== "string") this.later.set(rec, hash);
 		this.put(canonical, rec);
 		return rec;
 	}
@@ -126,6 +129,7 @@ export class ReadState {
 	}
 
 	private unpend(rec: ReadRecord): void {
+		this.later.get(rec)?.superseded?.();
 		const holds = this.pending.get(rec);
 		if (holds === undefined) return;
 		this.pending.delete(rec);

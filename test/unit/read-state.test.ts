@@ -65,6 +65,42 @@ describe("read state: hashes asked for later", () => {
 	});
 });
 
+describe("read state: hashes a backend takes later", () => {
+	/** A LaterDigest that counts what the read state asks of it. */
+	const later = (bytes: Buffer) => {
+		const seen = { hex: 0, superseded: 0 };
+		return {
+			seen,
+			digest: {
+				get hex() {
+					seen.hex++;
+					return sha(bytes);
+				},
+				superseded() {
+					seen.superseded++;
+				},
+			},
+		};
+	};
+
+	it("tells a replaced or forgotten record's digest, and still answers a caller holding it", () => {
+		const state = new ReadState();
+		const a = later(own(100, 1));
+		const b = later(own(100, 2));
+		const first = state.recordHash("/r/f", stat, a.digest);
+		expect(a.seen).toEqual({ hex: 0, superseded: 0 });
+		state.recordHash("/r/f", stat, b.digest);
+		expect(a.seen.superseded).toBe(1);
+		expect(b.seen.superseded).toBe(0);
+		// A call in flight holding the first record still gets that record's own hash.
+		expect(first.sha256).toBe(sha(own(100, 1)));
+		expect(state.get("/r/f")?.sha256).toBe(sha(own(100, 2)));
+		state.forget("/r/f");
+		expect(b.seen.superseded).toBe(1);
+		expect(a.seen.superseded).toBe(1);
+	});
+});
+
 describe("read state: a write after an edit", () => {
 	let root: string;
 	let s: Session;
