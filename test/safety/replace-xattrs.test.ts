@@ -7,8 +7,8 @@
  * attributes onto the replacement, and an attribute the caller cannot set makes the write refuse.
  * Attributes are set and read with python3's os.setxattr/os.getxattr, not with keel's own FFI.
  */
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,69 +17,13 @@ import { createLocalBackend } from "../../src/backend/local.js";
 import { Session } from "../../src/session.js";
 import { editTools, ok } from "../fixtures/edit-via.js";
 import { BIN, runKeel, SETPRIV } from "../fixtures/keel-cli.js";
+import { type Attrs, acl, attrsOf, hex, PY, py, setAttrs, xattrSupport } from "../fixtures/xattrs.js";
 
-const PY = "/usr/bin/python3";
 const AS_ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 
-/** Attributes as {hex(name): hex(value)}: names need not be UTF-8. */
-type Attrs = Record<string, string>;
-const hex = (s: string | Buffer) => Buffer.from(s).toString("hex");
-
-function py(code: string, ...args: string[]): string {
-	return execFileSync(PY, ["-c", code, ...args], { encoding: "utf8" });
-}
-function setAttrs(path: string, attrs: Attrs): void {
-	py(
-		"import os,sys,json\nfor k,v in json.loads(sys.argv[2]).items(): os.setxattr(sys.argv[1], bytes.fromhex(k), bytes.fromhex(v))",
-		path,
-		JSON.stringify(attrs),
-	);
-}
-function attrsOf(path: string): Attrs {
-	return JSON.parse(
-		py(
-			"import os,sys,json\np=sys.argv[1]\nprint(json.dumps({os.fsencode(n).hex(): os.getxattr(p, n).hex() for n in os.listxattr(p)}))",
-			path,
-		),
-	);
-}
-
 /** user.* on this file system, through real python3: the whole file is skipped without it. */
-const support = (() => {
-	if (!existsSync(PY)) return "no /usr/bin/python3";
-	const dir = mkdtempSync(join(tmpdir(), "keel-xattr-probe-"));
-	try {
-		writeFileSync(join(dir, "f"), "");
-		setAttrs(join(dir, "f"), { [hex("user.probe")]: hex("1") });
-		return "";
-	} catch {
-		return "the temp file system has no user.* extended attributes";
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-	}
-})();
-
-/** A POSIX ACL in the kernel's xattr form: owner rw, user `uid` rw, group r, mask rw, other r. */
-function acl(uid: number): string {
-	const entry = (tag: number, perm: number, id: number) => {
-		const b = Buffer.alloc(8);
-		b.writeUInt16LE(tag, 0);
-		b.writeUInt16LE(perm, 2);
-		b.writeUInt32LE(id, 4);
-		return b;
-	};
-	const ANY = 0xffffffff;
-	const header = Buffer.from([2, 0, 0, 0]);
-	return Buffer.concat([
-		header,
-		entry(0x01, 6, ANY),
-		entry(0x02, 6, uid),
-		entry(0x04, 4, ANY),
-		entry(0x10, 6, ANY),
-		entry(0x20, 4, ANY),
-	]).toString("hex");
-}
+const support = xattrSupport(tmpdir());
 
 const USER_ATTRS: Attrs = {
 	[hex("user.note")]: hex("keep me"),
