@@ -5,8 +5,8 @@
  * keep; extended attributes are dropped there, because nothing on such a target lists them.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -15,7 +15,16 @@ import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { Session } from "../../src/session.js";
 import { ok } from "../fixtures/edit-via.js";
 import { SETPRIV } from "../fixtures/keel-cli.js";
-import { type Attrs, attrsOf, hex, PY, setAttrs, spawnTransport, xattrSupport } from "../fixtures/xattrs.js";
+import {
+	type Attrs,
+	attrsOf,
+	hex,
+	PY,
+	putWithAttrs,
+	spawnTransport,
+	tempsIn,
+	xattrSupport,
+} from "../fixtures/xattrs.js";
 
 const AS_ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
@@ -47,14 +56,8 @@ async function open(_profile: "pi", transport: ExecTransport): Promise<Session> 
 	sessions.push(s);
 	return s;
 }
-async function put(name: string, attrs: Attrs, mode = 0o640): Promise<string> {
-	const p = join(root, name);
-	await writeFile(p, "value = 41\n");
-	await chmod(p, mode);
-	setAttrs(p, attrs);
-	return p;
-}
-const temps = () => readdirSync(root).filter((n) => n.startsWith(".keel-tmp"));
+const put = async (name: string, attrs: Attrs, mode = 0o640) => putWithAttrs(root, name, attrs, mode);
+const temps = () => tempsIn(root);
 const edit42 = (s: Session, name: string) =>
 	s.call("edit", { path: name, edits: [{ oldText: "value = 41", newText: "value = 42" }] });
 

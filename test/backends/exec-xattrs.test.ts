@@ -9,7 +9,7 @@
  * (exec/replace-py.ts); a target without python3: exec-xattrs-no-python.test.ts.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,10 +28,12 @@ import {
 	expectOriginsMatchContents,
 	hex,
 	PY,
+	putWithAttrs,
 	py,
 	type Rival,
 	setAttrs,
 	spawnTransport,
+	tempsIn,
 	withRival,
 	xattrSupport,
 } from "../fixtures/xattrs.js";
@@ -78,15 +80,9 @@ async function open(
 	return s;
 }
 
-async function put(name: string, attrs: Attrs, mode = 0o640): Promise<string> {
-	const p = join(root, name);
-	await writeFile(p, "value = 41\n");
-	await chmod(p, mode);
-	setAttrs(p, attrs);
-	return p;
-}
+const put = async (name: string, attrs: Attrs, mode = 0o640) => putWithAttrs(root, name, attrs, mode);
 
-const temps = () => readdirSync(root).filter((n) => n.startsWith(".keel-tmp"));
+const temps = () => tempsIn(root);
 const edit42 = (s: Session, name: string) =>
 	s.call("edit", { path: name, edits: [{ oldText: "value = 41", newText: "value = 42" }] });
 

@@ -207,6 +207,35 @@ describe("a file of one chunk: its hash is taken after the reply, of the bytes t
 		expect(readFileSync(path).equals(RIVAL)).toBe(true);
 	});
 
+	it("rewritten during the hash's delay, hashed unasked after it: still the bytes shown", async () => {
+		const path = join(root, "delayed.txt");
+		writeFileSync(path, ONE_CHUNK);
+		const s = await session();
+		expect(codeOf(await s.call("read", { path: "delayed.txt", limit: 5 }))).toBe("ok");
+		writeFileSync(path, RIVAL); // inside the 20 ms before the hash is taken unasked
+		await new Promise((r) => setTimeout(r, 60)); // the delay passes: the hash is taken now
+		expect(s.readState.get(path)?.sha256).toBe(sha256(ONE_CHUNK));
+		expect(codeOf(await s.call("write", { path: "delayed.txt", content: "x\n" }))).toBe("STALE_READ");
+		expect(readFileSync(path).equals(RIVAL)).toBe(true);
+	});
+
+	it("read again before the delay passes, by a rival's hand in between: the newer record holds", async () => {
+		const path = join(root, "reread.txt");
+		writeFileSync(path, ONE_CHUNK);
+		const s = await session();
+		const first = await s.call("read", { path: "reread.txt", limit: 5 });
+		const firstRecord = s.readState.get(path);
+		writeFileSync(path, RIVAL);
+		const second = await s.call("read", { path: "reread.txt", limit: 5 });
+		expect([codeOf(first), codeOf(second)]).toEqual(["ok", "ok"]);
+		await new Promise((r) => setTimeout(r, 60));
+		// The replaced record still answers its own bytes (a call holding it); the map has the new.
+		expect(firstRecord?.sha256).toBe(sha256(ONE_CHUNK));
+		expect(s.readState.get(path)?.sha256).toBe(sha256(RIVAL));
+		expect(codeOf(await s.call("write", { path: "reread.txt", content: "x\n" }))).toBe("ok");
+		expect(readFileSync(path, "utf8")).toBe("x\n");
+	});
+
 	it("the chunk buffer is reused by the next read: each record keeps its own file's hash", async () => {
 		const paths = ["a.txt", "b.txt", "c.txt"].map((n) => join(root, n));
 		const bodies = [ONE_CHUNK, RIVAL, Buffer.from(ONE_CHUNK.toString().replaceAll("ipsum", "IPSUM"))];
