@@ -35,8 +35,8 @@ const req = (path: string, more: Partial<GrepRequest> = {}): GrepRequest => ({
 	limit: 100,
 	...more,
 });
-const KEPT = { firstMs: 1e9, quietMs: 1e9 };
-const GIVEN_UP = { firstMs: 0, quietMs: 0 };
+const KEPT = { firstMs: 1e9, readyMs: 1e9, quietMs: 1e9 };
+const GIVEN_UP = { firstMs: 0, readyMs: 0, quietMs: 0 };
 /** Every plan: the default timing, the probe never given up, given up at once, and no probe. */
 const PLANS: [string, LocalSearchOptions["probe"]][] = [
 	["the probe's default timing", DEFAULT_PROBE],
@@ -152,7 +152,7 @@ describe("the probe's plan, over a scripted transport", () => {
 			}
 			return { exitCode: 0 };
 		};
-		const timing = { firstMs: 1000, quietMs: 5 };
+		const timing = { firstMs: 1000, readyMs: 1000, quietMs: 5 };
 		const r = await createNativeSearch(runner, fakeTools, { probe: timing }).grep(req("/r", { limit: 100 }));
 		expect(hits(r)).toEqual(names.slice(0, 100).map((n) => `${n}:1`));
 		expect(r.limitReached).toBe(true);

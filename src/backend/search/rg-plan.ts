@@ -9,7 +9,8 @@
  * by line; the parallel run is started beside it but waits for its pattern on stdin. A tree dense
  * with matches is answered by the probe; when the probe goes quiet (ProbeTiming) it is stopped
  * and the pattern written to the parallel run, whose start-up is then already done. When that run
- * passes the limit, an ordered run starts from the beginning. Without `probe` (a remote
+ * passes the limit, an ordered run starts from the beginning. A probe past half the limit is kept;
+ * if it then goes quiet, the parallel run searches beside it, and the first to finish answers. Without `probe` (a remote
  * transport, where output arrives in round trips), the ordered run starts only once the parallel
  * one passes the limit. Every run starts from the same pinned handle and shares the time budget.
  */
@@ -20,21 +21,25 @@ import type { ArgvRunner } from "./runner.js";
 import { comparePaths } from "./semantics.js";
 
 /**
- * When the ordered probe is given up. `t1` is the time its first output took (rg's start-up and
- * the walk to the first match, longer on a loaded machine): with no output by `firstMs`, after a
- * silence of max(`quietMs`, t1 / 4), and at the latest at max(`firstMs`, 2.5 × t1). A probe that
- * has found more than half the limit is never given up.
+ * When the ordered probe is given up. The probe says when its start-up is over and its walk
+ * begins (rg.ts, READY_MARK), at `tr`: the parallel run, started at the same moment and waiting
+ * for its pattern, is about as far by then, so the wait for the mark costs a full scan little.
+ * Given up: with no mark by `firstMs`; with no output by `readyMs` after the mark; after its first
+ * output at `t1`, after a silence of `quietMs`, and at the latest max(`readyMs`, 1.5 × t1) after
+ * it. `readyMs` and `quietMs` grow to tr / 8 on a machine slow to start rg (a loaded one).
  */
 export interface ProbeTiming {
 	firstMs: number;
+	readyMs: number;
 	quietMs: number;
 }
 
 /**
- * 6 ms: about twice rg's start-up on an idle 2-core machine (`rg --version` spawn to exit,
- * 3.5 ms); see docs/ARCHITECTURE.md, "Search cost on any input".
+ * 20 ms: the longest rg's start-up is waited for (an idle 2-core machine: 1.4 ms; loaded, tens
+ * of ms, when the parallel run's is as slow); 0.5 ms: from the walk's start to the first file of
+ * a dense tree, with room; see docs/ARCHITECTURE.md, "Search cost on any input".
  */
-export const DEFAULT_PROBE: ProbeTiming = { firstMs: 6, quietMs: 1 };
+export const DEFAULT_PROBE: ProbeTiming = { firstMs: 20, readyMs: 0.5, quietMs: 1 };
 
 interface Answer {
 	pass: Pass;
@@ -76,60 +81,70 @@ async function withProbe(
 ): Promise<Answer> {
 	const stopParallel = new AbortController();
 	const stopProbe = new AbortController();
+	const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
+	const after = (ms: number, fn: () => void) => setTimeout(fn, Math.min(ms, MAX_TIMER_MS));
 	let quiet: ReturnType<typeof setTimeout> | undefined;
 	let deadline: ReturnType<typeof setTimeout> | undefined;
 	const keepProbe = () => {
 		clearTimeout(quiet);
 		clearTimeout(deadline);
 	};
+	let releaseParallel = () => {};
+	const released = new Promise<void>((resolve) => {
+		releaseParallel = resolve;
+	});
+	stopProbe.signal.addEventListener("abort", () => releaseParallel(), { once: true });
+	let started = 0;
+	let tr: number | undefined;
+	let t1: number | undefined;
+	let committed = false;
 	const giveUp = () => {
 		if (!committed) stopProbe.abort();
 	};
-	const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
-	let started = 0;
-	let t1: number | undefined;
-	let committed = false;
-	/** The probe answers: it is never given up from here on. */
-	const commit = () => {
-		committed = true;
-		keepProbe();
-	};
-	// The probe searches alone; the parallel run is started ahead (the process's start-up is
-	// done meanwhile) and searches only once the probe is given up: it reads the pattern from
-	// stdin, written then.
+	// Timers scale with the start-up time (a loaded machine pauses a process for longer).
+	const pause = (ms: number) => Math.max(ms, (tr ?? t1 ?? 0) / 8);
+	// The probe searches alone; the parallel run is started ahead (its start-up is done meanwhile)
+	// and searches only once the probe is given up, or goes quiet after it was kept: it reads the
+	// pattern from stdin, written then.
 	const probe = rgPass(run, rg, req, {
 		order: "path",
 		cancel: stopProbe.signal,
+		onReady: () => {
+			if (t1 !== undefined || stopProbe.signal.aborted || committed) return;
+			tr = performance.now() - started;
+			clearTimeout(deadline);
+			deadline = after(pause(timing.readyMs), giveUp);
+		},
 		onOverLimit: () => {
 			keepProbe();
 			stopParallel.abort();
 		},
 		onOutput: (matches) => {
-			if (stopProbe.signal.aborted || committed) return;
-			// Half the limit found in path order: the probe answers. A pause of its output now (a
-			// loaded machine's preemption) must not throw that away for two more runs.
-			if (matches * 2 > req.limit) {
-				commit();
+			if (stopProbe.signal.aborted) return;
+			clearTimeout(quiet);
+			// Half the limit found in path order: the probe answers, and is never given up (a pause
+			// now, a loaded machine's preemption, must not throw that away for two more runs). If it
+			// then goes quiet (the rest of the tree is sparse), the parallel run searches beside it:
+			// a run that ends under the limit has seen the whole tree too.
+			if (committed || matches * 2 > req.limit) {
+				if (!committed) clearTimeout(deadline);
+				committed = true;
+				quiet = after(pause(timing.quietMs), releaseParallel);
 				return;
 			}
 			if (t1 === undefined) {
 				t1 = performance.now() - started;
 				clearTimeout(deadline);
-				deadline = setTimeout(giveUp, Math.min(Math.max(timing.firstMs, 2.5 * t1) - t1, MAX_TIMER_MS));
+				deadline = after(Math.max(timing.readyMs, 1.5 * t1), giveUp);
 			}
-			clearTimeout(quiet);
-			quiet = setTimeout(giveUp, Math.min(Math.max(timing.quietMs, t1 / 4), MAX_TIMER_MS));
+			quiet = after(pause(timing.quietMs), giveUp);
 		},
 	});
-	const parallel = rgPass(run, rg, req, {
-		order: "any",
-		cancel: stopParallel.signal,
-		release: new Promise<void>((resolve) => stopProbe.signal.addEventListener("abort", () => resolve())),
-	});
+	const parallel = rgPass(run, rg, req, { order: "any", cancel: stopParallel.signal, release: released });
 	// The runner starts the process before returning (a local spawn is synchronous): the probe's
 	// times count from there, not from before the parallel run's start.
 	started = performance.now();
-	deadline = setTimeout(giveUp, Math.min(timing.firstMs, MAX_TIMER_MS));
+	deadline = after(timing.firstMs, giveUp);
 	// A pass that ran to its end holds the answer, so the other is stopped; a failing pass stops
 	// the other too. Both are awaited: no rg outlives the call.
 	const settle = (p: Promise<Pass>, other: AbortController) =>

@@ -41,6 +41,7 @@ export function rgArgv(
 	order: "path" | "any" = "path",
 	lineBuffered = false,
 	patternOnStdin = false,
+	readyMark = false,
 ): string[] {
 	const argv = [rg.path, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never"];
 	argv.push("--no-config", "--hidden", "--no-context-separator");
@@ -58,10 +59,20 @@ export function rgArgv(
 	if (req.literal) argv.push("--fixed-strings");
 	// `-f -`: the pattern arrives on stdin (one line: see patternFitsStdin), so rg can be started
 	// ahead and made to search by writing it.
-	if (patternOnStdin) argv.push("-f", "-", "--", req.path);
-	else argv.push("--", req.pattern, req.path);
+	if (patternOnStdin) argv.push("-f", "-", "--");
+	else argv.push("--", req.pattern);
+	// Paths are walked in the order given when rg runs on one thread (--sort path): its error for
+	// READY_MARK comes first, once its start-up is done.
+	if (readyMark) argv.push(READY_MARK);
+	argv.push(req.path);
 	return argv;
 }
+
+/**
+ * A path that can never exist (a name under a character device: ENOTDIR), put before the search
+ * path: rg's error for it on stderr says its start-up is over and the walk begins.
+ */
+export const READY_MARK = "/dev/null/keel-rg-walk-starts";
 
 /** rg reads `-f` patterns one per line (a "\r" before "\n" dropped): one line says it as `-e` does. */
 export function patternFitsStdin(pattern: string): boolean {
@@ -92,6 +103,14 @@ function rgFailure(stderr: string, path: string): KeelError | undefined {
 	return new KeelError("IO_ERROR", `rg failed: ${text}`, { path, details: { stderr } });
 }
 
+/** rg's messages without its error for READY_MARK (the mark makes every ordered probe exit 2). */
+function withoutMark(stderr: string): string {
+	return stderr
+		.split("\n")
+		.filter((l) => !l.startsWith(`${READY_MARK}: `))
+		.join("\n");
+}
+
 export interface Pass {
 	files: RgFile[];
 	count: number;
@@ -112,6 +131,11 @@ export interface PassOptions {
 	onOutput?: (matches: number) => void;
 	/** rg is started now and reads the pattern from stdin: it searches once this resolves. */
 	release?: Promise<void>;
+	/**
+	 * Called once rg's start-up is done and its walk begins (READY_MARK's error on stderr); for an
+	 * ordered pass only (one thread walks the paths in the order given).
+	 */
+	onReady?: () => void;
 }
 
 /** One rg run, stopped once its matches pass the limit (or the budget fires, or `cancel`). */
@@ -124,11 +148,20 @@ export async function rgPass(
 	const { root, cwd, toName, messages } = startingPoint(req, true);
 	let overLimit = false;
 	let stderr = "";
+	const marked = opts.onReady !== undefined && opts.order === "path";
+	let ready = false;
 	let splitter: ReturnType<typeof lineSplitter> | undefined;
 	let collector: ReturnType<typeof rgCollector> | undefined;
 	const { exitCode, stopped, timedOut } = await runUntil(
 		run,
-		rgArgv(rg, { ...req, path: root }, opts.order, opts.onOutput !== undefined, opts.release !== undefined),
+		rgArgv(
+			rg,
+			{ ...req, path: root },
+			opts.order,
+			opts.onOutput !== undefined,
+			opts.release !== undefined,
+			marked,
+		),
 		"rg",
 		req.signal,
 		(stop) => {
@@ -140,7 +173,10 @@ export async function rgPass(
 			collector = c;
 			if (opts.cancel?.aborted) stop();
 			else opts.cancel?.addEventListener("abort", stop, { once: true });
-			splitter = lineSplitter((line) => c.line(line));
+			// Nothing under READY_MARK can be searched (it cannot exist); its lines are dropped anyway.
+			splitter = lineSplitter((line) => {
+				if (!(marked && line.subarray(0, READY_MARK.length).toString("latin1") === READY_MARK)) c.line(line);
+			});
 			return {
 				onStdout: (chunk) => {
 					splitter?.push(chunk);
@@ -148,6 +184,10 @@ export async function rgPass(
 				},
 				onStderr: (chunk) => {
 					if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
+					if (marked && !ready && stderr.includes(READY_MARK)) {
+						ready = true;
+						opts.onReady?.();
+					}
 				},
 			};
 		},
@@ -159,7 +199,7 @@ export async function rgPass(
 		splitter?.end();
 		collector?.end();
 		if (exitCode === 2) {
-			const failure = rgFailure(messages(stderr), req.path);
+			const failure = rgFailure(messages(marked ? withoutMark(stderr) : stderr), req.path);
 			if (failure) throw failure;
 		} else if (exitCode !== 0 && exitCode !== 1) {
 			throw new KeelError("IO_ERROR", `rg ended unexpectedly (exit ${exitCode}): ${stderr.trim()}`, {
