@@ -7,7 +7,9 @@
  * session) and KEEL_CALL_TAG (the call). When a call ends, every process of this user whose
  * environment holds its call tag is killed (SIGKILL, repeated until a pass finds none, so one
  * forking during the sweep is caught on the next pass); `background: true` calls are left to the
- * session's close, which kills everything with the session tag.
+ * session's close, which kills everything with the session tag. A SIGKILLed process lives on until
+ * the scheduler lets it run its exit (milliseconds on a busy CPU, far longer than a pass), so the
+ * sweep waits for what it killed to be gone before the call returns.
  *
  * If keel itself is killed (SIGKILL included), a watchdog does the session's sweep: one small `sh`
  * per session, started with the first command, blocked reading a pipe only keel holds. Any death of
@@ -22,14 +24,20 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type PidMark, pidsSince, takePidMark } from "./leftovers-pids.js";
 
 export type { PidMark } from "./leftovers-pids.js";
 
 export const SESSION_TAG = "KEEL_SESSION_TAG";
 export const CALL_TAG = "KEEL_CALL_TAG";
+/** The watchdog's passes (each one forks for every process, so what it killed is dead by the next). */
 const MAX_PASSES = 8;
 const UNSURE_WAITS = 50;
+/** Passes that kill something new, run back to back before the sweep yields a millisecond. */
+const PASSES_IN_A_ROW = 8;
+/** How long a sweep keeps at it: killing what appears, and waiting for what it killed to die. */
+const SWEEP_MS = 2000;
 /** Only for Atomics.wait's synchronous millisecond pause (never written). */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
@@ -125,34 +133,48 @@ export function findTagged(name: string, value: string, since?: PidMark, unsure?
 }
 
 /**
- * SIGKILLs every process with the tag, pass after pass until none is left (or MAX_PASSES). With a
- * pid window a pass takes microseconds, less than an execve: a process of the window caught between
- * its old and new image has no environment to read yet, so a pass that found nothing but such a
- * process is repeated after a millisecond (up to UNSURE_WAITS times) instead of ending the sweep.
+ * SIGKILLs every process with the tag, pass after pass, until a pass finds none: not one to kill,
+ * not one still dying. A killed process keeps its environment until it has run its exit, and on a
+ * busy CPU that takes milliseconds where a pass takes microseconds; ending the sweep while one is
+ * still listed would return the call with it alive, and would also stop looking at its neighbours
+ * (a process of the window caught between its old and new image has no environment to read yet and
+ * is looked at again on a later pass, never killed blind). So a pass that kills nothing new waits a
+ * millisecond and looks again: while killed ones remain, up to SWEEP_MS in all; when only such
+ * unreadable processes remain, up to UNSURE_WAITS times. Returns how many processes were killed.
  */
-export function killTagged(name: string, value: string, since?: PidMark): number {
-	let killed = 0;
-	let waits = 0;
-	for (let pass = 0; pass < MAX_PASSES; pass++) {
+export async function killTagged(name: string, value: string, since?: PidMark): Promise<number> {
+	const killed = new Set<number>();
+	const refused = new Set<number>(); // not ours to signal after all (EPERM): nothing to wait for
+	const deadline = performance.now() + SWEEP_MS;
+	let unsureWaits = 0;
+	let chased = 0;
+	for (;;) {
 		const unsure: number[] = [];
-		const procs = findTagged(name, value, since, unsure);
-		if (procs.length === 0 && unsure.length > 0 && waits < UNSURE_WAITS) {
-			waits++;
-			pass--;
-			Atomics.wait(PAUSE, 0, 0, 1);
-			continue;
-		}
-		if (procs.length === 0) break;
-		for (const p of procs) {
+		let fresh = false;
+		let dying = false;
+		for (const p of findTagged(name, value, since, unsure)) {
+			if (refused.has(p.pid)) continue;
 			try {
 				process.kill(p.pid, "SIGKILL");
-				killed++;
-			} catch {
-				// already gone
+			} catch (e) {
+				if ((e as NodeJS.ErrnoException).code !== "ESRCH") refused.add(p.pid);
+				continue; // gone, or refused
+			}
+			if (killed.has(p.pid)) dying = true;
+			else {
+				killed.add(p.pid);
+				fresh = true;
 			}
 		}
+		if (!fresh && !dying && (unsure.length === 0 || unsureWaits >= UNSURE_WAITS)) break;
+		if (performance.now() >= deadline) break;
+		// What the fresh ones started before the kill shows on the next pass: look again at once, but
+		// let the event loop run now and then against a command that forks without end.
+		if (fresh && ++chased % PASSES_IN_A_ROW !== 0) continue;
+		if (!fresh && !dying) unsureWaits++;
+		await sleep(1);
 	}
-	return killed;
+	return killed.size;
 }
 
 /** The sweep in sh, for the watchdog (runs after keel is gone). */
@@ -187,8 +209,8 @@ export class ProcessTracker {
 		return { env: { [SESSION_TAG]: this.sessionTag, [CALL_TAG]: callTag }, callTag, since: takePidMark() };
 	}
 
-	/** After a call: kill what it left. */
-	endCall(callTag: string, since?: PidMark): number {
+	/** After a call: kill what it left (resolves once it is gone). */
+	endCall(callTag: string, since?: PidMark): Promise<number> {
 		return killTagged(CALL_TAG, callTag, since);
 	}
 
@@ -206,7 +228,7 @@ export class ProcessTracker {
 	async close(): Promise<void> {
 		if (this.closed) return;
 		this.closed = true;
-		killTagged(SESSION_TAG, this.sessionTag);
+		await killTagged(SESSION_TAG, this.sessionTag);
 		this.watchdog?.stdin?.destroy();
 		this.watchdog = undefined;
 	}

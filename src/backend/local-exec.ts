@@ -37,7 +37,7 @@ export function createLocalExec(tracker?: ProcessTracker, spawner?: Spawner): Ex
 			if (req.background && !result.aborted && !result.timedOut) {
 				return { ...result, background: tracker.listCall(tags.callTag, tags.since) };
 			}
-			tracker.endCall(tags.callTag, tags.since);
+			await tracker.endCall(tags.callTag, tags.since);
 			return result;
 		},
 	};

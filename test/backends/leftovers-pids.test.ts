@@ -53,7 +53,7 @@ describe.skipIf(!mark)("the sweep looks only at pids created since the call bega
 		expect(inWindow.some((c) => c.includes(fresh))).toBe(true);
 		expect(inWindow.some((c) => c.includes(old))).toBe(false); // started before the mark
 		expect(findTagged(CALL_TAG, tag).length).toBeGreaterThanOrEqual(4); // both sh's and sleeps
-		killTagged(CALL_TAG, tag);
+		await killTagged(CALL_TAG, tag);
 	});
 
 	it("a window wider than the probe limit (600 forks) still catches the leftover", async () => {
@@ -67,7 +67,7 @@ describe.skipIf(!mark)("the sweep looks only at pids created since the call bega
 		expect(await waitFor(() => processesWith(m).length > 0, 5000)).toBe(true);
 		if (!since) throw new Error("no mark");
 		expect(pidsSince(since)?.probe).toBeUndefined(); // the wide path: a filtered readdir
-		expect(killTagged(CALL_TAG, tag, since)).toBeGreaterThan(0);
+		expect(await killTagged(CALL_TAG, tag, since)).toBeGreaterThan(0);
 		expect(await waitFor(() => processesWith(m).length === 0, 5000)).toBe(true);
 	});
 
@@ -80,7 +80,7 @@ describe.skipIf(!mark)("the sweep looks only at pids created since the call bega
 			`setsid sh -c 'while :; do sh -c "sleep 1000; : ${m}" & sleep 0.01; done' >/dev/null 2>&1 < /dev/null &`,
 		);
 		expect(await waitFor(() => processesWith(m).length > 2, 5000)).toBe(true);
-		killTagged(CALL_TAG, tag, since);
+		await killTagged(CALL_TAG, tag, since);
 		await new Promise((r) => setTimeout(r, 200));
 		expect(processesWith(m)).toEqual([]);
 		expect(findTagged(CALL_TAG, tag)).toEqual([]);
@@ -98,7 +98,7 @@ describe.skipIf(!mark)("the sweep looks only at pids created since the call bega
 		expect(window?.has(mark.pidMax - 1)).toBe(true);
 		expect(window?.has(mark.pidMax - 3)).toBe(false);
 		expect(findTagged(CALL_TAG, tag, wrapped).some((p) => p.command.includes(m))).toBe(true);
-		killTagged(CALL_TAG, tag);
+		await killTagged(CALL_TAG, tag);
 	});
 
 	it("too many forks since the mark to bound the window: every process is read", async () => {
@@ -112,7 +112,7 @@ describe.skipIf(!mark)("the sweep looks only at pids created since the call bega
 		const lapped = { ...now, forks: now.forks - now.pidMax };
 		expect(pidsSince(lapped)).toBeUndefined();
 		expect(findTagged(CALL_TAG, tag, lapped).some((p) => p.command.includes(m))).toBe(true);
-		killTagged(CALL_TAG, tag);
+		await killTagged(CALL_TAG, tag);
 	});
 
 	it("the tracker's mark is taken per call and its sweep kills what the call left", async () => {
@@ -130,7 +130,7 @@ describe.skipIf(!mark)("the sweep looks only at pids created since the call bega
 		);
 		await new Promise((r) => child.on("exit", r));
 		expect(await waitFor(() => processesWith(m).length > 0, 5000)).toBe(true);
-		expect(tracker.endCall(callTag, since)).toBeGreaterThan(0);
+		expect(await tracker.endCall(callTag, since)).toBeGreaterThan(0);
 		expect(await waitFor(() => processesWith(m).length === 0, 5000)).toBe(true);
 		await tracker.close();
 	});
