@@ -120,6 +120,20 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 				}
 			}),
 
+		readCurrent: (p) =>
+			inDir(p, async (at) => {
+				const fd = openReadSync(p, at);
+				try {
+					const stat = toFileStat(fstatSync(fd, { bigint: true }));
+					if (stat.type !== "file") throw swapped(p);
+					const size = Number(stat.size);
+					const bytes = size <= SYNC_IO_BYTES ? readAllSync(fd, size) : await readFd(fd);
+					return { stat, bytes };
+				} finally {
+					closeSync(fd);
+				}
+			}),
+
 		readWindow: (p, expect, window) =>
 			inDir(p, async (at) => {
 				// As readFile: open, fstat and close synchronously (none of them waits on a regular

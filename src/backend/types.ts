@@ -75,6 +75,15 @@ export interface FileOps {
 	/** The buffer returned is the caller's own (the edit tool writes the new bytes into it). */
 	readFile(path: string, expect?: FileStat): Promise<Buffer>;
 	/**
+	 * The regular file at `path` as opened: its bytes (the caller's own buffer) and the stat of the
+	 * object opened, taken from the open handle. Another writer's replace between a caller's stat
+	 * and this open so yields the newer file, never a stale identity paired with newer bytes nor a
+	 * failure. Refuses a link in the last component and anything but a regular file
+	 * (CHANGED_ON_DISK: something else was swapped in). Optional: without it, callers stat, then
+	 * readFile with that stat as `expect`, and retry a read that met a replace (edit/replan.ts).
+	 */
+	readCurrent?(path: string): Promise<{ stat: FileStat; bytes: Buffer }>;
+	/**
 	 * Lines of a file from `window.startLine`, streamed (memory bounded by the window, not the
 	 * file); refuses a link in the last component and anything but a regular file, and checks
 	 * `expect` as readFile does. One consistent view: the bytes the file had at the open, or

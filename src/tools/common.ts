@@ -23,6 +23,31 @@ export async function statPath(session: Session, canonical: string, shown: strin
 	}
 }
 
+/**
+ * A regular file's bytes and the identity they were read from, for a change planned on them. The
+ * stat gives the plain errors (NOT_FOUND, IS_DIRECTORY, NOT_A_FILE) before anything is opened; the
+ * bytes then come with the open handle's own stat (FileOps.readCurrent), so another writer's
+ * replace landing between the two is a newer version read, not a failure: a busy rival could
+ * otherwise win that race every time and fail an edit that conflicts with nothing. Backends
+ * without readCurrent check the opened file against the stat (CHANGED_ON_DISK on a replace, which
+ * edit/replan.ts's readSettled retries).
+ */
+export async function readRegular(
+	session: Session,
+	canonical: string,
+	shown: string,
+): Promise<{ stat: FileStat; bytes: Buffer }> {
+	const st = await statPath(session, canonical, shown);
+	requireFile(st, shown);
+	const fs = session.backend.fs;
+	try {
+		if (fs.readCurrent) return await fs.readCurrent(canonical);
+		return { stat: st, bytes: await fs.readFile(canonical, st) };
+	} catch (e) {
+		throw fromSystemError(e, shown);
+	}
+}
+
 export async function statOrNull(session: Session, canonical: string): Promise<FileStat | null> {
 	try {
 		return await session.backend.fs.stat(canonical);

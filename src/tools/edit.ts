@@ -5,7 +5,7 @@
  * binary files are refused. The schema stays pi's; details.matched says which rung each edit took.
  */
 
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
 import { array, object, string } from "../boundary/schema.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
@@ -13,7 +13,7 @@ import { commitReplanning, replanNote } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
 import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
-import { checkAborted, requireFile, statPath } from "./common.js";
+import { checkAborted, readRegular } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const replaceSchema = object({
@@ -88,14 +88,8 @@ export const editTool = defineTool<EditArgs>({
 		// The file is stat'ed once, inside the queue (a stat before queueing would be repeated there).
 		return session.queue.run(target.canonical, async () => {
 			const read = async () => {
-				const st = await statPath(session, target.canonical, args.path);
-				requireFile(st, args.path);
-				let bytes: Buffer;
-				try {
-					bytes = await session.backend.fs.readFile(target.canonical, st);
-				} catch (e) {
-					throw fromSystemError(e, args.path);
-				}
+				// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
+				const { stat: st, bytes } = await readRegular(session, target.canonical, args.path);
 				const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
 				if (!decoded) {
 					throw new KeelError(

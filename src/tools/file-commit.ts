@@ -7,7 +7,7 @@ import { sameIdentity } from "../backend/temp-names.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits } from "../edit/apply.js";
 import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
-import { replanNote, replanOn } from "../edit/replan.js";
+import { readSettled, replanNote, replanOn } from "../edit/replan.js";
 import { sha256 } from "../safety/read-state.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
 import type { Session } from "../session.js";
@@ -74,7 +74,7 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 	// preflight, anchors are matched again on the current bytes (line ranges are not: they would
 	// point elsewhere). Another writer's change re-plans an edit found by its text (a real conflict
 	// fails, saying so); anything else fails closed.
-	const snap = await snapshotText(session, target.canonical, q.path);
+	const snap = await readSettled(() => snapshotText(session, target.canonical, q.path));
 	let applied = p.applied;
 	let replanned = false;
 	if (snap.sha256 !== p.snapshot.sha256 || !sameIdentity(snap.stat, p.snapshot.stat)) {

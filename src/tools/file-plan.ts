@@ -13,7 +13,7 @@ import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
 import type { Session } from "../session.js";
-import { overwriteExpectation, requireFile, statOrNull } from "./common.js";
+import { overwriteExpectation, readRegular, requireFile, statOrNull } from "./common.js";
 import type { EditItem, FileQuery } from "./file-schema.js";
 
 export interface FileSnapshot {
@@ -56,15 +56,8 @@ export async function snapshotText(
 	canonical: string,
 	shown: string,
 ): Promise<FileSnapshot> {
-	let stat: FileStat;
-	let bytes: Buffer;
-	try {
-		stat = await session.backend.fs.stat(canonical);
-		requireFile(stat, shown);
-		bytes = await session.backend.fs.readFile(canonical, stat);
-	} catch (e) {
-		throw fromSystemError(e, shown);
-	}
+	// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
+	const { stat, bytes } = await readRegular(session, canonical, shown);
 	const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
 	if (!decoded) {
 		throw new KeelError(
