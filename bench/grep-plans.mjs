@@ -1,7 +1,8 @@
 /**
  * grep's two plans on `local`, side by side with pi's grep and rg alone (issue 15): the default
- * (the parallel rg, then the path-ordered one when it passes the limit) and the ordered probe
- * first (createLocalBackend's `searchProbe`, rg-plan.ts). One process, the bench's 20,000-file tree,
+ * (the ordered probe first, the parallel run waiting on stdin; rg-plan.ts) and the parallel rg
+ * first, then the path-ordered one when it passes the limit (createLocalBackend's
+ * `searchProbe: false`). One process, the bench's 20,000-file tree,
  * every contender once per iteration in alternating order; the ratios are medians of the
  * per-iteration ratios, so a load that moves all contenders together cancels out.
  *
@@ -11,7 +12,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGrepToolDefinition } from "@mariozechner/pi-coding-agent";
-import { DEFAULT_PROBE } from "../dist/backend/search/native.js";
 import { Spawner } from "../dist/backend/spawn/spawner.js";
 import { createLocalBackend, Session } from "../dist/index.js";
 import { writeGrepTree } from "./cases-local.mjs";
@@ -26,9 +26,9 @@ const dir = mkdtempSync(join(tmpdir(), "keel-grep-plans-"));
 writeGrepTree(dir);
 const startLoad = load();
 const byDefault = await Session.create({ root: dir });
-const probing = await Session.create({
+const parallelFirst = await Session.create({
 	root: dir,
-	backend: createLocalBackend({ searchProbe: DEFAULT_PROBE }),
+	backend: createLocalBackend({ searchProbe: false }),
 });
 const piGrep = createGrepToolDefinition(dir);
 const spawner = new Spawner({ engine: "posix_spawn" });
@@ -48,12 +48,14 @@ const cases = {
 	"every file matches (stops at limit 100)": "common_marker",
 	"50 matches (full scan)": "NEEDLE_RARE",
 	"5 matches all first in path order (full scan)": "EARLY_FEW",
+	// ids 0-59: the first 60 files in path order, past half the limit, then nothing (full scan)
+	"60 matches all first in path order (full scan)": "function f[1-5]?[0-9]\\(",
 };
 const rows = [];
 for (const [name, pattern] of Object.entries(cases)) {
 	const contenders = {
 		"keel (default)": keel(byDefault, pattern),
-		"keel (probe)": keel(probing, pattern),
+		"keel (parallel first)": keel(parallelFirst, pattern),
 		pi: () => piGrep.execute("bench", { pattern, path: "tree" }),
 		"rg alone": () => rgAlone(pattern),
 	};
@@ -75,7 +77,7 @@ for (const [name, pattern] of Object.entries(cases)) {
 	rows.push([
 		name,
 		...names.map((k) => median(t[k]).toFixed(1)),
-		...["keel (default)", "keel (probe)"].flatMap((k) => [
+		...["keel (default)", "keel (parallel first)"].flatMap((k) => [
 			`${ratio(k, "pi").toFixed(2)}×`,
 			`${ratio(k, "rg alone").toFixed(2)}×`,
 		]),
@@ -88,17 +90,17 @@ console.log(
 		[
 			"case",
 			"keel default (ms)",
-			"keel probe (ms)",
+			"keel parallel first (ms)",
 			"pi (ms)",
 			"rg alone (ms)",
 			"default/pi",
 			"default/rg",
-			"probe/pi",
-			"probe/rg",
+			"parallel first/pi",
+			"parallel first/rg",
 		],
 		rows,
 	),
 );
 await byDefault.close();
-await probing.close();
+await parallelFirst.close();
 rmSync(dir, { recursive: true, force: true });

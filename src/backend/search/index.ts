@@ -24,8 +24,8 @@ export interface LocalSearchOptions {
 	budgetMs?: number;
 	/**
 	 * grep's path-ordered probe before the parallel rg (rg-plan.ts; DEFAULT_PROBE is its tuned
-	 * timing). Off by default: on a quiet machine it made the stopped-at-limit grep 0.51-0.58× pi
-	 * instead of 0.80-0.87×, but a full scan 1.12× rg instead of 1.04-1.05× (docs/BENCHMARKS.md).
+	 * timing; the local backend's default). Off here unless given: it needs a transport whose
+	 * output arrives as rg writes it (docs/BENCHMARKS.md, the eighth session).
 	 */
 	probe?: ProbeTiming | false;
 }
