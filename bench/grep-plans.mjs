@@ -1,8 +1,7 @@
 /**
  * grep's two plans on `local`, side by side with pi's grep and rg alone (issue 15): the default
- * (the ordered probe first, the parallel run waiting on stdin; rg-plan.ts) and the parallel rg
- * first, then the path-ordered one when it passes the limit (createLocalBackend's
- * `searchProbe: false`). One process, the bench's 20,000-file tree,
+ * (the parallel rg, then the path-ordered one when it passes the limit) and the ordered probe
+ * first (createLocalBackend's `searchProbe`, rg-plan.ts). One process, the bench's 20,000-file tree,
  * every contender once per iteration in alternating order; the ratios are medians of the
  * per-iteration ratios, so a load that moves all contenders together cancels out.
  *
@@ -12,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGrepToolDefinition } from "@mariozechner/pi-coding-agent";
+import { DEFAULT_PROBE } from "../dist/backend/search/native.js";
 import { Spawner } from "../dist/backend/spawn/spawner.js";
 import { createLocalBackend, Session } from "../dist/index.js";
 import { writeGrepTree } from "./cases-local.mjs";
@@ -26,9 +26,9 @@ const dir = mkdtempSync(join(tmpdir(), "keel-grep-plans-"));
 writeGrepTree(dir);
 const startLoad = load();
 const byDefault = await Session.create({ root: dir });
-const parallelFirst = await Session.create({
+const probing = await Session.create({
 	root: dir,
-	backend: createLocalBackend({ searchProbe: false }),
+	backend: createLocalBackend({ searchProbe: DEFAULT_PROBE }),
 });
 const piGrep = createGrepToolDefinition(dir);
 const spawner = new Spawner({ engine: "posix_spawn" });
@@ -55,7 +55,7 @@ const rows = [];
 for (const [name, pattern] of Object.entries(cases)) {
 	const contenders = {
 		"keel (default)": keel(byDefault, pattern),
-		"keel (parallel first)": keel(parallelFirst, pattern),
+		"keel (probe)": keel(probing, pattern),
 		pi: () => piGrep.execute("bench", { pattern, path: "tree" }),
 		"rg alone": () => rgAlone(pattern),
 	};
@@ -77,7 +77,7 @@ for (const [name, pattern] of Object.entries(cases)) {
 	rows.push([
 		name,
 		...names.map((k) => median(t[k]).toFixed(1)),
-		...["keel (default)", "keel (parallel first)"].flatMap((k) => [
+		...["keel (default)", "keel (probe)"].flatMap((k) => [
 			`${ratio(k, "pi").toFixed(2)}×`,
 			`${ratio(k, "rg alone").toFixed(2)}×`,
 		]),
@@ -90,17 +90,17 @@ console.log(
 		[
 			"case",
 			"keel default (ms)",
-			"keel parallel first (ms)",
+			"keel probe (ms)",
 			"pi (ms)",
 			"rg alone (ms)",
 			"default/pi",
 			"default/rg",
-			"parallel first/pi",
-			"parallel first/rg",
+			"probe/pi",
+			"probe/rg",
 		],
 		rows,
 	),
 );
 await byDefault.close();
-await parallelFirst.close();
+await probing.close();
 rmSync(dir, { recursive: true, force: true });

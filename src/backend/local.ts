@@ -4,7 +4,7 @@ import { createLocalExec } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { spawnLocal } from "./local-spawn.js";
 import { createLocalSearch, createLocalTools } from "./search/index.js";
-import { DEFAULT_PROBE, type ProbeTiming } from "./search/native.js";
+import type { ProbeTiming } from "./search/native.js";
 import { Spawner } from "./spawn/spawner.js";
 import type { Backend } from "./types.js";
 
@@ -14,10 +14,7 @@ export interface LocalBackendOptions {
 	/** Time budget of one grep or find (default 60 s); then it answers TIMEOUT with what it found. */
 	searchBudgetMs?: number;
 	hooks?: LocalFsHooks;
-	/**
-	 * grep's path-ordered probe before the parallel rg (createLocalSearch's `probe`; default
-	 * DEFAULT_PROBE, `false`: the parallel run first, the ordered one when it passes the limit).
-	 */
+	/** grep's path-ordered probe before the parallel rg (createLocalSearch's `probe`). */
 	searchProbe?: ProbeTiming | false;
 }
 
@@ -35,7 +32,7 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 			pins: fs.pins,
 			budgetMs: opts.searchBudgetMs,
 			tools: createLocalTools({ spawner }),
-			probe: opts.searchProbe ?? DEFAULT_PROBE,
+			...(opts.searchProbe ? { probe: opts.searchProbe } : {}),
 		}),
 		process: { fdPipes: true, ready: async () => {}, spawn: (req) => spawnLocal(req, spawner) },
 		close: async () => {

@@ -24,8 +24,9 @@ export interface LocalSearchOptions {
 	budgetMs?: number;
 	/**
 	 * grep's path-ordered probe before the parallel rg (rg-plan.ts; DEFAULT_PROBE is its tuned
-	 * timing; the local backend's default). Off here unless given: it needs a transport whose
-	 * output arrives as rg writes it (docs/BENCHMARKS.md, the eighth session).
+	 * timing). Off by default: it answers the stopped-at-limit grep in one ordered run (0.51-0.62×
+	 * pi against 0.75-0.87×), but every full scan pays for the probe and for the parallel run's
+	 * start-up after it (1.06-1.17× rg against 1.00-1.05×; docs/BENCHMARKS.md, eighth session).
 	 */
 	probe?: ProbeTiming | false;
 }
