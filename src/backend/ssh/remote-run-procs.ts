@@ -1,7 +1,8 @@
 /**
  * The command runner's process handling (Python source, joined with remote-run.ts's loop): the
  * pids created since a mark (the pid before a leader's; /proc/loadavg gives the last pid now), the sweep that kills every one of
- * them carrying a call tag, a leader's start time, and starting a command.
+ * them carrying a call tag (a pass at a time, until none is left, dying ones included: see
+ * Sweep), a leader's start time, and starting a command.
  */
 export const RUN_PROCS = String.raw`
 def read_small(path):
@@ -48,25 +49,125 @@ def pids(mark):
         return w
     return [int(n) for n in os.listdir("/proc") if n.isdigit()]
 
-def sweep(tag, mark):
-    # Kill every process created since mark whose environment holds the tag, until none is left.
-    needle = ("\0%s=%s\0" % (TAG, tag)).encode()
-    for _ in range(8):
-        hit = 0
-        for pid in pids(mark):
-            try:
-                with open("/proc/%d/environ" % pid, "rb") as f:
-                    env = b"\0" + f.read()
-            except OSError:
+def environ(pid):
+    # /proc/PID/environ's bytes (b"": nothing to read), or None: gone, or another user's.
+    try:
+        fd = os.open("/proc/%d/environ" % pid, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        parts = []
+        while True:
+            b = os.read(fd, 65536)
+            if not b:
+                return b"".join(parts)
+            parts.append(b)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+def may_be_execing(pid):
+    # A live user process (not a zombie, not a kernel thread, PF_KTHREAD) whose environ was empty.
+    try:
+        f = read_small("/proc/%d/stat" % pid).rsplit(b") ", 1)[1].split()
+        return f[0] not in (b"Z", b"X") and not int(f[6]) & 0x00200000
+    except (OSError, IndexError, ValueError):
+        return False
+
+# A sweep ends when a pass finds nothing tagged, killed ones still dying included: a SIGKILLed
+# process keeps its environment until the scheduler lets it run its exit, milliseconds on a busy
+# CPU where a pass takes microseconds. A pass that kills nothing new is repeated a millisecond
+# later (the loop serves other commands meanwhile): while killed ones remain, up to SWEEP_S in all
+# (an unkillable D-state process); while only processes of the window with an empty environ remain
+# (caught in the middle of execve: looked at again, never killed blind), up to UNSURE_WAITS times.
+# Passes that kill something new run back to back, IN_A_ROW at a time.
+SWEEP_S = 2.0
+UNSURE_WAITS = 50
+IN_A_ROW = 8
+sweeps = []
+
+class Sweep:
+    def __init__(self, tag, mark, then):
+        self.needle = ("\0%s=%s\0" % (TAG, tag)).encode()
+        self.mark, self.then = mark, then  # then: called once it is over
+        self.killed, self.refused = set(), set()
+        self.deadline = time.monotonic() + SWEEP_S
+        self.unsure_waits = self.chased = 0
+        self.due = 0.0
+
+def sweep_step(s):
+    # Passes until the sweep is over (returns None) or must wait (returns when to go on).
+    while True:
+        fresh = dying = unsure = False
+        w = window(s.mark)
+        for pid in (w if w is not None else pids(None)):
+            env = environ(pid)
+            if not env:
+                if env is not None and w is not None and may_be_execing(pid):
+                    unsure = True
                 continue
-            if needle in env:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    hit += 1
-                except OSError:
-                    pass
-        if not hit:
-            return
+            if s.needle not in env and not env.startswith(s.needle[1:]):
+                continue
+            if pid in s.refused:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            except OSError:
+                s.refused.add(pid)  # not ours to signal after all: nothing to wait for
+                continue
+            if pid in s.killed:
+                dying = True
+            else:
+                s.killed.add(pid)
+                fresh = True
+        if not fresh and not dying and (not unsure or s.unsure_waits >= UNSURE_WAITS):
+            return None
+        now = time.monotonic()
+        if now >= s.deadline:
+            return None
+        if fresh:
+            s.chased += 1
+            if s.chased % IN_A_ROW:
+                continue
+        elif not dying:
+            s.unsure_waits += 1
+        return now + 0.001
+
+def sweep(tag, mark, then=None):
+    # Kill every process created since mark (None: every process) whose environment holds the
+    # tag. The first passes run now: when they end it (the common case), then runs now too.
+    s = Sweep(tag, mark, then)
+    due = sweep_step(s)
+    if due is None:
+        if then is not None:
+            then()
+    else:
+        s.due = due
+        sweeps.append(s)
+
+def run_sweeps():
+    # The sweeps that are due go on; returns when the next one is due (None: no sweep left).
+    now = time.monotonic()
+    for s in list(sweeps):
+        if s.due <= now:
+            due = sweep_step(s)
+            if due is None:
+                sweeps.remove(s)
+                if s.then is not None:
+                    s.then()
+                continue
+            s.due = due
+    return min(s.due for s in sweeps) if sweeps else None
+
+def finish_sweeps():
+    # At shutdown: every sweep to its end, the loop served no more.
+    while sweeps:
+        due = run_sweeps()
+        if due is not None:
+            time.sleep(max(0.0, due - time.monotonic()))
 
 def start_time(pid):
     try:

@@ -9,8 +9,9 @@
  * When the command's leader exits, the runner waits up to 250 ms for output still held open by
  * background children, then kills the group and every process created since the command started
  * whose environment holds its tag (a daemon that left the group with setsid included; repeated
- * until a pass finds none), and only then reaps the leader, so its pid (and group id) cannot be
- * reused while the group is killed. Abort and timeout: the same at once. When its channel closes
+ * until a pass finds none, killed ones still dying included, up to 2 s, other commands served
+ * meanwhile), and only then reaps the leader and sends its end, so its pid (and group id) cannot
+ * be reused while the group is killed, and the call returns with nothing of it alive. Abort and timeout: the same at once. When its channel closes
  * (the connection dropped, the backend closed), it does that for every command and exits.
  *
  * Requests: JSON lines `["r", id, cwd, command, {env}, tag]`, `["k", id]` (kill), `["s", tag]` (sweep a
@@ -104,12 +105,12 @@ def announce(jid, j):
         j.announced = True
         send(b"p", jid, ("%d %s" % (j.pid, start_time(j.pid))).encode())
 
-def end_group(j):
+def end_group(j, then=None):
     try:
         os.killpg(j.pid, signal.SIGKILL)
     except OSError:
         pass
-    sweep(j.tag, j.mark)
+    sweep(j.tag, j.mark, then)
 
 def finish(jid):
     j = jobs.pop(jid)
@@ -125,7 +126,10 @@ def finish(jid):
         except BlockingIOError:
             pass
         os.close(j.r)
-    end_group(j)
+    end_group(j, lambda: done(jid, j))
+
+def done(jid, j):
+    # Once the sweep is over: nothing of the job is left.
     try:
         os.waitpid(j.pid, 0)  # the leader was left a zombie until now: its pid stayed taken
     except ChildProcessError:
@@ -149,6 +153,7 @@ def exited(j):
 def shutdown():
     for j in list(jobs.values()):
         end_group(j)
+    finish_sweeps()
     os._exit(0)  # frames not yet written go nowhere: the channel is closing
 
 def handle(line):
@@ -184,8 +189,10 @@ def main():
     pending = b""
     send(b"h", 0)
     while True:
+        timeout = run_sweeps()
         now = time.monotonic()
-        timeout = None
+        if timeout is not None:
+            timeout = max(0.0, timeout - now)
         for j in jobs.values():
             if not j.announced:
                 left = max(0.0, j.spawned + ANNOUNCE_S - now)

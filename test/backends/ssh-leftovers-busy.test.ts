@@ -1,0 +1,133 @@
+/**
+ * The ssh backend's command runner (src/backend/ssh/remote-run-procs.ts): what a command leaves
+ * running is gone when its call returns even when the CPU it runs on is busy (REQUIREMENTS P4).
+ * SIGKILL only marks a process: it lives on, environment and command line intact, until the
+ * scheduler lets it run its exit. Here an untagged busy loop holds one CPU and the call's
+ * `setsid -f` leftover is pinned to it at the lowest priority, so its death waits for that CPU;
+ * a sweep that stopped after a fixed number of passes (microseconds each in the runner) returned
+ * with it still alive. The server is this machine, so /proc here is the host's /proc, read the
+ * moment the call returns.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { SshBackend } from "../../src/backend/ssh/index.js";
+import { processesWith } from "../fixtures/processes.js";
+import { pythonMissing, useSshBackend } from "../fixtures/ssh-backend.js";
+import { sshdMissing } from "../fixtures/sshd.js";
+
+const TASKSET = ["/usr/bin/taskset", "/bin/taskset"].find((p) => existsSync(p));
+/** The first CPU this process may run on (the hog and the leftovers share it). */
+const CPU = /Cpus_allowed_list:\s*(\d+)/.exec(readFileSync("/proc/self/status", "latin1"))?.[1];
+
+const missing =
+	sshdMissing() ??
+	pythonMissing() ??
+	(!TASKSET || CPU === undefined ? "taskset is not installed" : undefined);
+if (missing) console.warn(`skipping the ssh busy-CPU leftover tests: ${missing}`);
+
+const live = useSshBackend(missing);
+let b: SshBackend;
+let dir: string;
+const markers: string[] = [];
+const hogs: ChildProcess[] = [];
+
+beforeAll(() => {
+	if (!missing) b = live.backend;
+});
+beforeEach(async () => {
+	dir = await mkdtemp(join(tmpdir(), "keel-ssh-busy-"));
+});
+afterEach(async () => {
+	for (const h of hogs.splice(0)) h.kill("SIGKILL");
+	for (const m of markers.splice(0))
+		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
+	await rm(dir, { recursive: true, force: true });
+});
+
+function marker(): string {
+	const m = `keelsshbusy${randomBytes(5).toString("hex")}`;
+	markers.push(m);
+	return m;
+}
+
+/**
+ * An untagged busy loop on CPU `CPU` (nice 19, but in this process's session group, which weighs
+ * as much as any other session's), killed after each test.
+ */
+function hog(): void {
+	const child = spawn(
+		"nice",
+		["-n", "19", TASKSET as string, "-c", CPU as string, "sh", "-c", "while :; do :; done"],
+		{
+			stdio: "ignore",
+		},
+	);
+	child.on("error", () => {});
+	hogs.push(child);
+}
+
+/**
+ * A `setsid -f` leftover spinning on the hog's CPU at nice 19, its command line carrying `m`. Its
+ * new session is a new autogroup, where nice alone would not lower it against the hog: the group
+ * is niced to 19 too, so once killed it waits many milliseconds for its turn on that CPU to die.
+ * Only the leftover is pinned: the command itself, which the call waits for, runs anywhere.
+ */
+const busyLeftover = (m: string) =>
+	`setsid -f ${TASKSET} -c ${CPU} nice -n 19 sh -c '{ echo 19 > /proc/self/autogroup; } 2>/dev/null; while :; do :; done; : ${m}' >/dev/null 2>&1 < /dev/null; sleep 0.05; echo started`;
+
+/** The last pid handed out (/proc/loadavg's fifth field). */
+function lastPid(): number {
+	return Number(readFileSync("/proc/loadavg", "latin1").split(" ")[4]);
+}
+
+/** Live processes created after `from` whose command line holds `m`, read straight from /proc. */
+function liveSince(from: number, m: string): string[] {
+	const to = lastPid();
+	const pids = to >= from ? Array.from({ length: to - from }, (_, i) => from + 1 + i) : readdirSync("/proc");
+	const found: string[] = [];
+	for (const pid of pids) {
+		try {
+			const cmd = readFileSync(`/proc/${pid}/cmdline`, "latin1");
+			if (cmd.includes(m)) found.push(`${pid} ${cmd.replaceAll("\0", " ")}`);
+		} catch {
+			// not a process, or gone
+		}
+	}
+	return found;
+}
+
+async function run(command: string, timeoutMs?: number) {
+	const chunks: Buffer[] = [];
+	const r = await b.exec.run({ command, cwd: dir, timeoutMs, onData: (c) => chunks.push(Buffer.from(c)) });
+	return { ...r, out: Buffer.concat(chunks).toString("latin1") };
+}
+
+describe.skipIf(missing)("ssh command runner: leftovers on a busy CPU", () => {
+	it("setsid -f, 10 calls in a row: each leftover is gone when its call returns", async () => {
+		hog();
+		const survivors: string[] = [];
+		for (let i = 0; i < 10; i++) {
+			const m = marker();
+			const from = lastPid();
+			const r = await run(busyLeftover(m));
+			survivors.push(...liveSince(from, m));
+			expect(r.out).toBe("started\n");
+		}
+		expect(survivors).toEqual([]);
+	}, 60_000);
+
+	it("on a timeout too: the leftover is gone when the call returns", async () => {
+		hog();
+		const m = marker();
+		const from = lastPid();
+		const r = await run(`${busyLeftover(m)}; sleep 30`, 1500);
+		const survivors = liveSince(from, m);
+		expect(r.timedOut).toBe(true);
+		expect(survivors).toEqual([]);
+	}, 60_000);
+});
