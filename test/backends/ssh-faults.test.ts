@@ -212,7 +212,10 @@ describe.skipIf(missing)("ssh backend: dropped connections", () => {
 			onData: (c) => (out += c),
 		});
 		running.catch(() => {});
-		for (let i = 0; i < 200 && !out.includes("started"); i++) await sleep(10);
+		// The drop must find the command running: the first call also connects and starts the
+		// runner, which takes seconds on a machine slow to start processes.
+		for (let i = 0; i < 3000 && !out.includes("started"); i++) await sleep(10);
+		expect(out).toContain("started");
 		await sshd.dropConnections();
 		const e = await failure(running);
 		expect(e.code).toBe("BACKEND_UNAVAILABLE");
@@ -257,7 +260,8 @@ describe.skipIf(missing)("ssh backend: dropped connections", () => {
 			onData: (c) => (out += c),
 		});
 		running.catch(() => {});
-		for (let i = 0; i < 300 && !out.includes("started"); i++) await sleep(10);
+		for (let i = 0; i < 3000 && !out.includes("started"); i++) await sleep(10);
+		expect(out).toContain("started");
 		await b.close();
 		expect(await gone(backend(), tag)).toBe(true);
 	});
