@@ -10,24 +10,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DirPins } from "../../src/backend/local-pin.js";
 import { createLocalSearch } from "../../src/backend/search/index.js";
-import { createLocalTools, localRunner } from "../../src/backend/search/local-runner.js";
-import { type ArgvRunner, createNativeSearch, type NativeTools } from "../../src/backend/search/native.js";
-import type { GrepOutcome, GrepRequest } from "../../src/backend/types.js";
-
-const realTools = await createLocalTools().detect();
-const HAS_RG = realTools.rg !== undefined;
-const RG = HAS_RG ? "" : " (skipped: rg not found on PATH)";
-
-const fakeTools: NativeTools = { rg: { path: "rg", version: "ripgrep 13.0.0" } };
-const matchLine = (path: string, n: number, text: string) => Buffer.from(`${path}\0${n}:${text}\n`);
-const hits = (r: GrepOutcome) => r.matches.map((m) => `${m.path}:${m.line}`);
-const req = (path: string, more: Partial<GrepRequest> = {}): GrepRequest => ({
-	pattern: "needle",
-	path,
-	context: 0,
-	limit: 100,
-	...more,
-});
+import { localRunner } from "../../src/backend/search/local-runner.js";
+import { type ArgvRunner, createNativeSearch } from "../../src/backend/search/native.js";
+import { fakeTools, HAS_RG, hits, matchLine, RG, realTools, req } from "./rg-script.js";
 
 describe("the parallel pass, over a scripted transport", () => {
 	it("files printed in any order come back in path order", async () => {

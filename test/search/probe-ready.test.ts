@@ -11,36 +11,11 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalSearch } from "../../src/backend/search/index.js";
 import { createLocalTools } from "../../src/backend/search/local-runner.js";
-import {
-	type ArgvRunner,
-	createNativeSearch,
-	DEFAULT_PROBE,
-	type NativeTools,
-} from "../../src/backend/search/native.js";
+import { type ArgvRunner, createNativeSearch, DEFAULT_PROBE } from "../../src/backend/search/native.js";
 import { READY_MARK, rgPass } from "../../src/backend/search/rg.js";
-import type { GrepOutcome, GrepRequest } from "../../src/backend/types.js";
 import { rgProcessesUnder } from "./rg-processes.js";
+import { fakeTools, HAS_RG, hits, matchLine, RG, realTools, req, sorted, until } from "./rg-script.js";
 
-const realTools = await createLocalTools().detect();
-const HAS_RG = realTools.rg !== undefined;
-const RG = HAS_RG ? "" : " (skipped: rg not found on PATH)";
-
-const fakeTools: NativeTools = { rg: { path: "rg", version: "ripgrep 13.0.0" } };
-const matchLine = (path: string, n: number) => Buffer.from(`${path}\0${n}:needle\n`);
-const hits = (r: GrepOutcome) => r.matches.map((m) => `${m.path}:${m.line}`);
-const req = (path: string, more: Partial<GrepRequest> = {}): GrepRequest => ({
-	pattern: "needle",
-	path,
-	context: 0,
-	limit: 100,
-	...more,
-});
-const sorted = (argv: readonly string[]) => argv.includes("--sort");
-const until = (signal: AbortSignal | undefined) =>
-	new Promise<void>((resolve) => {
-		if (signal?.aborted) resolve();
-		else signal?.addEventListener("abort", () => resolve(), { once: true });
-	});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const names = Array.from({ length: 150 }, (_, i) => `/r/f${String(i).padStart(3, "0")}`);
 

@@ -10,31 +10,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DirPins } from "../../src/backend/local-pin.js";
 import { createLocalSearch, type LocalSearchOptions } from "../../src/backend/search/index.js";
-import { createLocalTools, localRunner } from "../../src/backend/search/local-runner.js";
-import {
-	type ArgvRunner,
-	createNativeSearch,
-	DEFAULT_PROBE,
-	type NativeTools,
-} from "../../src/backend/search/native.js";
+import { localRunner } from "../../src/backend/search/local-runner.js";
+import { type ArgvRunner, createNativeSearch, DEFAULT_PROBE } from "../../src/backend/search/native.js";
 import { comparePaths } from "../../src/backend/search/semantics.js";
-import type { GrepOutcome, GrepRequest } from "../../src/backend/types.js";
 import { rgProcessesUnder } from "./rg-processes.js";
+import { fakeTools, HAS_RG, hits, matchLine, RG, realTools, req, sorted, until } from "./rg-script.js";
 
-const realTools = await createLocalTools().detect();
-const HAS_RG = realTools.rg !== undefined;
-const RG = HAS_RG ? "" : " (skipped: rg not found on PATH)";
-
-const fakeTools: NativeTools = { rg: { path: "rg", version: "ripgrep 13.0.0" } };
-const matchLine = (path: string, n: number) => Buffer.from(`${path}\0${n}:needle\n`);
-const hits = (r: GrepOutcome) => r.matches.map((m) => `${m.path}:${m.line}`);
-const req = (path: string, more: Partial<GrepRequest> = {}): GrepRequest => ({
-	pattern: "needle",
-	path,
-	context: 0,
-	limit: 100,
-	...more,
-});
 const KEPT = { firstMs: 1e9, readyMs: 1e9, quietMs: 1e9 };
 const GIVEN_UP = { firstMs: 0, readyMs: 0, quietMs: 0 };
 /** Every plan: the default timing, the probe never given up, given up at once, and no probe. */
@@ -44,13 +25,6 @@ const PLANS: [string, LocalSearchOptions["probe"]][] = [
 	["probe given up", GIVEN_UP],
 	["no probe", false],
 ];
-const sorted = (argv: readonly string[]) => argv.includes("--sort");
-const until = (signal: AbortSignal | undefined) =>
-	new Promise<void>((resolve) => {
-		if (signal?.aborted) resolve();
-		else signal?.addEventListener("abort", () => resolve(), { once: true });
-	});
-
 describe("the probe's plan, over a scripted transport", () => {
 	it("a dense tree: the probe's answer, the parallel run stopped", async () => {
 		let parallelStopped = false;
