@@ -8,50 +8,28 @@
  * call's leftover is pinned to it, so every kill waits for that CPU. Real processes, found by a
  * marker.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Session } from "../../src/session.js";
+import { BusyCpu, CPU, lastPid, liveSince, TASKSET } from "../fixtures/busy-cpu.js";
 import { processesWith } from "../fixtures/processes.js";
-
-const TASKSET = ["/usr/bin/taskset", "/bin/taskset"].find((p) => existsSync(p));
-/** The first CPU this process may run on (the hog and the leftovers share it). */
-const CPU = /Cpus_allowed_list:\s*(\d+)/.exec(readFileSync("/proc/self/status", "latin1"))?.[1];
 
 let dir: string;
 const sessions: Session[] = [];
-const markers: string[] = [];
-const hogs: ChildProcess[] = [];
+const busy = new BusyCpu("keelbusy");
+const marker = () => busy.marker();
+const hog = () => busy.hog();
 
 beforeEach(async () => {
 	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-leftovers-busy-")));
 });
 afterEach(async () => {
-	for (const h of hogs.splice(0)) h.kill("SIGKILL");
+	busy.cleanup();
 	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	for (const m of markers.splice(0))
-		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
 	await rm(dir, { recursive: true, force: true });
 });
-
-function marker(): string {
-	const m = `keelbusy${randomBytes(5).toString("hex")}`;
-	markers.push(m);
-	return m;
-}
-
-/** An untagged busy loop on CPU `CPU`, killed after the test. */
-function hog(): void {
-	const child = spawn(TASKSET as string, ["-c", CPU as string, "/bin/sh", "-c", "while :; do :; done"], {
-		stdio: "ignore",
-	});
-	child.on("error", () => {});
-	hogs.push(child);
-}
 
 /**
  * A `setsid --fork` leftover that spins on the hog's CPU, its command line carrying `m`. It runs
@@ -62,30 +40,6 @@ function hog(): void {
  */
 const busyLeftover = (m: string, nice = 10) =>
 	`${TASKSET} -c ${CPU} nice -n ${nice} setsid -f sh -c '{ echo ${nice} > /proc/self/autogroup; } 2>/dev/null; while :; do :; done; : ${m}' >/dev/null 2>&1 < /dev/null; sleep 0.05; echo started`;
-
-/** The last pid handed out (/proc/loadavg's fifth field). */
-function lastPid(): number {
-	return Number(readFileSync("/proc/loadavg", "latin1").split(" ")[4]);
-}
-
-/**
- * Live processes created after `from` whose command line holds `m`, read straight from /proc the
- * moment the call returns (pgrep starts too late: by then a killed process has usually died).
- */
-function liveSince(from: number, m: string): string[] {
-	const to = lastPid();
-	const pids = to >= from ? Array.from({ length: to - from }, (_, i) => from + 1 + i) : readdirSync("/proc");
-	const found: string[] = [];
-	for (const pid of pids) {
-		try {
-			const cmd = readFileSync(`/proc/${pid}/cmdline`, "latin1");
-			if (cmd.includes(m)) found.push(`${pid} ${cmd.replaceAll("\0", " ")}`);
-		} catch {
-			// not a process, or gone
-		}
-	}
-	return found;
-}
 
 async function open(profile: "pi" | "unified"): Promise<Session> {
 	const s = await Session.create({ root: dir, profile });

@@ -8,21 +8,14 @@
  * with it still alive. The server is this machine, so /proc here is the host's /proc, read the
  * moment the call returns.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SshBackend } from "../../src/backend/ssh/index.js";
-import { processesWith } from "../fixtures/processes.js";
+import { BusyCpu, CPU, lastPid, liveSince, TASKSET } from "../fixtures/busy-cpu.js";
 import { pythonMissing, useSshBackend } from "../fixtures/ssh-backend.js";
 import { sshdMissing } from "../fixtures/sshd.js";
-
-const TASKSET = ["/usr/bin/taskset", "/bin/taskset"].find((p) => existsSync(p));
-/** The first CPU this process may run on (the hog and the leftovers share it). */
-const CPU = /Cpus_allowed_list:\s*(\d+)/.exec(readFileSync("/proc/self/status", "latin1"))?.[1];
 
 const missing =
 	sshdMissing() ??
@@ -33,8 +26,13 @@ if (missing) console.warn(`skipping the ssh busy-CPU leftover tests: ${missing}`
 const live = useSshBackend(missing);
 let b: SshBackend;
 let dir: string;
-const markers: string[] = [];
-const hogs: ChildProcess[] = [];
+const busy = new BusyCpu("keelsshbusy");
+const marker = () => busy.marker();
+/**
+ * An untagged busy loop on CPU `CPU` (nice 19, but in this process's session group, which weighs
+ * as much as any other session's), killed after each test.
+ */
+const hog = () => busy.hog(19);
 
 beforeAll(() => {
 	if (!missing) b = live.backend;
@@ -43,33 +41,9 @@ beforeEach(async () => {
 	dir = await mkdtemp(join(tmpdir(), "keel-ssh-busy-"));
 });
 afterEach(async () => {
-	for (const h of hogs.splice(0)) h.kill("SIGKILL");
-	for (const m of markers.splice(0))
-		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
+	busy.cleanup();
 	await rm(dir, { recursive: true, force: true });
 });
-
-function marker(): string {
-	const m = `keelsshbusy${randomBytes(5).toString("hex")}`;
-	markers.push(m);
-	return m;
-}
-
-/**
- * An untagged busy loop on CPU `CPU` (nice 19, but in this process's session group, which weighs
- * as much as any other session's), killed after each test.
- */
-function hog(): void {
-	const child = spawn(
-		"nice",
-		["-n", "19", TASKSET as string, "-c", CPU as string, "sh", "-c", "while :; do :; done"],
-		{
-			stdio: "ignore",
-		},
-	);
-	child.on("error", () => {});
-	hogs.push(child);
-}
 
 /**
  * A `setsid -f` leftover spinning on the hog's CPU at nice 19, its command line carrying `m`. Its
@@ -79,27 +53,6 @@ function hog(): void {
  */
 const busyLeftover = (m: string) =>
 	`setsid -f ${TASKSET} -c ${CPU} nice -n 19 sh -c '{ echo 19 > /proc/self/autogroup; } 2>/dev/null; while :; do :; done; : ${m}' >/dev/null 2>&1 < /dev/null; sleep 0.05; echo started`;
-
-/** The last pid handed out (/proc/loadavg's fifth field). */
-function lastPid(): number {
-	return Number(readFileSync("/proc/loadavg", "latin1").split(" ")[4]);
-}
-
-/** Live processes created after `from` whose command line holds `m`, read straight from /proc. */
-function liveSince(from: number, m: string): string[] {
-	const to = lastPid();
-	const pids = to >= from ? Array.from({ length: to - from }, (_, i) => from + 1 + i) : readdirSync("/proc");
-	const found: string[] = [];
-	for (const pid of pids) {
-		try {
-			const cmd = readFileSync(`/proc/${pid}/cmdline`, "latin1");
-			if (cmd.includes(m)) found.push(`${pid} ${cmd.replaceAll("\0", " ")}`);
-		} catch {
-			// not a process, or gone
-		}
-	}
-	return found;
-}
 
 async function run(command: string, timeoutMs?: number) {
 	const chunks: Buffer[] = [];
