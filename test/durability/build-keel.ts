@@ -16,13 +16,16 @@ import { fileURLToPath } from "node:url";
 
 export const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 
-/** Build keel into `outDir` and return the absolute path of the module a child should import. */
-export async function buildKeel(outDir: string): Promise<string> {
-	const file = join(outDir, "keel.mjs");
+/**
+ * Build keel into `outDir` and return the absolute path of the module a child should import:
+ * the library, or the module `entry` (a path under src/, without its extension) and what it uses.
+ */
+export async function buildKeel(outDir: string, entry = "index"): Promise<string> {
+	const file = join(outDir, entry === "index" ? "keel.mjs" : `${entry.replaceAll("/", "-")}.mjs`);
 	try {
 		const { rolldown } = await import("rolldown");
 		const bundle = await rolldown({
-			input: join(REPO, "src/index.ts"),
+			input: join(REPO, "src", `${entry}.ts`),
 			platform: "node",
 			logLevel: "silent",
 		});
@@ -31,6 +34,9 @@ export async function buildKeel(outDir: string): Promise<string> {
 		} finally {
 			await bundle.close();
 		}
+		// What the bundle loads at run time (koffi) is found from beside it.
+		if (!existsSync(join(outDir, "node_modules")))
+			symlinkSync(join(REPO, "node_modules"), join(outDir, "node_modules"));
 		return file;
 	} catch {
 		// Fall back to the project's own build, into a private directory.
@@ -43,11 +49,11 @@ export async function buildKeel(outDir: string): Promise<string> {
 		} catch (e) {
 			// tsc emits despite type errors in files other engineers are editing; only a missing
 			// output is fatal.
-			if (!existsSync(join(build, "index.js"))) throw e;
+			if (!existsSync(join(build, `${entry}.js`))) throw e;
 		}
 		if (!existsSync(join(outDir, "node_modules")))
 			symlinkSync(join(REPO, "node_modules"), join(outDir, "node_modules"));
-		return join(build, "index.js");
+		return join(build, `${entry}.js`);
 	}
 }
 

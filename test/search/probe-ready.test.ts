@@ -39,7 +39,7 @@ describe("the ready mark and the keep rule, over a scripted transport", () => {
 				await until(opts.signal);
 				return { exitCode: null };
 			}
-			await opts.input;
+			await opts.hold;
 			events.push("released");
 			return { exitCode: 1 };
 		};
@@ -48,10 +48,12 @@ describe("the ready mark and the keep rule, over a scripted transport", () => {
 		const r = await createNativeSearch(runner, fakeTools, { probe: timing }).grep(req("/r"));
 		expect(r.matches).toEqual([]);
 		expect(events).toEqual(["mark", "released"]);
-		// The mark is the probe's path before the searched one; the parallel run has none.
+		// The mark is the path before the searched one: the probe's word that it is ready, and the
+		// write the parallel run is held at.
 		const [probeArgv, parallelArgv] = argvs;
 		expect(probeArgv.slice(-2)).toEqual([READY_MARK, "/r"]);
-		expect(parallelArgv).not.toContain(READY_MARK);
+		expect(parallelArgv.slice(-2)).toEqual([READY_MARK, "/r"]);
+		expect(sorted(parallelArgv)).toBe(false);
 	});
 
 	it("kept past half the limit, then quiet: the parallel run searches beside it and its whole-tree answer wins", async () => {
@@ -64,7 +66,7 @@ describe("the ready mark and the keep rule, over a scripted transport", () => {
 				probeStopped = true;
 				return { exitCode: null };
 			}
-			await opts.input;
+			await opts.hold;
 			// The whole tree holds 70 matches: under the limit, the parallel run sees them all.
 			for (const n of names.slice(0, 70).reverse()) opts.onStdout(matchLine(n, 1));
 			return { exitCode: 0 };
@@ -87,7 +89,7 @@ describe("the ready mark and the keep rule, over a scripted transport", () => {
 				}
 				return { exitCode: 0 };
 			}
-			await opts.input;
+			await opts.hold;
 			// The parallel run finds late files first and is slow: it must not answer.
 			for (const n of [...names].reverse().slice(0, 50)) {
 				if (opts.signal?.aborted) break;

@@ -116,7 +116,7 @@ describe("the probe's plan, over a scripted transport", () => {
 			}
 			runs.push("parallel");
 			const released = await Promise.race([
-				opts.input?.then(() => true),
+				opts.hold?.then(() => true),
 				until(opts.signal).then(() => false),
 			]);
 			if (!released) return { exitCode: null };
@@ -182,7 +182,7 @@ describe("the probe's plan, with real rg on real trees", () => {
 				const r = await ops.grep(req(base, { limit: 25 }));
 				expect(hits(r), name).toEqual(hits(expected));
 				expect(r.limitReached, name).toBe(true);
-				// The run not answering (the parallel one waiting on stdin, or the probe) is gone too.
+				// The run not answering (the parallel one held before its walk, or the probe) is gone too.
 				expect(rgProcessesUnder(base), name).toEqual([]);
 			}
 		}
@@ -224,8 +224,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 	);
 
 	it.skipIf(!HAS_RG)(`a pattern with a line break means the same under every plan${RG}`, async () => {
-		// The parallel run reads its pattern from stdin (one per line, a "\r" before "\n" dropped):
-		// a pattern holding either is given on the command line instead.
+		// Every run is given the pattern on its command line: a "\r" or "\n" in it means the same to
+		// the held parallel run as to the probe and the ordered run.
 		await mkdir(join(base, "d"));
 		for (let f = 0; f < 20; f++) await writeFile(join(base, "d", `f${f}.txt`), "needle\r\nneedle\n");
 		for (const [name, probe] of PLANS) {

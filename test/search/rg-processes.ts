@@ -1,7 +1,7 @@
 /**
  * rg processes on this host searching under `dir`, read from /proc: by a command line naming it
- * or a working directory inside it (rg started in a pinned directory searches "."). A pattern is
- * no way to find them: the parallel run reads its pattern from stdin.
+ * or a working directory inside it (rg started in a pinned directory searches "."), not by its
+ * pattern, which many tests share.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 

@@ -7,27 +7,17 @@
  * JS engine searches on the host, below pinned descriptors (search/walk.ts), which never follows
  * a swapped link.
  */
-import { PassThrough } from "node:stream";
 import { findOnPath, type LocalTools } from "../search/local-runner.js";
 import { type ArgvRunner, detectNativeTools, type NativeTools } from "../search/native.js";
 import type { SandboxRunner } from "./runner.js";
 
 export function sandboxSearchTools(runner: SandboxRunner): LocalTools {
 	const run: ArgvRunner = async (argv, o) => {
+		// No hold here (RunOptions.hold): a held run starts at once.
 		const { bound } = await runner.ready();
-		let stdin: PassThrough | undefined;
-		if (o.input) {
-			const pipe = new PassThrough();
-			o.input.then(
-				(text) => pipe.end(text),
-				() => pipe.end(),
-			);
-			stdin = pipe;
-		}
 		const r = await runner.run(argv, {
 			cwd: o.cwd ?? bound[0],
 			signal: o.signal,
-			...(stdin ? { stdin } : {}),
 			onData: (chunk, stream) => (stream === "stderr" ? o.onStderr?.(chunk) : o.onStdout(chunk)),
 		});
 		return { exitCode: r.exitCode };

@@ -5,6 +5,7 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { delimiter, join } from "node:path";
+import { SpawnedChild } from "../spawn/child.js";
 import { type Spawner, startChild } from "../spawn/spawner.js";
 import { type ArgvRunner, detectNativeTools, type NativeTools } from "./native.js";
 
@@ -27,14 +28,13 @@ function runArgv(
 		}
 		const child = startChild(spawner, argv[0], argv.slice(1), {
 			cwd: opts.cwd,
-			stdio: [opts.input ? "pipe" : "ignore", "pipe", "pipe"],
+			stdio: ["ignore", "pipe", "pipe"],
+			holdStderr: opts.hold !== undefined,
 		});
-		if (opts.input && child.stdin) {
-			const stdin = child.stdin;
-			stdin.on("error", () => undefined); // the child may be gone (killed) before it reads
-			opts.input.then(
-				(text) => stdin.end(text),
-				() => stdin.destroy(),
+		if (opts.hold && child instanceof SpawnedChild && child.stderrHeld) {
+			opts.hold.then(
+				() => child.releaseStderr(),
+				() => undefined,
 			);
 		}
 		const kill = () => child.kill("SIGKILL");

@@ -6,9 +6,9 @@
  *   - a run with `--sort path` (one thread, files in path order) stopped at the match past the
  *     limit (or ended) has the first `limit` in order.
  * On this machine (`probe` given) the ordered run goes first, alone, as a probe that prints line
- * by line; the parallel run is started beside it but waits for its pattern on stdin. A tree dense
- * with matches is answered by the probe; when the probe goes quiet (ProbeTiming) it is stopped
- * and the pattern written to the parallel run, whose start-up is then already done. When that run
+ * by line; the parallel run is started beside it but held before its walk (RunOptions.hold). A
+ * tree dense with matches is answered by the probe; when the probe goes quiet (ProbeTiming) it is
+ * stopped and the parallel run released, its start-up then already done. When that run
  * passes the limit, an ordered run starts from the beginning. A probe past half the limit is kept;
  * if it then goes quiet, the parallel run searches beside it, and the first to finish answers. Without `probe` (a remote
  * transport, where output arrives in round trips), the ordered run starts only once the parallel
@@ -16,7 +16,7 @@
  */
 import type { GrepOutcome, GrepRequest } from "../types.js";
 import type { RgTool } from "./detect.js";
-import { type Pass, patternFitsStdin, rgPass } from "./rg.js";
+import { type Pass, rgPass } from "./rg.js";
 import type { ArgvRunner } from "./runner.js";
 import { comparePaths } from "./semantics.js";
 
@@ -58,7 +58,7 @@ export async function rgGrep(
 	if (req.pinned !== undefined && req.pinnedDir !== true) {
 		// One file: one thread either way, so one ordered run.
 		answer = { pass: await rgPass(run, rg, req, { order: "path" }), ordered: true };
-	} else if (probe && patternFitsStdin(req.pattern)) answer = await withProbe(run, rg, req, probe);
+	} else if (probe) answer = await withProbe(run, rg, req, probe);
 	else answer = await parallelThenOrdered(run, rg, req);
 	const { pass, ordered } = answer;
 	if (!ordered) pass.files.sort((a, b) => comparePaths(a.rgPath, b.rgPath));
@@ -81,13 +81,11 @@ async function withProbe(
 ): Promise<Answer> {
 	const stopParallel = new AbortController();
 	const stopProbe = new AbortController();
-	const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
-	const after = (ms: number, fn: () => void) => setTimeout(fn, Math.min(ms, MAX_TIMER_MS));
-	let quiet: ReturnType<typeof setTimeout> | undefined;
-	let deadline: ReturnType<typeof setTimeout> | undefined;
+	let quiet: Timer | undefined;
+	let deadline: Timer | undefined;
 	const keepProbe = () => {
-		clearTimeout(quiet);
-		clearTimeout(deadline);
+		quiet?.cancel();
+		deadline?.cancel();
 	};
 	let releaseParallel = () => {};
 	const released = new Promise<void>((resolve) => {
@@ -104,16 +102,15 @@ async function withProbe(
 	// Timers scale with the start-up time (a loaded machine pauses a process for longer).
 	const pause = (ms: number) => Math.max(ms, (tr ?? t1 ?? 0) / 8);
 	// The probe searches alone; the parallel run is started ahead (its start-up is done meanwhile)
-	// and searches only once the probe is given up, or goes quiet after it was kept: it reads the
-	// pattern from stdin, written then.
+	// and walks only once the probe is given up, or goes quiet after it was kept.
 	const probe = rgPass(run, rg, req, {
 		order: "path",
 		cancel: stopProbe.signal,
 		onReady: () => {
 			if (t1 !== undefined || stopProbe.signal.aborted || committed) return;
 			tr = performance.now() - started;
-			clearTimeout(deadline);
-			deadline = after(pause(timing.readyMs), giveUp);
+			deadline?.cancel();
+			deadline = timer(pause(timing.readyMs), giveUp);
 		},
 		onOverLimit: () => {
 			keepProbe();
@@ -121,30 +118,30 @@ async function withProbe(
 		},
 		onOutput: (matches) => {
 			if (stopProbe.signal.aborted) return;
-			clearTimeout(quiet);
+			quiet?.cancel();
 			// Half the limit found in path order: the probe answers, and is never given up (a pause
 			// now, a loaded machine's preemption, must not throw that away for two more runs). If it
 			// then goes quiet (the rest of the tree is sparse), the parallel run searches beside it:
 			// a run that ends under the limit has seen the whole tree too.
 			if (committed || matches * 2 > req.limit) {
-				if (!committed) clearTimeout(deadline);
+				if (!committed) deadline?.cancel();
 				committed = true;
-				quiet = after(pause(timing.quietMs), releaseParallel);
+				quiet = timer(pause(timing.quietMs), releaseParallel);
 				return;
 			}
 			if (t1 === undefined) {
 				t1 = performance.now() - started;
-				clearTimeout(deadline);
-				deadline = after(Math.max(timing.readyMs, 1.5 * t1), giveUp);
+				deadline?.cancel();
+				deadline = timer(Math.max(timing.readyMs, 1.5 * t1), giveUp);
 			}
-			quiet = after(pause(timing.quietMs), giveUp);
+			quiet = timer(pause(timing.quietMs), giveUp);
 		},
 	});
 	const parallel = rgPass(run, rg, req, { order: "any", cancel: stopParallel.signal, release: released });
 	// The runner starts the process before returning (a local spawn is synchronous): the probe's
 	// times count from there, not from before the parallel run's start.
 	started = performance.now();
-	deadline = after(timing.firstMs, giveUp);
+	deadline = timer(timing.firstMs, giveUp);
 	// A pass that ran to its end holds the answer, so the other is stopped; a failing pass stops
 	// the other too. Both are awaited: no rg outlives the call.
 	const settle = (p: Promise<Pass>, other: AbortController) =>
@@ -170,6 +167,34 @@ async function withProbe(
 	// Past the limit: the probe's prefix if the budget stopped it, else an ordered run from the start.
 	if (ord.value.timedOut) return { pass: ord.value, ordered: true };
 	return { pass: await rgPass(run, rg, req, { order: "path" }), ordered: true };
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout takes a longer delay as 1 ms
+
+interface Timer {
+	cancel(): void;
+}
+
+/**
+ * Calls `fn` once `ms` have passed by performance.now(), never before: Node counts a timer from
+ * the event loop's cached time, which can be a millisecond old after a busy turn (starting two
+ * processes), and the probe's pauses are about that long.
+ */
+function timer(ms: number, fn: () => void): Timer {
+	const due = performance.now() + ms;
+	let handle: ReturnType<typeof setTimeout>;
+	const arm = (wait: number) => {
+		handle = setTimeout(
+			() => {
+				const left = due - performance.now();
+				if (left > 0) arm(left);
+				else fn();
+			},
+			Math.min(wait, MAX_TIMER_MS),
+		);
+	};
+	arm(ms);
+	return { cancel: () => clearTimeout(handle) };
 }
 
 /** The parallel run; only when it passes the limit, the ordered run, started at that moment. */

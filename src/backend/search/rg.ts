@@ -40,7 +40,6 @@ export function rgArgv(
 	req: GrepRequest,
 	order: "path" | "any" = "path",
 	lineBuffered = false,
-	patternOnStdin = false,
 	readyMark = false,
 ): string[] {
 	const argv = [rg.path, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never"];
@@ -57,12 +56,9 @@ export function rgArgv(
 	argv.push("--glob", "!.git"); // last: later globs win, so no user glob can bring .git back
 	if (req.ignoreCase) argv.push("--ignore-case");
 	if (req.literal) argv.push("--fixed-strings");
-	// `-f -`: the pattern arrives on stdin (one line: see patternFitsStdin), so rg can be started
-	// ahead and made to search by writing it.
-	if (patternOnStdin) argv.push("-f", "-", "--");
-	else argv.push("--", req.pattern);
-	// Paths are walked in the order given when rg runs on one thread (--sort path): its error for
-	// READY_MARK comes first, once its start-up is done.
+	argv.push("--", req.pattern);
+	// rg's error for READY_MARK, the first path, comes once its start-up is done: on one thread
+	// (--sort path) before the walk; in parallel, from the main thread before the walk's threads start.
 	if (readyMark) argv.push(READY_MARK);
 	argv.push(req.path);
 	return argv;
@@ -70,14 +66,10 @@ export function rgArgv(
 
 /**
  * A path that can never exist (a name under a character device: ENOTDIR), put before the search
- * path: rg's error for it on stderr says its start-up is over and the walk begins.
+ * path: rg's error for it on stderr says its start-up is over and the walk begins, and a run held
+ * at that write (RunOptions.hold) has done all its start-up but the walk.
  */
 export const READY_MARK = "/dev/null/keel-rg-walk-starts";
-
-/** rg reads `-f` patterns one per line (a "\r" before "\n" dropped): one line says it as `-e` does. */
-export function patternFitsStdin(pattern: string): boolean {
-	return !/[\r\n]/.test(pattern);
-}
 
 /** An exit status 2 from rg: a pattern error, a missing path, or only per-file I/O errors. */
 function rgFailure(stderr: string, path: string): KeelError | undefined {
@@ -129,7 +121,10 @@ export interface PassOptions {
 	cancel?: AbortSignal;
 	/** Called on every chunk of output with the matches so far; with it, rg writes line by line. */
 	onOutput?: (matches: number) => void;
-	/** rg is started now and reads the pattern from stdin: it searches once this resolves. */
+	/**
+	 * rg is started now and held at READY_MARK's error (its start-up done): it walks once this
+	 * resolves. A runner that cannot hold it starts it walking at once.
+	 */
 	release?: Promise<void>;
 	/**
 	 * Called once rg's start-up is done and its walk begins (READY_MARK's error on stderr); for an
@@ -148,20 +143,13 @@ export async function rgPass(
 	const { root, cwd, toName, messages } = startingPoint(req, true);
 	let overLimit = false;
 	let stderr = "";
-	const marked = opts.onReady !== undefined && opts.order === "path";
+	const marked = opts.release !== undefined || (opts.onReady !== undefined && opts.order === "path");
 	let ready = false;
 	let splitter: ReturnType<typeof lineSplitter> | undefined;
 	let collector: ReturnType<typeof rgCollector> | undefined;
 	const { exitCode, stopped, timedOut } = await runUntil(
 		run,
-		rgArgv(
-			rg,
-			{ ...req, path: root },
-			opts.order,
-			opts.onOutput !== undefined,
-			opts.release !== undefined,
-			marked,
-		),
+		rgArgv(rg, { ...req, path: root }, opts.order, opts.onOutput !== undefined, marked),
 		"rg",
 		req.signal,
 		(stop) => {
@@ -184,7 +172,7 @@ export async function rgPass(
 				},
 				onStderr: (chunk) => {
 					if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
-					if (marked && !ready && stderr.includes(READY_MARK)) {
+					if (marked && !ready && opts.onReady && stderr.includes(READY_MARK)) {
 						ready = true;
 						opts.onReady?.();
 					}
@@ -193,7 +181,7 @@ export async function rgPass(
 		},
 		req.stop,
 		cwd,
-		opts.release?.then(() => `${req.pattern}\n`),
+		opts.release,
 	);
 	if (!stopped) {
 		splitter?.end();

@@ -14,10 +14,10 @@ export interface RunOptions {
 	onStdout: (chunk: Buffer) => void;
 	onStderr?: (chunk: Buffer) => void;
 	/**
-	 * The process's stdin: when this resolves, the text is written and stdin closed (a process
-	 * reading it waits until then). Without it, stdin is not open.
+	 * The process's first write to stderr waits until this resolves (a runner that cannot hold a
+	 * process starts it running). Rejected: the process stays held until it is killed.
 	 */
-	input?: Promise<string>;
+	hold?: Promise<void>;
 }
 
 export interface RunResult {
@@ -85,7 +85,7 @@ export async function runUntil(
 	handlers: (stop: () => void) => { onStdout: (c: Buffer) => void; onStderr?: (c: Buffer) => void },
 	budget?: AbortSignal,
 	cwd = "/",
-	input?: Promise<string>,
+	hold?: Promise<void>,
 ): Promise<{ exitCode: number | null; stopped: boolean; timedOut: boolean }> {
 	throwIfAborted(signal);
 	const limiter = new AbortController();
@@ -100,7 +100,7 @@ export async function runUntil(
 		result = await run(argv, {
 			cwd,
 			signal: both,
-			...(input ? { input } : {}),
+			...(hold ? { hold } : {}),
 			onStdout: (c) => {
 				if (!limiter.signal.aborted) onStdout(c);
 			},
