@@ -28,9 +28,9 @@ export { type ArgvRunner, lineSplitter, type RunOptions, type RunResult, runColl
 
 /**
  * SearchOps over rg and fd; an operation whose tool is missing fails with BACKEND_UNAVAILABLE.
- * `probe`: grep's path-ordered run goes first, the parallel one waiting for its pattern on
- * stdin (rg-plan.ts); for a runner that writes `input` and whose output arrives at once (this
- * machine's), not over a network.
+ * `probe`: grep's path-ordered run goes first, the parallel one held before its walk
+ * (rg-plan.ts); for a runner that can hold a run (RunOptions.hold) and whose output arrives at
+ * once (this machine's), not over a network.
  */
 export function createNativeSearch(
 	run: ArgvRunner,
