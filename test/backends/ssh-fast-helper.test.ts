@@ -16,7 +16,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
 import type { KeelError } from "../../src/boundary/errors.js";
 import { pythonMissing } from "../fixtures/ssh-backend.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import { type Sshd, sshdMissing, sshOptions, startSshd, usrBinWithout } from "../fixtures/sshd.js";
 
 // The file helper needs python3 on the host (here: on sshd's default PATH).
 const missing = sshdMissing() ?? pythonMissing();
@@ -43,11 +43,7 @@ async function caught(p: Promise<unknown>): Promise<KeelError & { code: string }
 beforeAll(async () => {
 	if (missing) return;
 	// A PATH with everything in /usr/bin but python: a host without python3.
-	bin = await mkdtemp(join(tmpdir(), "keel-ssh-nopy-"));
-	for (const name of await readdir("/usr/bin")) {
-		if (name.startsWith("python")) continue;
-		await symlink(join("/usr/bin", name), join(bin, name));
-	}
+	bin = await usrBinWithout((name) => name.startsWith("python"));
 	sshd = await startSshd();
 	fast = createSshBackend(sshOptions(sshd));
 	shellOnly = createSshBackend({ ...sshOptions(sshd), remotePath: `${bin}:/usr/sbin` });

@@ -11,7 +11,7 @@ import { createLocalSearch, createLocalTools } from "../../src/backend/search/in
 import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.js";
 import type { GrepRequest } from "../../src/backend/types.js";
 import { KeelError } from "../../src/boundary/errors.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import { type Sshd, sshdMissing, sshOptions, startSshd, usrBinWithout } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
 
@@ -61,11 +61,7 @@ beforeAll(async () => {
 	if (missing) return;
 	dir = await mkdtemp(join(tmpdir(), "keel-ssh-search-"));
 	// A PATH with everything in /usr/bin except rg and fd: a host that never installed them.
-	bin = await mkdtemp(join(tmpdir(), "keel-ssh-bin-"));
-	for (const name of await readdir("/usr/bin")) {
-		if (["rg", "fd", "fdfind"].includes(name)) continue;
-		await symlink(join("/usr/bin", name), join(bin, name));
-	}
+	bin = await usrBinWithout((name) => ["rg", "fd", "fdfind"].includes(name));
 	const files: Record<string, string> = {
 		"a.txt": "alpha\nneedle one\nbeta\n",
 		"a-b.txt": "needle dash\n",

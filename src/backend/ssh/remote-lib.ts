@@ -26,10 +26,13 @@ k_sh=$(command -v bash 2>/dev/null || command -v sh)
 # Debian's bash sources ~/.bashrc in any non-interactive bash that sees SSH_CLIENT; --norc stops it.
 k_shc=$k_sh
 case $k_sh in *bash) k_shc="$k_sh --norc --noprofile" ;; esac
-# The next job's FIFOs (see k_run) go with the shell.
+# The running job's FIFOs and the next job's (see k_run) go with the shell, however it ends: cut
+# off by a dropped connection, its next write to the channel raises SIGPIPE.
+k_o=
 k_nx=
-trap '[ -z "$k_nx" ] || rm -f -- "$k_nx" "$k_nx.e"' EXIT
+trap '[ -z "$k_nx" ] || rm -f -- "$k_nx" "$k_nx.e"; [ -z "$k_o" ] || rm -f -- "$k_o" "$k_o.e"' EXIT
 trap 'exit 129' HUP
+trap 'exit 141' PIPE
 trap 'exit 143' TERM
 k_q() { k_m=$1; shift; "$@" </dev/null 2>&1; printf '\037%s r %d\n' "$k_m" "$?"; }
 k_caps() {
@@ -157,6 +160,7 @@ k_run() {
   # After the answer: remove this job's FIFOs and make fresh ones for the next job (a new inode:
   # nothing a background child of this job holds open reaches it).
   rm -f -- "$k_o" "$k_o.e"
+  k_o=
   k_nx="${"$"}{TMPDIR:-/tmp}/.keel-$k_m.n"
   mkfifo -m 600 "$k_nx" "$k_nx.e" 2>/dev/null || k_nx=
 }
