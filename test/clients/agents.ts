@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN } from "../fixtures/keel-cli.js";
@@ -59,6 +59,15 @@ function run(bin: string, args: string[], cwd: string, env: Record<string, strin
 	});
 }
 
+/** Runs a client in its own HOME, removed afterwards (each run leaves its config and caches there). */
+async function inHome(home: string, client: () => Promise<ClientRun>): Promise<ClientRun> {
+	try {
+		return await client();
+	} finally {
+		await rm(home, { recursive: true, force: true });
+	}
+}
+
 const baseEnv = (home: string): Record<string, string> => ({
 	PATH: process.env.PATH ?? "/usr/bin:/bin",
 	HOME: home,
@@ -74,30 +83,32 @@ export async function runClaude(cwd: string, modelUrl: string, keel: Served): Pr
 		: { type: "http", url: keel.http?.url, ...(keel.http?.headers ? { headers: keel.http.headers } : {}) };
 	const config = join(home, "mcp.json");
 	await writeFile(config, JSON.stringify({ mcpServers: { keel: server } }));
-	return run(
-		CLAUDE,
-		[
-			"-p",
-			"Use keel's tools as scripted.",
-			"--mcp-config",
-			config,
-			"--strict-mcp-config",
-			"--allowedTools",
-			"mcp__keel",
-			"--output-format",
-			"json",
-		],
-		cwd,
-		{
-			...baseEnv(home),
-			ANTHROPIC_BASE_URL: modelUrl,
-			ANTHROPIC_API_KEY: "sk-scripted",
-			// MCP tools offered directly, not behind Claude Code's tool search; no traffic elsewhere.
-			ENABLE_TOOL_SEARCH: "false",
-			MCP_TIMEOUT: "60000",
-			CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-			DISABLE_AUTOUPDATER: "1",
-		},
+	return inHome(home, () =>
+		run(
+			CLAUDE,
+			[
+				"-p",
+				"Use keel's tools as scripted.",
+				"--mcp-config",
+				config,
+				"--strict-mcp-config",
+				"--allowedTools",
+				"mcp__keel",
+				"--output-format",
+				"json",
+			],
+			cwd,
+			{
+				...baseEnv(home),
+				ANTHROPIC_BASE_URL: modelUrl,
+				ANTHROPIC_API_KEY: "sk-scripted",
+				// MCP tools offered directly, not behind Claude Code's tool search; no traffic elsewhere.
+				ENABLE_TOOL_SEARCH: "false",
+				MCP_TIMEOUT: "60000",
+				CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+				DISABLE_AUTOUPDATER: "1",
+			},
+		),
 	);
 }
 
@@ -137,11 +148,13 @@ export async function runCodex(cwd: string, modelUrl: string, keel: Served): Pro
 			"",
 		].join("\n"),
 	);
-	return run(CODEX, ["exec", "--skip-git-repo-check", "--json", "Use keel's tools as scripted."], cwd, {
-		...baseEnv(home),
-		CODEX_HOME: codexHome,
-		SCRIPTED_API_KEY: "scripted",
-	});
+	return inHome(home, () =>
+		run(CODEX, ["exec", "--skip-git-repo-check", "--json", "Use keel's tools as scripted."], cwd, {
+			...baseEnv(home),
+			CODEX_HOME: codexHome,
+			SCRIPTED_API_KEY: "scripted",
+		}),
+	);
 }
 
 /** `keel serve --http 0` for `root` with a fixed bearer token; resolves once it names its URL. */
