@@ -31,8 +31,10 @@ export type { PidMark } from "./leftovers-pids.js";
 
 export const SESSION_TAG = "KEEL_SESSION_TAG";
 export const CALL_TAG = "KEEL_CALL_TAG";
-/** The watchdog's passes (each one forks for every process, so what it killed is dead by the next). */
-const MAX_PASSES = 8;
+/** How long the watchdog keeps sweeping while passes still find something (a forking leftover). */
+export const WATCHDOG_SECONDS = 5;
+/** Its bound in passes, only where `date +%s` cannot tell it the time. */
+const WATCHDOG_PASSES = 1000;
 const UNSURE_WAITS = 50;
 /** Passes that kill something new, run back to back before the sweep yields a millisecond. */
 const PASSES_IN_A_ROW = 8;
@@ -177,20 +179,38 @@ export async function killTagged(name: string, value: string, since?: PidMark): 
 	return killed.size;
 }
 
-/** The sweep in sh, for the watchdog (runs after keel is gone). */
+/**
+ * The sweep in sh, for the watchdog (runs after keel is gone): passes until one finds nothing
+ * tagged (a killed process still dying is found again), for at most WATCHDOG_SECONDS. A pass is one
+ * `grep -z` over every environment (GNU, busybox); without -z it is tr | grep per process, seconds
+ * for a few hundred. The time is checked between passes, so a first pass always completes.
+ */
 const WATCHDOG = `read _ignored
 tag="$1"
-i=0
-while [ $i -lt ${MAX_PASSES} ]; do
+if printf 'a\\0' | grep -qzxF a 2>/dev/null; then z=1; else z=; fi
+start=$(date +%s 2>/dev/null)
+passes=0
+while :; do
+  if [ -n "$z" ]; then
+    list=$(grep -lzxF -e "$tag" /proc/[0-9]*/environ 2>/dev/null)
+  else
+    list=
+    for f in /proc/[0-9]*/environ; do
+      [ -r "$f" ] && tr '\\0' '\\n' < "$f" 2>/dev/null | grep -qxF -e "$tag" && list="$list $f"
+    done
+  fi
   found=
-  for f in /proc/[0-9]*/environ; do
-    if tr '\\0' '\\n' < "$f" 2>/dev/null | grep -qxF "$tag"; then
-      p=\${f#/proc/}; p=\${p%/environ}
-      [ "$p" != "$$" ] && kill -9 "$p" 2>/dev/null && found=1
-    fi
+  for f in $list; do
+    p=\${f#/proc/}; p=\${p%/environ}
+    [ "$p" != "$$" ] && kill -9 "$p" 2>/dev/null && found=1
   done
   [ -z "$found" ] && break
-  i=$((i + 1))
+  passes=$((passes + 1))
+  now=$(date +%s 2>/dev/null)
+  case "$start:$now" in
+    *[!0-9:]* | :* | *:) [ $passes -ge ${WATCHDOG_PASSES} ] && break ;;
+    *) [ $((now - start)) -ge ${WATCHDOG_SECONDS} ] && break ;;
+  esac
 done`;
 
 /** One session's tags, its watchdog, and the sweeps. State hangs off the backend that owns it. */

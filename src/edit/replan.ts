@@ -78,18 +78,28 @@ export async function commitReplanning<S, P, R>(
 			return { result: await steps.commit(plan, snapshot), replans };
 		} catch (e) {
 			if (!(e instanceof KeelError) || e.code !== "CHANGED_ON_DISK" || !opts.replannable) throw e;
-			if (replans >= MAX_REPLANS) {
-				throw new KeelError(
-					"CHANGED_ON_DISK",
-					`${opts.shown} kept changing under other writers; the edit was planned again ${MAX_REPLANS} times and never committed. Read it again and retry.`,
-					{ path: opts.shown, details: { replans } },
-				);
-			}
+			if (replans >= MAX_REPLANS) throw replansExhausted(opts.shown);
 		}
 		await new Promise((r) => setTimeout(r, backoffMs(replans)));
 		snapshot = await rereadAfterChange(steps, opts.shown);
 		plan = replanOn(steps, snapshot, opts.shown, replans + 1);
 	}
+}
+
+/**
+ * The failure once MAX_REPLANS re-plans all lost to other writers: the one message for edit and
+ * file, saying what happened, how often it retried and what to do next. The file tool adds its
+ * query prefix (`where`), its "Nothing was changed." (`note`) and its commit outcome (`details`).
+ */
+export function replansExhausted(
+	shown: string,
+	more: { where?: string; note?: string; details?: Record<string, unknown> } = {},
+): KeelError {
+	return new KeelError(
+		"CHANGED_ON_DISK",
+		`${more.where ?? ""}${shown} kept changing under other writers; the edit was planned again ${MAX_REPLANS} times and never committed. Read it again and retry.${more.note ?? ""}`,
+		{ path: shown, details: { ...more.details, replans: MAX_REPLANS } },
+	);
 }
 
 /** Reads retried when the file was replaced while being opened (a writer's rename landed mid-read). */

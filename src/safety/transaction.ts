@@ -219,18 +219,22 @@ function withOutcome(
 	unresolved: Unresolved[],
 	total: number,
 ): KeelError {
-	let note = "";
-	if (total > 1) {
-		if (allOrNothing === "nothing-committed") note = " Nothing was changed.";
-		else if (allOrNothing === "rolled-back")
-			note = ` Nothing was changed: ${restored.length} file(s) this call had already written were restored (${restored.join(", ")}).`;
-		else {
-			note = ` The change is incomplete: ${unresolved.map((u) => `${u.path} ${u.state}`).join("; ")}. Previous bytes are kept in ${unresolved[0].kept}.${restored.length ? ` Restored: ${restored.join(", ")}.` : ""}`;
-		}
-	}
+	const note = total > 1 ? outcomeNote(allOrNothing, restored, unresolved) : "";
 	return new KeelError(err.code, `${err.message}${note}`, {
 		path: err.path,
 		payloadRef: err.payloadRef,
 		details: { ...err.details, failed, allOrNothing, restored, unresolved },
 	});
+}
+
+/** What a failed multi-file commit left: " Nothing was changed..." or what is incomplete and where. */
+export function outcomeNote(
+	allOrNothing: "nothing-committed" | "rolled-back" | "partial",
+	restored: string[],
+	unresolved: Unresolved[],
+): string {
+	if (allOrNothing === "nothing-committed") return " Nothing was changed.";
+	if (allOrNothing === "rolled-back")
+		return ` Nothing was changed: ${restored.length} file(s) this call had already written were restored (${restored.join(", ")}).`;
+	return ` The change is incomplete: ${unresolved.map((u) => `${u.path} ${u.state}`).join("; ")}. Previous bytes are kept in ${unresolved[0].kept}.${restored.length ? ` Restored: ${restored.join(", ")}.` : ""}`;
 }

@@ -5,8 +5,8 @@
  * every query's file changes, or none does.
  */
 import { fromSystemError, KeelError } from "../boundary/errors.js";
-import { MAX_REPLANS, replanBackoff } from "../edit/replan.js";
-import { commitChanges, withPaths } from "../safety/transaction.js";
+import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
+import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
 import { checkAborted } from "./common.js";
 import { type Prepared, preparePlan, type QueryResult, replannable, resultOf } from "./file-commit.js";
 import { type Plan, planQuery } from "./file-plan.js";
@@ -88,12 +88,16 @@ export const fileTool = defineTool<FileArgs>({
 					} catch (e) {
 						const err = e as KeelError;
 						const undone = ["rolled-back", "nothing-committed"].includes(String(err.details?.allOrNothing));
-						if (
-							err.code === "CHANGED_ON_DISK" &&
-							undone &&
-							attempt < MAX_REPLANS &&
-							plans.every(replannable)
-						) {
+						if (err.code === "CHANGED_ON_DISK" && undone && plans.every(replannable)) {
+							if (attempt >= MAX_REPLANS) {
+								const p = prepared[(err.details?.failed as number | undefined) ?? 0].plan;
+								const d = err.details as {
+									allOrNothing: "rolled-back" | "nothing-committed";
+									restored: string[];
+								};
+								const note = multi ? outcomeNote(d.allOrNothing, d.restored, []) : "";
+								throw replansExhausted(p.q.path, { where: where(p), note, details: err.details });
+							}
 							await replanBackoff(attempt);
 							continue;
 						}

@@ -65,6 +65,9 @@ const calls = {
 };
 const profileOf = { edit: "pi", file: "unified" } as const;
 
+const EXHAUSTED =
+	"f.txt kept changing under other writers; the edit was planned again 8 times and never committed. Read it again and retry.";
+
 function okText(r: CallResult): string {
 	expect(r.ok, JSON.stringify(r)).toBe(true);
 	return r.ok ? JSON.stringify(r.content) : "";
@@ -104,7 +107,8 @@ describe.each(["edit", "file"] as const)("%s against a rival that replaces the f
 			if (!r.ok) {
 				expect(r.error.code).toBe("CHANGED_ON_DISK");
 				expect(r.error.retry).toBe("retry");
-				expect(r.error.message).toMatch(/read it again/i);
+				// Edit's own message (edit/replan.ts replansExhausted): what happened, how often, what next.
+				expect(r.error.message).toBe(EXHAUSTED);
 			}
 			// The first try and 8 re-plans (docs/SAFETY.md), each lost to a replace.
 			expect(r0.count()).toBe(9);
@@ -114,6 +118,45 @@ describe.each(["edit", "file"] as const)("%s against a rival that replaces the f
 			racing = false;
 			okText(await calls[tool](s));
 			expect(await readFile(path, "utf8")).toBe("ours v1\ntheirs 9\n");
+		} finally {
+			await s.close();
+		}
+	});
+});
+
+describe("file with two queries against a rival on one of them", () => {
+	it("before every compare-and-swap: the whole call fails with edit's message, both files as they were", async () => {
+		const other = join(dir, "g.txt");
+		await writeFile(other, "ours v0\n");
+		const r0 = rival();
+		const backend = createLocalBackend({
+			hooks: {
+				beforeCommit: async (target) => {
+					if (target === path) await r0.replace();
+				},
+			},
+		});
+		const s = await Session.create({ root: dir, backend, profile: "unified" });
+		try {
+			const r = await s.call("file", {
+				queries: [
+					{ type: "edit", path: "g.txt", edits: [change] },
+					{ type: "edit", path: "f.txt", edits: [change] },
+				],
+			});
+			expect(r.ok).toBe(false);
+			if (!r.ok) {
+				expect(r.error.code).toBe("CHANGED_ON_DISK");
+				// g.txt is committed first on each try (query order), then restored when f.txt loses.
+				expect(r.error.message).toBe(
+					`queries[1] (edit f.txt): ${EXHAUSTED} Nothing was changed: 1 file(s) this call had already written were restored (g.txt).`,
+				);
+			}
+			expect(r0.count()).toBe(9);
+			// The rival's last version whole, and g.txt (committed or not on each try) back as it was.
+			expect(await readFile(path, "utf8")).toBe("ours v0\ntheirs 9\n");
+			expect(await readFile(other, "utf8")).toBe("ours v0\n");
+			expect((await readdir(dir)).sort()).toEqual(["f.txt", "g.txt"]);
 		} finally {
 			await s.close();
 		}
