@@ -192,8 +192,9 @@ describe("the parallel pass, with real rg on real trees", () => {
 		};
 		const tools = { run: planting, detect: async () => realTools };
 		try {
-			// The plan without the ordered probe (probe.test.ts plants links for every plan).
-			const ops = createLocalSearch({ engine: "native", pins, tools, probe: false });
+			// The two-run plan alone, no probe, no lookahead: the swap lands between its runs
+			// (probe.test.ts plants links for every plan).
+			const ops = createLocalSearch({ engine: "native", pins, tools, probe: false, lookahead: false });
 			// limit 3: the parallel run passes it, the swap comes between it and the sorted run;
 			// limit 1000: one parallel run, the swap just before it.
 			for (const [limit, swapAt] of [

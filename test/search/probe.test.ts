@@ -18,12 +18,16 @@ import { fakeTools, HAS_RG, hits, matchLine, RG, realTools, req, sorted, until }
 
 const KEPT = { firstMs: 1e9, readyMs: 1e9, quietMs: 1e9 };
 const GIVEN_UP = { firstMs: 0, readyMs: 0, quietMs: 0 };
-/** Every plan: the default timing, the probe never given up, given up at once, and no probe. */
-const PLANS: [string, LocalSearchOptions["probe"]][] = [
-	["the probe's default timing", DEFAULT_PROBE],
-	["probe kept", KEPT],
-	["probe given up", GIVEN_UP],
-	["no probe", false],
+/**
+ * Every plan: the probe with its default timing, never given up, given up at once; no probe, with
+ * the lookahead (the default here) and without it.
+ */
+const PLANS: [string, Pick<LocalSearchOptions, "probe" | "lookahead">][] = [
+	["the probe's default timing", { probe: DEFAULT_PROBE }],
+	["probe kept", { probe: KEPT }],
+	["probe given up", { probe: GIVEN_UP }],
+	["no probe, the lookahead", { probe: false }],
+	["no probe, no lookahead", { probe: false, lookahead: false }],
 ];
 describe("the probe's plan, over a scripted transport", () => {
 	it("a dense tree: the probe's answer, the parallel run stopped", async () => {
@@ -176,8 +180,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 		const expected = await createLocalSearch({ engine: "js" }).grep(req(base, { limit: 25 }));
 		expect(expected.limitReached).toBe(true);
 		expect(hits(expected)[0]).toBe(`${base}/z26/f0.txt:2`);
-		for (const [name, probe] of PLANS) {
-			const ops = createLocalSearch({ engine: "native", probe });
+		for (const [name, plan] of PLANS) {
+			const ops = createLocalSearch({ engine: "native", ...plan });
 			for (let i = 0; i < 5; i++) {
 				const r = await ops.grep(req(base, { limit: 25 }));
 				expect(hits(r), name).toEqual(hits(expected));
@@ -228,8 +232,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 		// the held parallel run as to the probe and the ordered run.
 		await mkdir(join(base, "d"));
 		for (let f = 0; f < 20; f++) await writeFile(join(base, "d", `f${f}.txt`), "needle\r\nneedle\n");
-		for (const [name, probe] of PLANS) {
-			const ops = createLocalSearch({ engine: "native", probe });
+		for (const [name, plan] of PLANS) {
+			const ops = createLocalSearch({ engine: "native", ...plan });
 			const cr = await ops.grep(req(base, { pattern: "needle\r", limit: 5 }));
 			expect(
 				cr.matches.map((m) => m.line),
@@ -263,8 +267,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 		const pins = new DirPins();
 		pins.pin([searched]);
 		try {
-			for (const [name, probe] of PLANS) {
-				const ops = createLocalSearch({ engine: "native", pins, probe });
+			for (const [name, plan] of PLANS) {
+				const ops = createLocalSearch({ engine: "native", pins, ...plan });
 				for (const limit of [5, 2000]) {
 					const r = await ops.grep(req(searched, { limit }));
 					expect(JSON.stringify(r), name).not.toContain("SECRET");
@@ -291,8 +295,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 		await symlink(outside, join(searched, "a00", "0-dir-link"));
 		await symlink(join(outside, "s0.txt"), join(searched, "0-file-link.txt"));
 		const js = await createLocalSearch({ engine: "js" }).grep(req(searched, { limit: 10 }));
-		for (const [name, probe] of PLANS) {
-			const r = await createLocalSearch({ engine: "native", probe }).grep(req(searched, { limit: 10 }));
+		for (const [name, plan] of PLANS) {
+			const r = await createLocalSearch({ engine: "native", ...plan }).grep(req(searched, { limit: 10 }));
 			expect(JSON.stringify(r), name).not.toContain("SECRET");
 			expect(hits(r), name).toEqual(hits(js));
 		}
@@ -302,8 +306,8 @@ describe("the probe's plan, with real rg on real trees", () => {
 		await lateTree(base);
 		const marker = `needle|unique-${process.pid}-${Date.now()}`;
 		let seen = 0; // rg was running at the moment of the abort at least once: the check can fail
-		for (const [name, probe] of PLANS) {
-			const ops = createLocalSearch({ engine: "native", probe });
+		for (const [name, plan] of PLANS) {
+			const ops = createLocalSearch({ engine: "native", ...plan });
 			for (const delay of [0, 1, 3, 6, 10, 20]) {
 				const ac = new AbortController();
 				const p = ops.grep(req(base, { pattern: marker, limit: 5, signal: ac.signal }));

@@ -3,6 +3,7 @@ import type { DirPins } from "../local-pin.js";
 import type { SearchOps } from "../types.js";
 import { createJsSearch } from "./js.js";
 import { createLocalTools, type LocalTools } from "./local-runner.js";
+import { createLookahead } from "./lookahead.js";
 import { createNativeSearch, type ProbeTiming } from "./native.js";
 import { withPinnedStart } from "./pinned.js";
 
@@ -29,6 +30,12 @@ export interface LocalSearchOptions {
 	 * start-up after it (1.06-1.17× rg against 1.00-1.05×; docs/BENCHMARKS.md, eighth session).
 	 */
 	probe?: ProbeTiming | false;
+	/**
+	 * grep's lookahead (lookahead.ts, rg-parallel.ts): while rg starts, this process reads the
+	 * first files in path order, and a tree with more than the limit there is answered by the
+	 * ordered run alone. Default: on where rg starts from the pinned handle (this machine).
+	 */
+	lookahead?: boolean;
 }
 
 export const DEFAULT_SEARCH_BUDGET_MS = 60_000;
@@ -74,10 +81,14 @@ function chooseEngine(opts: LocalSearchOptions): SearchOps {
 	const pinNative = opts.pinNative !== false;
 	const tools = opts.tools ?? createLocalTools();
 	let native: Promise<{ ops: SearchOps; hasRg: boolean; hasFd: boolean }> | undefined;
+	const lookahead = (opts.lookahead ?? pinNative) ? createLookahead() : undefined;
 	const getNative = () => {
 		native ??= tools.detect().then((t) => ({
 			ops: pinnedStart(
-				createNativeSearch(tools.run, t, opts.probe ? { probe: opts.probe } : {}),
+				createNativeSearch(tools.run, t, {
+					...(opts.probe ? { probe: opts.probe } : {}),
+					...(lookahead ? { lookahead } : {}),
+				}),
 				pinNative ? opts.pins : undefined,
 			),
 			hasRg: t.rg !== undefined,

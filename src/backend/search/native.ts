@@ -9,7 +9,7 @@ import { KeelError } from "../../boundary/errors.js";
 import type { SearchOps } from "../types.js";
 import type { NativeTools } from "./detect.js";
 import { fdFind } from "./fd.js";
-import { type ProbeTiming, rgGrep } from "./rg-plan.js";
+import { type RgPlanOptions, rgGrep } from "./rg-plan.js";
 import type { ArgvRunner } from "./runner.js";
 
 export {
@@ -23,19 +23,20 @@ export {
 } from "./detect.js";
 export { fdArgv, fdFind } from "./fd.js";
 export { rgArgv, rgGlob } from "./rg.js";
-export { DEFAULT_PROBE, type ProbeTiming, rgGrep } from "./rg-plan.js";
+export { DEFAULT_PROBE, type ProbeTiming, type RgPlanOptions, rgGrep } from "./rg-plan.js";
 export { type ArgvRunner, lineSplitter, type RunOptions, type RunResult, runCollect } from "./runner.js";
 
 /**
  * SearchOps over rg and fd; an operation whose tool is missing fails with BACKEND_UNAVAILABLE.
  * `probe`: grep's path-ordered run goes first, the parallel one held before its walk
  * (rg-plan.ts); for a runner that can hold a run (RunOptions.hold) and whose output arrives at
- * once (this machine's), not over a network.
+ * once (this machine's), not over a network. `lookahead`: this process reads the first files
+ * while rg starts (rg-parallel.ts), so only where it sees the files rg searches.
  */
 export function createNativeSearch(
 	run: ArgvRunner,
 	tools: NativeTools,
-	opts: { probe?: ProbeTiming } = {},
+	opts: RgPlanOptions = {},
 ): SearchOps {
 	const missing = (name: string) =>
 		new KeelError(
@@ -44,7 +45,7 @@ export function createNativeSearch(
 		);
 	return {
 		grep: (req) =>
-			tools.rg ? rgGrep(run, tools.rg, req, opts.probe) : Promise.reject(missing("ripgrep (rg)")),
+			tools.rg ? rgGrep(run, tools.rg, req, opts) : Promise.reject(missing("ripgrep (rg)")),
 		find: (req) => (tools.fd ? fdFind(run, tools.fd, req) : Promise.reject(missing("fd"))),
 	};
 }

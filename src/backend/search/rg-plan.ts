@@ -16,7 +16,9 @@
  */
 import type { GrepOutcome, GrepRequest } from "../types.js";
 import type { RgTool } from "./detect.js";
+import type { Lookahead } from "./lookahead.js";
 import { type Pass, rgPass } from "./rg.js";
+import { type Answer, parallelFirst } from "./rg-parallel.js";
 import type { ArgvRunner } from "./runner.js";
 import { comparePaths } from "./semantics.js";
 
@@ -41,17 +43,18 @@ export interface ProbeTiming {
  */
 export const DEFAULT_PROBE: ProbeTiming = { firstMs: 20, readyMs: 0.5, quietMs: 1 };
 
-interface Answer {
-	pass: Pass;
-	/** The pass ran with --sort path: its files are already in path order. */
-	ordered: boolean;
+
+/** How a grep on rg is run beyond the default: see the top of this file and rg-parallel.ts. */
+export interface RgPlanOptions {
+	probe?: ProbeTiming;
+	lookahead?: Lookahead;
 }
 
 export async function rgGrep(
 	run: ArgvRunner,
 	rg: RgTool,
 	req: GrepRequest,
-	probe?: ProbeTiming,
+	{ probe, lookahead }: RgPlanOptions = {},
 ): Promise<GrepOutcome> {
 	// rg itself is the judge of the pattern (Rust regex syntax); see rgFailure in rg.ts.
 	let answer: Answer;
@@ -59,7 +62,7 @@ export async function rgGrep(
 		// One file: one thread either way, so one ordered run.
 		answer = { pass: await rgPass(run, rg, req, { order: "path" }), ordered: true };
 	} else if (probe) answer = await withProbe(run, rg, req, probe);
-	else answer = await parallelThenOrdered(run, rg, req);
+	else answer = await parallelFirst(run, rg, req, lookahead);
 	const { pass, ordered } = answer;
 	if (!ordered) pass.files.sort((a, b) => comparePaths(a.rgPath, b.rgPath));
 	const found = pass.files.flatMap((f) => f.matches);
@@ -195,28 +198,4 @@ function timer(ms: number, fn: () => void): Timer {
 	};
 	arm(ms);
 	return { cancel: () => clearTimeout(handle) };
-}
-
-/** The parallel run; only when it passes the limit, the ordered run, started at that moment. */
-async function parallelThenOrdered(run: ArgvRunner, rg: RgTool, req: GrepRequest): Promise<Answer> {
-	let ordered: Promise<Pass> | undefined;
-	let pass: Pass;
-	try {
-		pass = await rgPass(run, rg, req, {
-			order: "any",
-			onOverLimit: () => {
-				ordered ??= rgPass(run, rg, req, { order: "path" });
-				// Awaited below; until then a failure (an abort meanwhile) must not go unhandled.
-				ordered.catch(() => undefined);
-			},
-		});
-	} catch (e) {
-		await ordered?.catch(() => undefined);
-		throw e;
-	}
-	const second = ordered ? await ordered : undefined;
-	// Past the limit the ordered run answers; else (under it, or stopped by the budget first)
-	// the parallel run's files in path order do.
-	if (second && pass.overLimit) return { pass: second, ordered: true };
-	return { pass, ordered: false };
 }

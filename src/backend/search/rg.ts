@@ -127,8 +127,8 @@ export interface PassOptions {
 	 */
 	release?: Promise<void>;
 	/**
-	 * Called once rg's start-up is done and its walk begins (READY_MARK's error on stderr); for an
-	 * ordered pass only (one thread walks the paths in the order given).
+	 * Called once rg's start-up is done and its walk begins (READY_MARK's error on stderr: on one
+	 * thread before the walk; in parallel, from the main thread before the walk's threads start).
 	 */
 	onReady?: () => void;
 }
@@ -143,7 +143,7 @@ export async function rgPass(
 	const { root, cwd, toName, messages } = startingPoint(req, true);
 	let overLimit = false;
 	let stderr = "";
-	const marked = opts.release !== undefined || (opts.onReady !== undefined && opts.order === "path");
+	const marked = opts.release !== undefined || opts.onReady !== undefined;
 	let ready = false;
 	let splitter: ReturnType<typeof lineSplitter> | undefined;
 	let collector: ReturnType<typeof rgCollector> | undefined;

@@ -1,0 +1,168 @@
+/**
+ * grep's lookahead on this machine (rg-plan.ts): while rg starts (milliseconds it spends loading,
+ * on one core), this process reads the first files in path order with the JS engine's rules
+ * (ignore files, the glob, binary files, no links followed) and says whether more than `limit`
+ * matches come before rg's walk begins. A guess at which rg run answers sooner, never an answer:
+ * the matches always come from rg, so a wrong guess costs time, not correctness.
+ *
+ * The files are read synchronously, a few at a time between turns of the event loop (a turn lets
+ * `stop` fire): in this process a thread-pool hop per file costs more than the read.
+ */
+import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import type { GrepRequest } from "../types.js";
+import {
+	compileOverride,
+	isIgnored,
+	joinPath,
+	type Level,
+	loadAncestors,
+	loadLevel,
+	type Override,
+} from "./ignore-rules.js";
+import { compileGrepMatcher, type LineMatcher, loadRe2, type Re2 } from "./patterns.js";
+import { comparePaths, grepBuffer } from "./semantics.js";
+
+/** Whether more than `req.limit` matches lie in the first files in path order; false once `stop` fires. */
+export type Lookahead = (req: GrepRequest, stop: AbortSignal) => Promise<boolean>;
+
+/** How far a lookahead reads: files, bytes of each (a guess needs no more), and time. */
+const MAX_FILES = 1024;
+const HEAD_BYTES = 64 * 1024;
+const MAX_MS = 50;
+/** Files read between turns of the event loop. */
+const FILES_PER_TURN = 8;
+
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** A lookahead with its own re2 (loaded on first use) and read buffer. */
+export function createLookahead(): Lookahead {
+	let re2: Re2 | undefined;
+	const head = Buffer.alloc(HEAD_BYTES);
+	return async (req, stop) => {
+		if (req.pinned !== undefined && req.pinnedDir !== true) return false; // one file: nothing to guess
+		re2 ??= await loadRe2();
+		let matcher: LineMatcher;
+		let override: Override | undefined;
+		try {
+			matcher = compileGrepMatcher(req, re2);
+			override = req.glob ? compileOverride(req.glob, re2) : undefined;
+		} catch {
+			return false; // rg judges the pattern
+		}
+		const scan = new Scan(req, matcher, override, re2, head, stop);
+		try {
+			return await scan.run();
+		} finally {
+			scan.close();
+		}
+	};
+}
+
+interface Dir {
+	fd: number;
+	abs: string;
+	rel: string;
+	level: Level;
+	entries: Dirent[];
+	i: number;
+}
+
+class Scan {
+	private readonly stack: Dir[] = [];
+	private readonly deadline = performance.now() + MAX_MS;
+	private files = 0;
+	private found = 0;
+
+	constructor(
+		private readonly req: GrepRequest,
+		private readonly matcher: LineMatcher,
+		private readonly override: Override | undefined,
+		private readonly re2: Re2,
+		private readonly head: Buffer,
+		private readonly stop: AbortSignal,
+	) {}
+
+	async run(): Promise<boolean> {
+		const top = await loadAncestors(this.req.path, ".rgignore", this.re2);
+		// The start is the checked directory, or its pinned handle (itself a link): followed.
+		const start = this.list(this.req.pinned ?? this.req.path, true);
+		if (!start) return false;
+		this.stack.push({ ...start, abs: this.req.path, rel: "", level: top, i: 0 });
+		while (this.stack.length > 0) {
+			if (this.over()) return false;
+			const dir = this.stack[this.stack.length - 1];
+			const entry = dir.entries[dir.i++];
+			if (!entry) {
+				closeSync(dir.fd);
+				this.stack.pop();
+				continue;
+			}
+			const abs = joinPath(dir.abs, entry.name);
+			const rel = dir.rel ? `${dir.rel}/${entry.name}` : entry.name;
+			const isDir = entry.isDirectory();
+			if (entry.name === ".git" || !(isDir || entry.isFile())) continue; // links never followed
+			const verdict = this.override?.(rel, isDir);
+			if (verdict === "ignore") continue;
+			if (verdict === undefined && isIgnored(dir.level, abs, isDir)) continue;
+			const at = `/proc/self/fd/${dir.fd}/${entry.name}`;
+			if (isDir) {
+				const listed = this.list(at, false);
+				if (!listed) continue;
+				this.stack.push({ ...listed, abs, rel, level: dir.level, i: 0 });
+				const names = new Set(listed.entries.map((e) => e.name));
+				this.stack[this.stack.length - 1].level = await loadLevel(abs, dir.level, ".rgignore", this.re2, names);
+				continue;
+			}
+			this.found += this.matches(at, abs);
+			if (this.found > this.req.limit) return true;
+			if (++this.files % FILES_PER_TURN === 0) await new Promise((r) => setImmediate(r));
+		}
+		return false;
+	}
+
+	close(): void {
+		for (const d of this.stack.splice(0)) closeSync(d.fd);
+	}
+
+	private over(): boolean {
+		return this.stop.aborted || this.files >= MAX_FILES || performance.now() > this.deadline;
+	}
+
+	/** A directory opened (not through a link, unless `follow`) and its entries in path order. */
+	private list(at: string, follow: boolean): { fd: number; entries: Dirent[] } | undefined {
+		let fd: number;
+		try {
+			fd = openSync(at, follow ? DIR_FLAGS & ~constants.O_NOFOLLOW : DIR_FLAGS);
+		} catch {
+			return undefined; // unreadable, or swapped for a link: skipped
+		}
+		try {
+			const entries = readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true });
+			return { fd, entries: entries.sort((a, b) => comparePaths(a.name, b.name)) };
+		} catch {
+			closeSync(fd);
+			return undefined;
+		}
+	}
+
+	/** Matching lines in the file's head (a FIFO or device swapped in is never read). */
+	private matches(at: string, abs: string): number {
+		let fd: number;
+		try {
+			fd = openSync(at, FILE_FLAGS);
+		} catch {
+			return 0;
+		}
+		try {
+			if (!fstatSync(fd).isFile()) return 0;
+			const n = readSync(fd, this.head, 0, this.head.length, 0);
+			const max = this.req.limit + 1 - this.found;
+			return grepBuffer(abs, this.head.subarray(0, n), this.matcher, 0, max).length;
+		} catch {
+			return 0;
+		} finally {
+			closeSync(fd);
+		}
+	}
+}
