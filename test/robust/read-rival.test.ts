@@ -43,10 +43,12 @@ const small = (n: number) => body(n, 40, 10);
 /** ~400 KB: over the 256 KiB read streams through the window. */
 const large = (n: number) => body(n, 4000, 80);
 
-/** A local backend that runs `act` after every stat of `path` while `on`. */
-function afterStat(act: () => Promise<void>): { backend: Backend; off: () => void } {
+/** A local backend that runs `act` after every stat of `path` while `on`, and counts streamed reads. */
+function afterStat(act: () => Promise<void>): { backend: Backend; off: () => void; windows: () => number } {
 	let on = true;
+	let windows = 0;
 	const base = createLocalBackend();
+	const readWindow = base.fs.readWindow;
 	const fs: FileOps = {
 		...base.fs,
 		stat: async (p) => {
@@ -54,12 +56,19 @@ function afterStat(act: () => Promise<void>): { backend: Backend; off: () => voi
 			if (p === path && on) await act();
 			return st;
 		},
+		readWindow:
+			readWindow &&
+			((p, e, w) => {
+				windows++;
+				return readWindow(p, e, w);
+			}),
 	};
 	return {
 		backend: { ...base, fs },
 		off: () => {
 			on = false;
 		},
+		windows: () => windows,
 	};
 }
 
@@ -105,12 +114,14 @@ describe.each(Object.entries(cases))(
 		it("reads the newer file whole as opened, and records it: an edit of its lines lands, of the old is refused", async () => {
 			await writeFile(path, version(0));
 			const r0 = rival(version);
-			const { backend, off } = afterStat(r0.replace);
+			const { backend, off, windows } = afterStat(r0.replace);
 			const s = await Session.create({ root: dir, backend, profile: "unified" });
 			try {
 				const part = contentOf(await s.call("read", { path: "f.txt", offset: 7, limit: 3 }));
 				const n = r0.count();
 				expect(n).toBeGreaterThan(0); // the trap fired
+				// The size as opened bounds the whole read: a file that grew past it is streamed.
+				if (version(n).length > 256 * 1024) expect(windows()).toBe(1);
 				const lines = version(n).split("\n").slice(0, -1);
 				// One version throughout: the lines shown and the line count are the newest file's.
 				expect(part).toBe(
