@@ -46,6 +46,23 @@ export function readAllSync(fd: number, sizeHint: number): Buffer {
 	return buf.subarray(0, n);
 }
 
+/**
+ * The first `size` bytes of `fd` (the size it had when opened), synchronously when small; null when
+ * it ends before them (truncated meanwhile). What is appended meanwhile is not read.
+ */
+export async function readSized(fd: number, size: number): Promise<Buffer | null> {
+	const buf = Buffer.allocUnsafe(size);
+	for (let n = 0; n < size; ) {
+		const got =
+			size <= SYNC_IO_BYTES
+				? readSync(fd, buf, n, size - n, n)
+				: (await readFdAt(fd, buf, n, size - n, n)).bytesRead;
+		if (got === 0) return null;
+		n += got;
+	}
+	return buf;
+}
+
 /** sha256 of the file open at `fd`, from offset 0; `size` picks one read or a stream. */
 async function hashFd(fd: number, size: number): Promise<string> {
 	const hash = createHash("sha256");

@@ -11,7 +11,15 @@ import { posix } from "node:path";
 import { promisify } from "node:util";
 import { KeelError } from "../boundary/errors.js";
 import { type ChunkArena, createChunkArena } from "./chunk-arena.js";
-import { hashHandle, hashPath, READ_FLAGS, readAllSync, SYNC_IO_BYTES, writeAll } from "./local-bytes.js";
+import {
+	hashHandle,
+	hashPath,
+	READ_FLAGS,
+	readAllSync,
+	readSized,
+	SYNC_IO_BYTES,
+	writeAll,
+} from "./local-bytes.js";
 import { type CommitHooks, type CommitKit, changed, commitVia, fsyncDir } from "./local-commit.js";
 import { lazyLibc } from "./local-libc.js";
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
@@ -20,7 +28,7 @@ import { sweepDir } from "./local-sweep.js";
 import { createXattrCopier } from "./local-xattrs.js";
 import { readWindowFrom } from "./read-window.js";
 import { sameIdentity, sameObject } from "./temp-names.js";
-import type { DirEntry, FileOps } from "./types.js";
+import type { DirEntry, FileOps, ReadCurrent } from "./types.js";
 
 export { toFileStat } from "./local-stat.js";
 
@@ -40,6 +48,12 @@ export interface LocalFileOps extends FileOps {
 
 function swapped(path: string): KeelError {
 	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
+		path,
+	});
+}
+
+function changedWhileRead(path: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${path} changed while it was being read; read it again.`, {
 		path,
 	});
 }
@@ -120,19 +134,26 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 				}
 			}),
 
-		readCurrent: (p) =>
+		readCurrent: ((p: string, maxBytes?: number) =>
 			inDir(p, async (at) => {
 				const fd = openReadSync(p, at);
 				try {
 					const stat = toFileStat(fstatSync(fd, { bigint: true }));
 					if (stat.type !== "file") throw swapped(p);
 					const size = Number(stat.size);
-					const bytes = size <= SYNC_IO_BYTES ? readAllSync(fd, size) : await readFd(fd);
+					if (maxBytes === undefined) {
+						const bytes = size <= SYNC_IO_BYTES ? readAllSync(fd, size) : await readFd(fd);
+						return { stat, bytes };
+					}
+					// Bounded: exactly the bytes `stat` describes, so a file growing meanwhile cannot pass the bound.
+					if (size > maxBytes) return { stat, bytes: null };
+					const bytes = await readSized(fd, size);
+					if (!bytes) throw changedWhileRead(p);
 					return { stat, bytes };
 				} finally {
 					closeSync(fd);
 				}
-			}),
+			})) as ReadCurrent,
 
 		readWindow: (p, expect, window) =>
 			inDir(p, async (at) => {

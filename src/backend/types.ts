@@ -81,12 +81,14 @@ export interface FileOps {
 	 * failure. Refuses a link in the last component and anything but a regular file
 	 * (CHANGED_ON_DISK: something else was swapped in). Optional: without it, callers stat, then
 	 * readFile with that stat as `expect`, and retry a read that met a replace (edit/replan.ts).
+	 * A backend with it also reads a window as opened when readWindow is given no `expect`.
 	 */
-	readCurrent?(path: string): Promise<{ stat: FileStat; bytes: Buffer }>;
+	readCurrent?: ReadCurrent;
 	/**
 	 * Lines of a file from `window.startLine`, streamed (memory bounded by the window, not the
 	 * file); refuses a link in the last component and anything but a regular file, and checks
-	 * `expect` as readFile does. One consistent view: the bytes the file had at the open, or
+	 * `expect` as readFile does (without it, the file is read as opened: the result's stat is the
+	 * open handle's). One consistent view: the bytes the file had at the open, or
 	 * CHANGED_ON_DISK when it is truncated or rewritten in place during the pass. Optional: a
 	 * backend without it has its large files refused by read.
 	 */
@@ -121,6 +123,17 @@ export interface FileOps {
 	pinRoots?(roots: readonly string[]): void;
 	/** Release what pinRoots holds. */
 	close?(): void;
+}
+
+/** FileOps.readCurrent: the whole file as opened, or at most `maxBytes` of it. */
+export interface ReadCurrent {
+	(path: string): Promise<{ stat: FileStat; bytes: Buffer }>;
+	/**
+	 * Bounded: a file larger than `maxBytes` as opened is not read (`bytes` is null; `stat.size`
+	 * says how large). Only the bytes it had at the open are read (what is appended meanwhile is
+	 * not); one truncated meanwhile fails (CHANGED_ON_DISK).
+	 */
+	(path: string, maxBytes: number): Promise<{ stat: FileStat; bytes: Buffer | null }>;
 }
 
 /** Which lines of a file to keep: from `startLine` (1-based), at most `maxLines` and `maxBytes`. */

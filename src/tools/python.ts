@@ -81,15 +81,21 @@ async function preflightScript(
 			path: scriptPath,
 		});
 	}
-	if (st.size > MAX_SCRIPT_BYTES) {
-		throw new KeelError(
-			"INVALID_ARGS",
-			`scriptPath ${scriptPath} is ${st.size} bytes; scripts over ${MAX_SCRIPT_BYTES} bytes are refused.`,
-			{ path: scriptPath },
-		);
-	}
-	const source = await session.backend.fs.readFile(file.canonical, st);
-	return { path: file.canonical, source };
+	if (st.size > MAX_SCRIPT_BYTES) throw scriptTooLarge(scriptPath, st.size);
+	// As opened (the handle's size bounds it): a replace since the stat runs the newer script.
+	const fs = session.backend.fs;
+	if (!fs.readCurrent) return { path: file.canonical, source: await fs.readFile(file.canonical, st) };
+	const now = await fs.readCurrent(file.canonical, MAX_SCRIPT_BYTES);
+	if (!now.bytes) throw scriptTooLarge(scriptPath, now.stat.size);
+	return { path: file.canonical, source: now.bytes };
+}
+
+function scriptTooLarge(scriptPath: string, size: number): KeelError {
+	return new KeelError(
+		"INVALID_ARGS",
+		`scriptPath ${scriptPath} is ${size} bytes; scripts over ${MAX_SCRIPT_BYTES} bytes are refused.`,
+		{ path: scriptPath },
+	);
 }
 
 export interface PythonArgs {

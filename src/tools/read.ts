@@ -106,6 +106,12 @@ function offsetError(path: string, offset: number, total: number): KeelError {
 	);
 }
 
+function changedError(path: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${path} changed while it was being read; read it again.`, {
+		path,
+	});
+}
+
 /**
  * A large file: one streamed pass keeps the window only (memory bounded by what is shown).
  * Undefined for an image small enough to attach: the caller reads it whole.
@@ -127,8 +133,9 @@ async function streamWindow(
 		);
 	}
 	const maxLines = Math.min(limit ?? DEFAULT_MAX_LINES + 1, DEFAULT_MAX_LINES + 1);
+	// A backend that reads files as opened reads the window so too (see readWhole).
 	const w = await fs
-		.readWindow(canonical, st, {
+		.readWindow(canonical, fs.readCurrent ? undefined : st, {
 			startLine: offset,
 			maxLines,
 			maxBytes: DEFAULT_MAX_BYTES,
@@ -140,17 +147,18 @@ async function streamWindow(
 		.catch((e) => {
 			throw fromSystemError(e, args.path);
 		});
-	if (detectImage(w.head) && st.size <= STREAM_ABOVE_BYTES) return undefined;
+	const size = w.stat.size;
+	if (detectImage(w.head) && size <= STREAM_ABOVE_BYTES) return undefined;
 	// The stat of the bytes hashed (taken at the open), not the guard's earlier one.
 	session.readState.recordHash(canonical, w.stat, w.sha256);
 	if (detectImage(w.head)) {
 		throw new KeelError(
 			"INVALID_ARGS",
-			`${args.path} is an image of ${formatSize(st.size)}, too large to attach; make a smaller copy with bash (e.g. convert -resize) and read that.`,
+			`${args.path} is an image of ${formatSize(size)}, too large to attach; make a smaller copy with bash (e.g. convert -resize) and read that.`,
 			{ path: args.path },
 		);
 	}
-	if (looksBinary(w.head)) throw binaryError(args.path, st.size);
+	if (looksBinary(w.head)) throw binaryError(args.path, size);
 	if (offset > w.totalLines) throw offsetError(args.path, offset, w.totalLines);
 	let firstLineBytes = w.lineBytes[0] ?? 0;
 	let selectedBytes = w.selectedBytes;
@@ -195,6 +203,22 @@ async function wholeWindow(
 	};
 }
 
+/**
+ * The whole file if it is at most `maxBytes`, with the stat of what was read. A backend with
+ * readCurrent reads the file as opened (its stat from the handle): a rival's replace after `st`
+ * was taken is the newer file read, not a failure, and its size decides again. Others check the
+ * opened file against `st` (CHANGED_ON_DISK on a replace).
+ */
+async function readWhole(
+	fs: FileOps,
+	canonical: string,
+	st: FileStat,
+	maxBytes: number,
+): Promise<{ stat: FileStat; bytes: Buffer | null }> {
+	if (fs.readCurrent) return fs.readCurrent(canonical, maxBytes);
+	return { stat: st, bytes: st.size <= maxBytes ? await fs.readFile(canonical, st) : null };
+}
+
 async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 	const { session, signal } = ctx;
 	// The schema checker has bounded both (RANGES.lineNumber / lineCount); fractions are floored.
@@ -202,23 +226,28 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 	const limit = args.limit === undefined ? undefined : positiveInt("limit", args.limit, 1);
 	const { target, fs } = await session.resolveReadable(args.path);
 	let st: FileStat;
-	let bytes: Buffer | undefined;
+	let bytes: Buffer | null = null;
 	try {
 		st = await fs.stat(target.canonical);
 		requireFile(st, args.path);
 		checkAborted(signal);
-		const windowed = fs.readWindow !== undefined && st.size > WINDOW_ABOVE_BYTES;
-		if (!windowed && st.size <= STREAM_ABOVE_BYTES) bytes = await fs.readFile(target.canonical, st);
+		// Read whole up to this size; larger (then, or as opened) goes to the streamed window.
+		const wholeUpTo = fs.readWindow ? WINDOW_ABOVE_BYTES : STREAM_ABOVE_BYTES;
+		if (st.size <= wholeUpTo) ({ stat: st, bytes } = await readWhole(fs, target.canonical, st, wholeUpTo));
 	} catch (e) {
 		throw fromSystemError(e, args.path);
 	}
 	let win =
-		bytes === undefined ? await streamWindow(args, ctx, fs, target.canonical, st, offset, limit) : undefined;
+		bytes === null ? await streamWindow(args, ctx, fs, target.canonical, st, offset, limit) : undefined;
 	if (win === undefined) {
 		// Small enough to read whole, or an image (attached whole, as a smaller file is).
-		bytes ??= await fs.readFile(target.canonical, st).catch((e) => {
-			throw fromSystemError(e, args.path);
-		});
+		if (bytes === null) {
+			({ stat: st, bytes } = await readWhole(fs, target.canonical, st, STREAM_ABOVE_BYTES).catch((e) => {
+				throw fromSystemError(e, args.path);
+			}));
+			// Replaced by one too large since the window found an image: read it again.
+			if (bytes === null) throw changedError(args.path);
+		}
 		const whole = await wholeWindow(args, ctx, target.canonical, st, bytes, offset, limit);
 		if ("content" in whole) return whole;
 		win = whole;
