@@ -1,5 +1,6 @@
 /** Ignore rules in gitignore syntax, applied the way rg and fd (the `ignore` crate) apply them. */
-import { readFile, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, stat } from "node:fs/promises";
 import { compileGlob, type Re2 } from "./patterns.js";
 
 type Verdict = "ignore" | "whitelist" | undefined;
@@ -97,11 +98,26 @@ export interface Level {
 	exclude: IgnoreRule[];
 }
 
+/** Larger ignore files are read this far (rg reads them whole; no real one comes near). */
+const MAX_IGNORE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The rules of an ignore file; none when it is not a regular file. O_NONBLOCK: a FIFO planted as
+ * `.gitignore` is never waited on (a blocked read would hold a thread-pool thread for good).
+ */
 async function readRules(file: string, re2: Re2): Promise<IgnoreRule[]> {
+	let handle: Awaited<ReturnType<typeof open>> | undefined;
 	try {
-		return parseIgnoreFile(await readFile(file, "utf8"), re2);
+		handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+		const st = await handle.stat();
+		if (!st.isFile()) return [];
+		const buf = Buffer.alloc(Math.min(st.size, MAX_IGNORE_BYTES));
+		const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+		return parseIgnoreFile(buf.toString("utf8", 0, bytesRead), re2);
 	} catch {
 		return [];
+	} finally {
+		await handle?.close();
 	}
 }
 

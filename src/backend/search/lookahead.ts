@@ -19,8 +19,8 @@ import {
 	loadLevel,
 	type Override,
 } from "./ignore-rules.js";
-import { compileGrepMatcher, type LineMatcher, loadRe2, type Re2 } from "./patterns.js";
-import { comparePaths, grepBuffer } from "./semantics.js";
+import { loadRe2, type Re2 } from "./patterns.js";
+import { comparePaths } from "./semantics.js";
 
 /** Whether more than `req.limit` matches lie in the first files in path order; false once `stop` fires. */
 export type Lookahead = (req: GrepRequest, stop: AbortSignal) => Promise<boolean>;
@@ -29,28 +29,42 @@ export type Lookahead = (req: GrepRequest, stop: AbortSignal) => Promise<boolean
 const MAX_FILES = 1024;
 const HEAD_BYTES = 64 * 1024;
 const MAX_MS = 50;
-/** Files read between turns of the event loop. */
-const FILES_PER_TURN = 8;
+/** Time between turns of the event loop (a turn lets `stop` fire), in ms. */
+const TURN_MS = 0.5;
+/** Rust regex syntax that is a literal: plain characters and escaped ASCII punctuation. */
+const LITERAL_REGEX = /^(?:[^.^$*+?()[\]{}|\\]|\\[!-/:-@[-`{-~])+$/;
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** A lookahead with its own re2 (loaded on first use) and read buffer. */
+/**
+ * The pattern's bytes when it is a literal (`literal: true`, or regex syntax that only spells
+ * one, as `foo\(`), which a lookahead finds with indexOf; anything else gets no lookahead: re2js
+ * tests a line far slower than rg starts.
+ */
+function literalOf(req: GrepRequest): Buffer | undefined {
+	if (req.ignoreCase || req.pattern === "" || req.pattern.includes("\n")) return undefined;
+	if (req.literal) return Buffer.from(req.pattern);
+	if (!LITERAL_REGEX.test(req.pattern)) return undefined;
+	return Buffer.from(req.pattern.replace(/\\(.)/g, "$1"));
+}
+
+/** A lookahead with its own re2 (loaded on first use, for ignore files and globs) and read buffer. */
 export function createLookahead(): Lookahead {
 	let re2: Re2 | undefined;
 	const head = Buffer.alloc(HEAD_BYTES);
 	return async (req, stop) => {
 		if (req.pinned !== undefined && req.pinnedDir !== true) return false; // one file: nothing to guess
 		re2 ??= await loadRe2();
-		let matcher: LineMatcher;
+		const needle = literalOf(req);
+		if (!needle) return false;
 		let override: Override | undefined;
 		try {
-			matcher = compileGrepMatcher(req, re2);
 			override = req.glob ? compileOverride(req.glob, re2) : undefined;
 		} catch {
-			return false; // rg judges the pattern
+			return false; // rg judges the glob
 		}
-		const scan = new Scan(req, matcher, override, re2, head, stop);
+		const scan = new Scan(req, needle, override, re2, head, stop);
 		try {
 			return await scan.run();
 		} finally {
@@ -73,10 +87,11 @@ class Scan {
 	private readonly deadline = performance.now() + MAX_MS;
 	private files = 0;
 	private found = 0;
+	private turnAt = performance.now() + TURN_MS;
 
 	constructor(
 		private readonly req: GrepRequest,
-		private readonly matcher: LineMatcher,
+		private readonly needle: Buffer,
 		private readonly override: Override | undefined,
 		private readonly re2: Re2,
 		private readonly head: Buffer,
@@ -111,12 +126,22 @@ class Scan {
 				if (!listed) continue;
 				this.stack.push({ ...listed, abs, rel, level: dir.level, i: 0 });
 				const names = new Set(listed.entries.map((e) => e.name));
-				this.stack[this.stack.length - 1].level = await loadLevel(abs, dir.level, ".rgignore", this.re2, names);
+				this.stack[this.stack.length - 1].level = await loadLevel(
+					abs,
+					dir.level,
+					".rgignore",
+					this.re2,
+					names,
+				);
 				continue;
 			}
-			this.found += this.matches(at, abs);
+			this.found += this.matches(at);
 			if (this.found > this.req.limit) return true;
-			if (++this.files % FILES_PER_TURN === 0) await new Promise((r) => setImmediate(r));
+			this.files++;
+			if (performance.now() > this.turnAt) {
+				await new Promise((r) => setImmediate(r));
+				this.turnAt = performance.now() + TURN_MS;
+			}
 		}
 		return false;
 	}
@@ -147,7 +172,7 @@ class Scan {
 	}
 
 	/** Matching lines in the file's head (a FIFO or device swapped in is never read). */
-	private matches(at: string, abs: string): number {
+	private matches(at: string): number {
 		let fd: number;
 		try {
 			fd = openSync(at, FILE_FLAGS);
@@ -156,13 +181,25 @@ class Scan {
 		}
 		try {
 			if (!fstatSync(fd).isFile()) return 0;
-			const n = readSync(fd, this.head, 0, this.head.length, 0);
+			const head = this.head.subarray(0, readSync(fd, this.head, 0, this.head.length, 0));
 			const max = this.req.limit + 1 - this.found;
-			return grepBuffer(abs, this.head.subarray(0, n), this.matcher, 0, max).length;
+			return head.includes(0) ? 0 : linesHolding(head, this.needle, max); // a NUL: binary, skipped
 		} catch {
 			return 0;
 		} finally {
 			closeSync(fd);
 		}
 	}
+}
+
+/** How many lines of `text` hold `needle` (none of them a line break), counting up to `max`. */
+function linesHolding(text: Buffer, needle: Buffer, max: number): number {
+	let n = 0;
+	for (let at = text.indexOf(needle); at >= 0 && n < max; ) {
+		n++;
+		const eol = text.indexOf(10, at + needle.length);
+		if (eol < 0) break;
+		at = text.indexOf(needle, eol + 1);
+	}
+	return n;
 }

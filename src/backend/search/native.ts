@@ -33,19 +33,14 @@ export { type ArgvRunner, lineSplitter, type RunOptions, type RunResult, runColl
  * once (this machine's), not over a network. `lookahead`: this process reads the first files
  * while rg starts (rg-parallel.ts), so only where it sees the files rg searches.
  */
-export function createNativeSearch(
-	run: ArgvRunner,
-	tools: NativeTools,
-	opts: RgPlanOptions = {},
-): SearchOps {
+export function createNativeSearch(run: ArgvRunner, tools: NativeTools, opts: RgPlanOptions = {}): SearchOps {
 	const missing = (name: string) =>
 		new KeelError(
 			"BACKEND_UNAVAILABLE",
 			`${name} is not available on this backend; use the js search engine.`,
 		);
 	return {
-		grep: (req) =>
-			tools.rg ? rgGrep(run, tools.rg, req, opts) : Promise.reject(missing("ripgrep (rg)")),
+		grep: (req) => (tools.rg ? rgGrep(run, tools.rg, req, opts) : Promise.reject(missing("ripgrep (rg)"))),
 		find: (req) => (tools.fd ? fdFind(run, tools.fd, req) : Promise.reject(missing("fd"))),
 	};
 }

@@ -41,7 +41,7 @@ export async function parallelFirst(
 		...(lookahead ? { onReady: () => walkBegins.abort() } : {}),
 	});
 	parallel.catch(() => undefined);
-	if (lookahead && (await lookahead(req, walkBegins.signal).catch(() => false))) {
+	if (lookahead && (await guess(lookahead, req, walkBegins.signal, parallel))) {
 		stopParallel.abort();
 		startOrdered();
 	}
@@ -60,4 +60,26 @@ export async function parallelFirst(
 	// or stopped by the budget first) the parallel run's files in path order do.
 	if (second && (pass.overLimit || !pass.complete)) return { pass: second, ordered: true };
 	return { pass, ordered: false };
+}
+
+/**
+ * The lookahead's guess, given up (false) once rg's walk begins, the parallel run ends, or the
+ * call is stopped: whatever the lookahead waits on, the plan never waits past that.
+ */
+async function guess(
+	lookahead: Lookahead,
+	req: GrepRequest,
+	walkBegins: AbortSignal,
+	parallel: Promise<Pass>,
+) {
+	const stop = AbortSignal.any([walkBegins, ...[req.signal, req.stop].filter((s) => s !== undefined)]);
+	const given = new Promise<false>((resolve) => {
+		if (stop.aborted) resolve(false);
+		stop.addEventListener("abort", () => resolve(false), { once: true });
+		parallel.then(
+			() => resolve(false),
+			() => resolve(false),
+		);
+	});
+	return Promise.race([lookahead(req, stop).catch(() => false), given]);
 }

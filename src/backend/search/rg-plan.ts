@@ -43,7 +43,6 @@ export interface ProbeTiming {
  */
 export const DEFAULT_PROBE: ProbeTiming = { firstMs: 20, readyMs: 0.5, quietMs: 1 };
 
-
 /** How a grep on rg is run beyond the default: see the top of this file and rg-parallel.ts. */
 export interface RgPlanOptions {
 	probe?: ProbeTiming;
