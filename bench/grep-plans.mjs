@@ -1,7 +1,8 @@
 /**
- * grep's two plans on `local`, side by side with pi's grep and rg alone (issue 15): the default
- * (the parallel rg, then the path-ordered one when it passes the limit) and the ordered probe
- * first (createLocalBackend's `searchProbe`, rg-plan.ts). One process, the bench's 20,000-file tree,
+ * grep's plans on `local`, side by side with pi's grep and rg alone (issue 15): the default (the
+ * parallel rg, then the path-ordered one when it passes the limit, with the lookahead that starts
+ * the ordered run alone when the first files hold more than the limit: rg-parallel.ts), the same
+ * without the lookahead, and the ordered probe first (createLocalBackend's `searchProbe`, rg-plan.ts). One process, the bench's 20,000-file tree,
  * every contender once per iteration in alternating order; the ratios are medians of the
  * per-iteration ratios, so a load that moves all contenders together cancels out.
  *
@@ -26,6 +27,10 @@ const dir = mkdtempSync(join(tmpdir(), "keel-grep-plans-"));
 writeGrepTree(dir);
 const startLoad = load();
 const byDefault = await Session.create({ root: dir });
+const twoRuns = await Session.create({
+	root: dir,
+	backend: createLocalBackend({ searchLookahead: false }),
+});
 const probing = await Session.create({
 	root: dir,
 	backend: createLocalBackend({ searchProbe: DEFAULT_PROBE }),
@@ -55,6 +60,7 @@ const rows = [];
 for (const [name, pattern] of Object.entries(cases)) {
 	const contenders = {
 		"keel (default)": keel(byDefault, pattern),
+		"keel (no lookahead)": keel(twoRuns, pattern),
 		"keel (probe)": keel(probing, pattern),
 		pi: () => piGrep.execute("bench", { pattern, path: "tree" }),
 		"rg alone": () => rgAlone(pattern),
@@ -77,7 +83,7 @@ for (const [name, pattern] of Object.entries(cases)) {
 	rows.push([
 		name,
 		...names.map((k) => median(t[k]).toFixed(1)),
-		...["keel (default)", "keel (probe)"].flatMap((k) => [
+		...["keel (default)", "keel (no lookahead)", "keel (probe)"].flatMap((k) => [
 			`${ratio(k, "pi").toFixed(2)}×`,
 			`${ratio(k, "rg alone").toFixed(2)}×`,
 		]),
@@ -90,11 +96,14 @@ console.log(
 		[
 			"case",
 			"keel default (ms)",
+			"no lookahead (ms)",
 			"keel probe (ms)",
 			"pi (ms)",
 			"rg alone (ms)",
 			"default/pi",
 			"default/rg",
+			"no lookahead/pi",
+			"no lookahead/rg",
 			"probe/pi",
 			"probe/rg",
 		],
@@ -102,5 +111,6 @@ console.log(
 	),
 );
 await byDefault.close();
+await twoRuns.close();
 await probing.close();
 rmSync(dir, { recursive: true, force: true });

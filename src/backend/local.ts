@@ -16,6 +16,8 @@ export interface LocalBackendOptions {
 	hooks?: LocalFsHooks;
 	/** grep's path-ordered probe before the parallel rg (createLocalSearch's `probe`). */
 	searchProbe?: ProbeTiming | false;
+	/** grep's lookahead while rg starts (createLocalSearch's `lookahead`; default on). */
+	searchLookahead?: boolean;
 }
 
 export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
@@ -33,6 +35,7 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 			budgetMs: opts.searchBudgetMs,
 			tools: createLocalTools({ spawner }),
 			...(opts.searchProbe ? { probe: opts.searchProbe } : {}),
+			...(opts.searchLookahead === false ? { lookahead: false } : {}),
 		}),
 		process: { fdPipes: true, ready: async () => {}, spawn: (req) => spawnLocal(req, spawner) },
 		close: async () => {

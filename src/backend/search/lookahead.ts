@@ -25,8 +25,13 @@ import { comparePaths } from "./semantics.js";
 /** Whether more than `req.limit` matches lie in the first files in path order; false once `stop` fires. */
 export type Lookahead = (req: GrepRequest, stop: AbortSignal) => Promise<boolean>;
 
-/** How far a lookahead reads: files, bytes of each (a guess needs no more), and time. */
-const MAX_FILES = 1024;
+/**
+ * How far a lookahead reads: files (about what this process reads while rg starts, wherever
+ * both scale with the cost of a system call), bytes of each (a guess needs no more), and time.
+ */
+const MAX_FILES = 512;
+/** Files read before the rate of matches so far may end the lookahead early. */
+const SAMPLE_FILES = 16;
 const HEAD_BYTES = 64 * 1024;
 const MAX_MS = 50;
 /** Time between turns of the event loop (a turn lets `stop` fire), in ms. */
@@ -138,6 +143,10 @@ class Scan {
 			this.found += this.matches(at);
 			if (this.found > this.req.limit) return true;
 			this.files++;
+			// At this rate the limit lies past MAX_FILES: the guess is no, and reading on would only
+			// take a core from rg's walk.
+			if (this.files >= SAMPLE_FILES && this.files * (this.req.limit + 1) > this.found * MAX_FILES)
+				return false;
 			if (performance.now() > this.turnAt) {
 				await new Promise((r) => setImmediate(r));
 				this.turnAt = performance.now() + TURN_MS;
