@@ -25,9 +25,9 @@ export interface LocalSearchOptions {
 	budgetMs?: number;
 	/**
 	 * grep's path-ordered probe before the parallel rg (rg-plan.ts; DEFAULT_PROBE is its tuned
-	 * timing). Off by default: it answers the stopped-at-limit grep in one ordered run (0.51-0.62×
-	 * pi against 0.75-0.87×), but every full scan pays for the probe and for the parallel run's
-	 * start-up after it (1.06-1.17× rg against 1.00-1.05×; docs/BENCHMARKS.md, eighth session).
+	 * timing). Off by default: it answers the stopped-at-limit grep in one ordered run as the
+	 * lookahead does (0.59-0.63× pi), but every full scan pays for the probe's fuse and for two
+	 * rg start-ups at once (1.09-1.12× rg against 1.00-1.04×; docs/BENCHMARKS.md, ninth session).
 	 */
 	probe?: ProbeTiming | false;
 	/**

@@ -8,7 +8,16 @@
  * The files are read synchronously, a few at a time between turns of the event loop (a turn lets
  * `stop` fire): in this process a thread-pool hop per file costs more than the read.
  */
-import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import {
+	closeSync,
+	constants,
+	type Dirent,
+	fstatSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	readSync,
+} from "node:fs";
 import type { GrepRequest } from "../types.js";
 import {
 	compileOverride,
@@ -30,6 +39,22 @@ export type Lookahead = (req: GrepRequest, stop: AbortSignal) => Promise<boolean
  * both scale with the cost of a system call), bytes of each (a guess needs no more), and time.
  */
 const MAX_FILES = 512;
+/** A directory's size (bytes, as stat gives it) past which it is not listed: 10,000s of entries. */
+const MAX_DIR_BYTES = 1024 * 1024;
+/** Filesystems read synchronously here: local ones, whose reads cannot wait on a server. */
+const LOCAL_FS = new Set([
+	"ext2",
+	"ext3",
+	"ext4",
+	"xfs",
+	"btrfs",
+	"tmpfs",
+	"ramfs",
+	"overlay",
+	"zfs",
+	"f2fs",
+	"bcachefs",
+]);
 /** Files read before the rate of matches so far may end the lookahead early. */
 const SAMPLE_FILES = 16;
 const HEAD_BYTES = 64 * 1024;
@@ -93,6 +118,7 @@ class Scan {
 	private files = 0;
 	private found = 0;
 	private turnAt = performance.now() + TURN_MS;
+	private gaveUp = false;
 
 	constructor(
 		private readonly req: GrepRequest,
@@ -104,6 +130,8 @@ class Scan {
 	) {}
 
 	async run(): Promise<boolean> {
+		// The event loop waits on every read here: none may reach a filesystem that can stall.
+		if (!onlyLocalFs(this.req.path)) return false;
 		const top = await loadAncestors(this.req.path, ".rgignore", this.re2);
 		// The start is the checked directory, or its pinned handle (itself a link): followed.
 		const start = this.list(this.req.pinned ?? this.req.path, true);
@@ -160,7 +188,7 @@ class Scan {
 	}
 
 	private over(): boolean {
-		return this.stop.aborted || this.files >= MAX_FILES || performance.now() > this.deadline;
+		return this.gaveUp || this.stop.aborted || this.files >= MAX_FILES || performance.now() > this.deadline;
 	}
 
 	/** A directory opened (not through a link, unless `follow`) and its entries in path order. */
@@ -172,10 +200,13 @@ class Scan {
 			return undefined; // unreadable, or swapped for a link: skipped
 		}
 		try {
+			// A directory this large would hold the event loop while listed: no guess.
+			if (fstatSync(fd).size > MAX_DIR_BYTES) throw new Error("too large to list here");
 			const entries = readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true });
 			return { fd, entries: entries.sort((a, b) => comparePaths(a.name, b.name)) };
 		} catch {
 			closeSync(fd);
+			this.gaveUp = true;
 			return undefined;
 		}
 	}
@@ -211,4 +242,36 @@ function linesHolding(text: Buffer, needle: Buffer, max: number): number {
 		at = text.indexOf(needle, eol + 1);
 	}
 	return n;
+}
+
+/**
+ * Whether `dir` and everything below it lie on one local filesystem (/proc/self/mountinfo): a
+ * mount inside it (FUSE, NFS, anything a stalled server could hold) or a remote filesystem at it
+ * means no lookahead. Read on every grep: a mount may come at any time.
+ */
+function onlyLocalFs(dir: string): boolean {
+	let text: string;
+	try {
+		text = readFileSync("/proc/self/mountinfo", "utf8");
+	} catch {
+		return false;
+	}
+	const under = `${dir}/`;
+	let at = "";
+	let fsType: string | undefined;
+	for (const line of text.split("\n")) {
+		const fields = line.split(" ");
+		const dash = fields.indexOf("-");
+		if (fields.length < 5 || dash < 0) continue;
+		const point = fields[4].replace(/\\([0-7]{3})/g, (_m, o: string) =>
+			String.fromCharCode(Number.parseInt(o, 8)),
+		);
+		if (point.startsWith(under)) return false;
+		const holds = point === "/" || point === dir || under.startsWith(`${point}/`);
+		if (holds && point.length >= at.length) {
+			at = point;
+			fsType = fields[dash + 1];
+		}
+	}
+	return fsType !== undefined && LOCAL_FS.has(fsType);
 }
