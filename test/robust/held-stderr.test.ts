@@ -14,32 +14,14 @@ import { loadNativeLib } from "../../src/backend/native-lib.js";
 import { type ChildLike, SpawnedChild } from "../../src/backend/spawn/child.js";
 import { Spawner } from "../../src/backend/spawn/spawner.js";
 import { buildKeel } from "../durability/build-keel.js";
+import { collect, type Ended } from "../fixtures/child-output.js";
 import { HAS_RG, RG, realTools } from "../search/rg-script.js";
 
 const why = loadNativeLib() ? "" : " (skipped: koffi cannot load here)";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Ended {
-	code: number | null;
-	signal: NodeJS.Signals | null;
-	out: string;
-	err: string;
-}
-
-function ended(child: ChildLike): Promise<Ended> {
-	return new Promise((done, fail) => {
-		let out = "";
-		let err = "";
-		child.stdout?.on("data", (d: Buffer) => {
-			out += d;
-		});
-		child.stderr?.on("data", (d: Buffer) => {
-			err += d;
-		});
-		child.on("error", fail);
-		child.on("close", (code, signal) => done({ code, signal, out, err }));
-	});
-}
+/** What the child wrote and how it ended (it must start: a spawn error fails the test). */
+const ended = (child: ChildLike) => collect(child) as Promise<Ended>;
 
 function held(argv: string[]): SpawnedChild {
 	const child = new Spawner({ engine: "posix_spawn" }).start(argv[0], argv.slice(1), {
@@ -72,7 +54,7 @@ describe.skipIf(why !== "")(`a child with its stderr held${why}`, () => {
 		expect(child.exitCode).toBeNull();
 		child.releaseStderr();
 		const r = await end;
-		expect(r).toEqual({ code: 0, signal: null, out: "out\n", err: "first line\nmore\n" });
+		expect(r).toMatchObject({ code: 0, signal: null, out: "out\n", err: "first line\nmore\n" });
 		expect(existsSync(after)).toBe(true);
 	});
 
@@ -94,7 +76,7 @@ describe.skipIf(why !== "")(`a child with its stderr held${why}`, () => {
 		await sleep(100);
 		child.kill("SIGKILL");
 		const r = await end;
-		expect(r).toEqual({ code: null, signal: "SIGKILL", out: "", err: "" });
+		expect(r).toMatchObject({ code: null, signal: "SIGKILL", out: "", err: "" });
 		expect(child.stderrHeld).toBe(false);
 		child.releaseStderr(); // too late: does nothing, throws nothing
 		await sleep(20);
@@ -103,7 +85,7 @@ describe.skipIf(why !== "")(`a child with its stderr held${why}`, () => {
 
 	it("ending without writing to stderr: 'close' comes without a release", async () => {
 		const r = await ended(held(["/bin/sh", "-c", "echo only-out"]));
-		expect(r).toEqual({ code: 0, signal: null, out: "only-out\n", err: "" });
+		expect(r).toMatchObject({ code: 0, signal: null, out: "only-out\n", err: "" });
 	});
 
 	it("through Node's spawn (no posix_spawn) the hold is not available: the child just runs", async () => {
@@ -138,33 +120,37 @@ setInterval(() => {}, 1000);
 `,
 			);
 			const host = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
-			let said = "";
-			host.stdout.on("data", (d: Buffer) => {
-				said += d;
-			});
-			for (let i = 0; i < 300 && !/PID \d+/.test(said); i++) await sleep(50);
-			const rgPid = Number(/PID (\d+)/.exec(said)?.[1]);
-			expect(rgPid).toBeGreaterThan(0);
-			await sleep(500);
-			// Held: started, blocked on its mark's message, not one match printed.
-			expect(said).not.toContain("OUT");
-			const state = () => {
-				try {
-					return readFileSync(`/proc/${rgPid}/stat`, "utf8").split(") ")[1]?.[0];
-				} catch {
-					return undefined;
+			try {
+				let said = "";
+				host.stdout.on("data", (d: Buffer) => {
+					said += d;
+				});
+				for (let i = 0; i < 300 && !/PID \d+/.test(said); i++) await sleep(50);
+				const rgPid = Number(/PID (\d+)/.exec(said)?.[1]);
+				expect(rgPid).toBeGreaterThan(0);
+				await sleep(500);
+				// Held: started, blocked on its mark's message, not one match printed.
+				expect(said).not.toContain("OUT");
+				const state = () => {
+					try {
+						return readFileSync(`/proc/${rgPid}/stat`, "utf8").split(") ")[1]?.[0];
+					} catch {
+						return undefined;
+					}
+				};
+				expect(state()).toBe("S");
+				host.kill("SIGKILL");
+				// Its stderr's far end is gone: the write fails, and rg ends (at most after one walk of a
+				// small tree, its output going nowhere) instead of waiting forever.
+				let s = state();
+				for (let i = 0; i < 200 && s !== undefined && s !== "Z"; i++) {
+					await sleep(50);
+					s = state();
 				}
-			};
-			expect(state()).toBe("S");
-			host.kill("SIGKILL");
-			// Its stderr's far end is gone: the write fails, and rg ends (at most after one walk of a
-			// small tree, its output going nowhere) instead of waiting forever.
-			let s = state();
-			for (let i = 0; i < 200 && s !== undefined && s !== "Z"; i++) {
-				await sleep(50);
-				s = state();
+				expect(s === undefined || s === "Z").toBe(true);
+			} finally {
+				host.kill("SIGKILL"); // a failed check must not leave the host (and its rg) behind
 			}
-			expect(s === undefined || s === "Z").toBe(true);
 		},
 	);
 });

@@ -11,35 +11,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNativeLib } from "../../src/backend/native-lib.js";
 import { runInGroup } from "../../src/backend/run-group.js";
-import type { ChildLike } from "../../src/backend/spawn/child.js";
 import { Spawner, type StartOptions } from "../../src/backend/spawn/spawner.js";
+import { collect, type Ended } from "../fixtures/child-output.js";
 
 const native = loadNativeLib();
 const why = native ? undefined : "koffi cannot load here";
-
-interface Ended {
-	code: number | null;
-	signal: NodeJS.Signals | null;
-	out: string;
-	err: string;
-	pid: number | undefined;
-}
-
-function collect(child: ChildLike, input?: string): Promise<Ended | { error: string }> {
-	return new Promise((resolve) => {
-		let out = "";
-		let err = "";
-		child.stdout?.on("data", (d: Buffer) => {
-			out += d;
-		});
-		child.stderr?.on("data", (d: Buffer) => {
-			err += d;
-		});
-		if (input !== undefined) child.stdin?.end(input);
-		child.on("error", (e: NodeJS.ErrnoException) => resolve({ error: String(e.code) }));
-		child.on("close", (code, signal) => resolve({ code, signal, out, err, pid: child.pid }));
-	});
-}
 
 function run(spawner: Spawner, argv: string[], opts: Partial<StartOptions> = {}, input?: string) {
 	return collect(

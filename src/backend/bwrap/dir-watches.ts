@@ -27,8 +27,8 @@
  */
 import { close as closeFd, closeSync, lstatSync, openSync } from "node:fs";
 import { posix } from "node:path";
+import { LOCAL_FS, mountIds, parseMountinfo, readAll } from "../mount-table.js";
 import { IN, type InotifyLibc, POLLERR, POLLPRI } from "./inotify.js";
-import { LOCAL_FS, mountIds, parseMountinfo, readAll } from "./mount-table.js";
 
 /** Changes to the names of a directory, and to the directory itself. */
 const DIR_MASK =

@@ -18,6 +18,7 @@ import {
 	readFileSync,
 	readSync,
 } from "node:fs";
+import { LOCAL_FS, parseMountinfo } from "../mount-table.js";
 import type { GrepRequest } from "../types.js";
 import {
 	compileOverride,
@@ -41,20 +42,6 @@ export type Lookahead = (req: GrepRequest, stop: AbortSignal) => Promise<boolean
 const MAX_FILES = 512;
 /** A directory's size (bytes, as stat gives it) past which it is not listed: 10,000s of entries. */
 const MAX_DIR_BYTES = 1024 * 1024;
-/** Filesystems read synchronously here: local ones, whose reads cannot wait on a server. */
-const LOCAL_FS = new Set([
-	"ext2",
-	"ext3",
-	"ext4",
-	"xfs",
-	"btrfs",
-	"tmpfs",
-	"ramfs",
-	"overlay",
-	"zfs",
-	"f2fs",
-	"bcachefs",
-]);
 /** Files read before the rate of matches so far may end the lookahead early. */
 const SAMPLE_FILES = 16;
 const HEAD_BYTES = 64 * 1024;
@@ -250,28 +237,18 @@ function linesHolding(text: Buffer, needle: Buffer, max: number): number {
  * means no lookahead. Read on every grep: a mount may come at any time.
  */
 function onlyLocalFs(dir: string): boolean {
-	let text: string;
+	let mounts: Map<string, string>;
 	try {
-		text = readFileSync("/proc/self/mountinfo", "utf8");
+		mounts = parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8"));
 	} catch {
 		return false;
 	}
 	const under = `${dir}/`;
 	let at = "";
-	let fsType: string | undefined;
-	for (const line of text.split("\n")) {
-		const fields = line.split(" ");
-		const dash = fields.indexOf("-");
-		if (fields.length < 5 || dash < 0) continue;
-		const point = fields[4].replace(/\\([0-7]{3})/g, (_m, o: string) =>
-			String.fromCharCode(Number.parseInt(o, 8)),
-		);
+	for (const point of mounts.keys()) {
 		if (point.startsWith(under)) return false;
 		const holds = point === "/" || point === dir || under.startsWith(`${point}/`);
-		if (holds && point.length >= at.length) {
-			at = point;
-			fsType = fields[dash + 1];
-		}
+		if (holds && point.length > at.length) at = point;
 	}
-	return fsType !== undefined && LOCAL_FS.has(fsType);
+	return LOCAL_FS.has(mounts.get(at === "" ? "/" : at) ?? "");
 }

@@ -1,11 +1,14 @@
 /**
- * keel's mount table (/proc/self/mountinfo) as dir-watches.ts needs it: which file system each
- * mount point holds, and which mounts there are, to tell whether a change to the table moved a
- * path the kept scan read.
+ * keel's mount table (/proc/self/mountinfo): which file system each mount point holds, and which
+ * mounts there are. For bwrap's kept scan (dir-watches.ts: did a change to the table move a path
+ * it read?) and grep's lookahead (search/lookahead.ts: is every read below a path local?).
  */
 import { readSync } from "node:fs";
 
-/** File systems whose every change goes through this kernel's VFS (so inotify sees it). */
+/**
+ * File systems whose every change goes through this kernel's VFS (so inotify sees it), and whose
+ * reads never wait on a server.
+ */
 export const LOCAL_FS = new Set([
 	"ext2",
 	"ext3",
