@@ -35,6 +35,9 @@ const probing = await Session.create({
 	root: dir,
 	backend: createLocalBackend({ searchProbe: DEFAULT_PROBE }),
 });
+// The lookahead loads re2js a second after a session's first grep: warm every session past that.
+for (const s of [byDefault, twoRuns, probing]) await s.call("grep", { pattern: "warm", path: "tree" });
+await new Promise((r) => setTimeout(r, 1500));
 const piGrep = createGrepToolDefinition(dir);
 const spawner = new Spawner({ engine: "posix_spawn" });
 const rgAlone = (pattern) =>

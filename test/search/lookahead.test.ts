@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createJsSearch, createLocalSearch } from "../../src/backend/search/index.js";
 import { createLookahead, type Lookahead } from "../../src/backend/search/lookahead.js";
 import { type ArgvRunner, createNativeSearch } from "../../src/backend/search/native.js";
+import { loadRe2 } from "../../src/backend/search/patterns.js";
 import { fakeTools, HAS_RG, hits, matchLine, RG, req, sorted, until } from "./rg-script.js";
 
 let base: string;
@@ -32,7 +33,7 @@ async function files(dir: string, n: number, text = "x\nneedle.here\ny\n"): Prom
 }
 
 describe("the lookahead's guess, on real files", () => {
-	const look = createLookahead();
+	const look = createLookahead(loadRe2());
 	const guess = (path: string, more: Parameters<typeof req>[1] = {}) =>
 		look(req(path, { limit: 10, ...more }), never());
 
@@ -112,6 +113,14 @@ describe("the lookahead's guess, on real files", () => {
 		expect(await guess(base)).toBe(false);
 	});
 
+	it("a fresh lookahead's first call goes without a guess (re2js is loaded a second later)", async () => {
+		await files(join(base, "a"), 20);
+		const fresh = createLookahead();
+		expect(await fresh(req(base, { limit: 10 }), never())).toBe(false);
+		await new Promise((r) => setTimeout(r, 1500));
+		expect(await fresh(req(base, { limit: 10 }), never())).toBe(true);
+	});
+
 	it("stopped: no guess", async () => {
 		await files(join(base, "a"), 20);
 		const stop = new AbortController();
@@ -188,11 +197,11 @@ describe("with real rg", () => {
 			const js = createJsSearch();
 			for (const tree of ["dense", "sparse"]) {
 				const want = await js.grep(req(join(base, tree), { limit: 100 }));
-				for (const lookahead of [true, false]) {
+				for (const lookahead of [createLookahead(loadRe2()), false]) {
 					const r = await createLocalSearch({ engine: "native", lookahead }).grep(
 						req(join(base, tree), { limit: 100 }),
 					);
-					expect(hits(r), `${tree} lookahead ${lookahead}`).toEqual(hits(want));
+					expect(hits(r), `${tree} lookahead ${lookahead !== false}`).toEqual(hits(want));
 					expect(r.limitReached).toBe(want.limitReached);
 				}
 			}

@@ -11,7 +11,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DirPins } from "../../src/backend/local-pin.js";
 import { createLocalSearch, type LocalSearchOptions } from "../../src/backend/search/index.js";
 import { localRunner } from "../../src/backend/search/local-runner.js";
+import { createLookahead } from "../../src/backend/search/lookahead.js";
 import { type ArgvRunner, createNativeSearch, DEFAULT_PROBE } from "../../src/backend/search/native.js";
+import { loadRe2 } from "../../src/backend/search/patterns.js";
 import { comparePaths } from "../../src/backend/search/semantics.js";
 import { rgProcessesUnder } from "./rg-processes.js";
 import { fakeTools, HAS_RG, hits, matchLine, RG, realTools, req, sorted, until } from "./rg-script.js";
@@ -26,7 +28,7 @@ const PLANS: [string, Pick<LocalSearchOptions, "probe" | "lookahead">][] = [
 	["the probe's default timing", { probe: DEFAULT_PROBE }],
 	["probe kept", { probe: KEPT }],
 	["probe given up", { probe: GIVEN_UP }],
-	["no probe, the lookahead", { probe: false }],
+	["no probe, the lookahead", { probe: false, lookahead: createLookahead(loadRe2()) }],
 	["no probe, no lookahead", { probe: false, lookahead: false }],
 ];
 describe("the probe's plan, over a scripted transport", () => {

@@ -3,7 +3,7 @@ import type { DirPins } from "../local-pin.js";
 import type { SearchOps } from "../types.js";
 import { createJsSearch } from "./js.js";
 import { createLocalTools, type LocalTools } from "./local-runner.js";
-import { createLookahead } from "./lookahead.js";
+import { createLookahead, type Lookahead } from "./lookahead.js";
 import { createNativeSearch, type ProbeTiming } from "./native.js";
 import { withPinnedStart } from "./pinned.js";
 
@@ -35,7 +35,7 @@ export interface LocalSearchOptions {
 	 * first files in path order, and a tree with more than the limit there is answered by the
 	 * ordered run alone. Default: on where rg starts from the pinned handle (this machine).
 	 */
-	lookahead?: boolean;
+	lookahead?: boolean | Lookahead;
 }
 
 export const DEFAULT_SEARCH_BUDGET_MS = 60_000;
@@ -81,7 +81,12 @@ function chooseEngine(opts: LocalSearchOptions): SearchOps {
 	const pinNative = opts.pinNative !== false;
 	const tools = opts.tools ?? createLocalTools();
 	let native: Promise<{ ops: SearchOps; hasRg: boolean; hasFd: boolean }> | undefined;
-	const lookahead = (opts.lookahead ?? pinNative) ? createLookahead() : undefined;
+	const lookahead =
+		typeof opts.lookahead === "function"
+			? opts.lookahead
+			: (opts.lookahead ?? pinNative)
+				? createLookahead()
+				: undefined;
 	const getNative = () => {
 		native ??= tools.detect().then((t) => ({
 			ops: pinnedStart(

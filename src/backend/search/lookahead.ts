@@ -46,6 +46,8 @@ const MAX_DIR_BYTES = 1024 * 1024;
 const SAMPLE_FILES = 16;
 const HEAD_BYTES = 64 * 1024;
 const MAX_MS = 50;
+/** How long after its first grep a process loads re2js for the lookahead. */
+const LOAD_LATER_MS = 1000;
 /** Time between turns of the event loop (a turn lets `stop` fire), in ms. */
 const TURN_MS = 0.5;
 /** Rust regex syntax that is a literal: plain characters and escaped ASCII punctuation. */
@@ -66,13 +68,34 @@ function literalOf(req: GrepRequest): Buffer | undefined {
 	return Buffer.from(req.pattern.replace(/\\(.)/g, "$1"));
 }
 
-/** A lookahead with its own re2 (loaded on first use, for ignore files and globs) and read buffer. */
-export function createLookahead(): Lookahead {
+/**
+ * A lookahead with its own read buffer and re2 (for ignore files and globs): `preloaded`, or
+ * loaded a second after the first call, which goes without a guess.
+ */
+export function createLookahead(preloaded?: Promise<Re2>): Lookahead {
 	let re2: Re2 | undefined;
+	let loadScheduled = false;
+	const load = (from: Promise<Re2>) =>
+		from.then(
+			(r) => {
+				re2 = r;
+			},
+			() => undefined,
+		);
+	if (preloaded) {
+		loadScheduled = true;
+		load(preloaded);
+	}
 	const head = Buffer.alloc(HEAD_BYTES);
 	return async (req, stop) => {
 		if (req.pinned !== undefined && req.pinnedDir !== true) return false; // one file: nothing to guess
-		re2 ??= await loadRe2();
+		if (!re2) {
+			// re2js (ignore files, globs) takes ~25 ms to load here: never during a grep. It is loaded
+			// a second later, in a process that lives that long (a session, not a one-shot call).
+			if (!loadScheduled) setTimeout(() => load(loadRe2()), LOAD_LATER_MS).unref();
+			loadScheduled = true;
+			return false;
+		}
 		const needle = literalOf(req);
 		if (!needle) return false;
 		let override: Override | undefined;
