@@ -25,6 +25,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { hastenDeath } from "./leftovers-hasten.js";
 import { type PidMark, pidsSince, takePidMark } from "./leftovers-pids.js";
 
 export type { PidMark } from "./leftovers-pids.js";
@@ -141,11 +142,13 @@ export function findTagged(name: string, value: string, since?: PidMark, unsure?
  * still listed would return the call with it alive, and would also stop looking at its neighbours
  * (a process of the window caught between its old and new image has no environment to read yet and
  * is looked at again on a later pass, never killed blind). So a pass that kills nothing new waits a
- * millisecond and looks again: while killed ones remain, up to SWEEP_MS in all; when only such
- * unreadable processes remain, up to UNSURE_WAITS times. Returns how many processes were killed.
+ * millisecond and looks again: while killed ones remain, up to SWEEP_MS in all (one still there is
+ * helped to its turn on the CPU: leftovers-hasten.ts); when only such unreadable processes remain,
+ * up to UNSURE_WAITS times. Returns how many processes were killed.
  */
 export async function killTagged(name: string, value: string, since?: PidMark): Promise<number> {
 	const killed = new Set<number>();
+	const hastened = new Set<number>();
 	const refused = new Set<number>(); // not ours to signal after all (EPERM): nothing to wait for
 	const deadline = performance.now() + SWEEP_MS;
 	let unsureWaits = 0;
@@ -162,8 +165,10 @@ export async function killTagged(name: string, value: string, since?: PidMark): 
 				if ((e as NodeJS.ErrnoException).code !== "ESRCH") refused.add(p.pid);
 				continue; // gone, or refused
 			}
-			if (killed.has(p.pid)) dying = true;
-			else {
+			if (killed.has(p.pid)) {
+				dying = true;
+				if (!hastened.has(p.pid) && hastenDeath(p.pid)) hastened.add(p.pid);
+			} else {
 				killed.add(p.pid);
 				fresh = true;
 			}

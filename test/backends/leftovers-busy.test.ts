@@ -62,6 +62,22 @@ describe.skipIf(!TASKSET || CPU === undefined)("local: leftovers on a busy CPU",
 		expect(survivors).toEqual([]);
 	});
 
+	it("a leftover that starves its own session (autogroup nice 19) on a crowded CPU: gone when its call returns", async () => {
+		// Killed, it would wait past the sweep's 2-s bound for its turn to die; the sweep sets its
+		// autogroup back to nice 0.
+		busy.crowd(12);
+		const s = await open("pi");
+		const survivors: string[] = [];
+		for (let i = 0; i < 3; i++) {
+			const m = marker();
+			const from = lastPid();
+			const r = await s.call("bash", { command: busyLeftover(m, 19) });
+			survivors.push(...liveSince(from, m));
+			expect(r.ok).toBe(true);
+		}
+		expect(survivors).toEqual([]);
+	}, 60_000);
+
 	it("background: true leftovers are gone when the session's close returns", async () => {
 		hog();
 		const s = await open("unified");

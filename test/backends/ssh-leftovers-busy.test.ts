@@ -54,6 +54,13 @@ afterEach(async () => {
 const busyLeftover = (m: string) =>
 	`setsid -f ${TASKSET} -c ${CPU} nice -n 19 sh -c '{ echo 19 > /proc/self/autogroup; } 2>/dev/null; while :; do :; done; : ${m}' >/dev/null 2>&1 < /dev/null; sleep 0.05; echo started`;
 
+/**
+ * The same leftover, but the call returns only once it has starved its session (on a crowded CPU
+ * its start-up alone can outlast any fixed sleep, and killed before that it dies at once).
+ */
+const starvedLeftover = (m: string) =>
+	`setsid -f ${TASKSET} -c ${CPU} sh -c 'echo 19 > /proc/self/autogroup && : > ${m}.ready; while :; do :; done; : ${m}' >/dev/null 2>&1 < /dev/null; until [ -e ${m}.ready ]; do sleep 0.01; done; echo started`;
+
 async function run(command: string, timeoutMs?: number) {
 	const chunks: Buffer[] = [];
 	const r = await b.exec.run({ command, cwd: dir, timeoutMs, onData: (c) => chunks.push(Buffer.from(c)) });
@@ -68,6 +75,21 @@ describe.skipIf(missing)("ssh command runner: leftovers on a busy CPU", () => {
 			const m = marker();
 			const from = lastPid();
 			const r = await run(busyLeftover(m));
+			survivors.push(...liveSince(from, m));
+			expect(r.out).toBe("started\n");
+		}
+		expect(survivors).toEqual([]);
+	}, 60_000);
+
+	it("a leftover that starves its own session on a CPU crowded by 12 others: gone when its call returns", async () => {
+		// Killed, it would wait past the sweep's 2-s bound for its turn to die (the CI flake, made
+		// certain); the sweep sets its autogroup back to nice 0.
+		busy.crowd(12);
+		const survivors: string[] = [];
+		for (let i = 0; i < 3; i++) {
+			const m = marker();
+			const from = lastPid();
+			const r = await run(starvedLeftover(m));
 			survivors.push(...liveSince(from, m));
 			expect(r.out).toBe("started\n");
 		}

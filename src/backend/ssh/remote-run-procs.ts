@@ -75,13 +75,34 @@ def may_be_execing(pid):
     except (OSError, IndexError, ValueError):
         return False
 
+def hasten(pid):
+    # A killed process dies when the scheduler next runs it; a command can keep its leftovers nearly
+    # off the CPU with its session's autogroup at nice 19 (seconds to die on a busy CPU). Its owner
+    # may set that back to 0 without privilege (leftovers-hasten.ts). False: try again later (EAGAIN:
+    # without CAP_SYS_ADMIN, one autogroup change per 100 ms, machine-wide).
+    path = "/proc/%d/autogroup" % pid
+    try:
+        if int(read_small(path).split()[-1]) <= 0:
+            return True
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+    except BlockingIOError:
+        return False
+    except (OSError, ValueError, IndexError):
+        pass
+    return True
+
 # A sweep ends when a pass finds nothing tagged, killed ones still dying included: a SIGKILLed
 # process keeps its environment until the scheduler lets it run its exit, milliseconds on a busy
-# CPU where a pass takes microseconds. A pass that kills nothing new is repeated a millisecond
-# later (the loop serves other commands meanwhile): while killed ones remain, up to SWEEP_S in all
-# (an unkillable D-state process); while only processes of the window with an empty environ remain
-# (caught in the middle of execve: looked at again, never killed blind), up to UNSURE_WAITS times.
-# Passes that kill something new run back to back, IN_A_ROW at a time.
+# CPU where a pass takes microseconds (one found again is helped to its turn: hasten). A pass that
+# kills nothing new is repeated a millisecond later (the loop serves other commands meanwhile):
+# while killed ones remain, up to SWEEP_S in all (an unkillable D-state process); while only
+# processes of the window with an empty environ remain (caught in the middle of execve: looked at
+# again, never killed blind), up to UNSURE_WAITS times. Passes that kill something new run back to
+# back, IN_A_ROW at a time.
 SWEEP_S = 2.0
 UNSURE_WAITS = 50
 IN_A_ROW = 8
@@ -91,7 +112,7 @@ class Sweep:
     def __init__(self, tag, mark, then):
         self.needle = ("\0%s=%s\0" % (TAG, tag)).encode()
         self.mark, self.then = mark, then  # then: called once it is over
-        self.killed, self.refused = set(), set()
+        self.killed, self.refused, self.hastened = set(), set(), set()
         self.deadline = time.monotonic() + SWEEP_S
         self.unsure_waits = self.chased = 0
         self.due = 0.0
@@ -120,6 +141,8 @@ def sweep_step(s):
                 continue
             if pid in s.killed:
                 dying = True
+                if pid not in s.hastened and hasten(pid):
+                    s.hastened.add(pid)
             else:
                 s.killed.add(pid)
                 fresh = True
