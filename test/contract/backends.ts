@@ -104,10 +104,13 @@ function execSshFactory(): BackendFactory {
 	);
 	return {
 		...factory,
-		// Every call pays the remote user's rc files (~0.25 s here): the path battery makes hundreds.
 		testTimeoutMs: 300_000,
 		async setup() {
-			sshd = await startSshd();
+			// sshd runs each call as `$SHELL -c`, and bash reads ~/.bashrc there when it is the top-level
+			// shell: root's on these machines (pyenv, cargo) cost 650 ms a call, 40 ms without, and the
+			// suite makes hundreds. SHLVL=1 makes it a nested shell, which reads none; the rc files are
+			// the host's cost, not keel's (keel's own ssh backend pays them once per connection).
+			sshd = await startSshd({ setEnv: { SHLVL: "1" } });
 			transport = sshTransport(sshd);
 		},
 		async teardown() {

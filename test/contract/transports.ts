@@ -1,8 +1,8 @@
 /**
  * A real ExecTransport over the OpenSSH client against the test sshd (test/fixtures/sshd.ts): one
  * `ssh host -- 'quoted argv'` per call, multiplexed over a master connection (ControlMaster) so a
- * call does not pay a handshake. Each call still pays the remote user's login shell reading its rc
- * files (sshd runs `$SHELL -c`), which is what keel's own ssh backend avoids.
+ * call does not pay a handshake. Each call still starts the remote user's shell (sshd runs
+ * `$SHELL -c`), which reads its rc files unless the server says otherwise (backends.ts does).
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
