@@ -4,10 +4,11 @@
  * already checked by the path guard.
  */
 
-import type { WorkOwner } from "../boundary/call-scope.js";
 import type { ProcessOps } from "./process-types.js";
+import type { SearchOps } from "./search-types.js";
 
 export type * from "./process-types.js";
+export type * from "./search-types.js";
 
 export type EntryType = "file" | "dir" | "symlink" | "other";
 
@@ -203,91 +204,6 @@ export interface ExecOps {
 	background?: boolean;
 	/** Runs the command in its own process group; abort and timeout kill the whole group. */
 	run(req: ExecRequest): Promise<ExecResult>;
-}
-
-export interface GrepRequest {
-	pattern: string;
-	/** Absolute canonical file or directory. */
-	path: string;
-	glob?: string;
-	ignoreCase?: boolean;
-	literal?: boolean;
-	/** Lines of context before and after each match. */
-	context: number;
-	/** Stop after this many matches. */
-	limit: number;
-	signal?: AbortSignal;
-	/** The call that owns work the search leaves unawaited (read-ahead): see boundary/call-scope.ts. */
-	owner?: WorkOwner;
-	/**
-	 * On this machine: where the engine opens `path` (`/proc/<pid>/fd/N`, a handle on what the
-	 * guard checked). Results and messages still name `path`.
-	 */
-	pinned?: string;
-	/**
-	 * `pinned` is a directory: rg then starts in it as its working directory (one resolution of
-	 * the handle, not one per file opened below it).
-	 */
-	pinnedDir?: boolean;
-	/** When this fires, stop (children killed) and answer what was found, with `timedOut`. */
-	stop?: AbortSignal;
-}
-
-export interface GrepLine {
-	line: number;
-	text: string;
-}
-
-export interface GrepMatch {
-	/** Absolute path of the file. */
-	path: string;
-	line: number;
-	/** Line text without its line ending. */
-	text: string;
-	before: GrepLine[];
-	after: GrepLine[];
-}
-
-export interface GrepOutcome {
-	matches: GrepMatch[];
-	limitReached: boolean;
-	engine: string;
-	/** The request's `stop` fired: the results are those found until then. */
-	timedOut?: boolean;
-}
-
-export interface FindRequest {
-	pattern: string;
-	/** Absolute canonical directory. */
-	path: string;
-	limit: number;
-	signal?: AbortSignal;
-	owner?: WorkOwner;
-	/**
-	 * On this machine: where the engine opens `path` (`/proc/<pid>/fd/N`, a handle on what the
-	 * guard checked). Results and messages still name `path`.
-	 */
-	pinned?: string;
-	/** As GrepRequest.stop. */
-	stop?: AbortSignal;
-}
-
-export interface FindOutcome {
-	/** Paths relative to the search directory, POSIX separators, directories end with "/". */
-	paths: string[];
-	limitReached: boolean;
-	engine: string;
-	/** The request's `stop` fired: the results are those found until then. */
-	timedOut?: boolean;
-}
-
-/**
- * Search semantics shared by every engine: hidden files included, `.git` excluded, and
- * `.gitignore`/`.ignore` rules respected the way rg and fd apply them (find also outside a repository, as pi).
- */
-export interface SearchOps {
-	grep(req: GrepRequest): Promise<GrepOutcome>;
-	find(req: FindRequest): Promise<FindOutcome>;
 }
 
 export interface Backend {
