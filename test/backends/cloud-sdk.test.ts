@@ -5,7 +5,8 @@
  * battery also run on these (test/contract/backends.ts, test/python/backends.test.ts).
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, realpath, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -72,6 +73,29 @@ for (const [name, make] of makers) {
 		});
 	});
 }
+
+describe("input over a text channel where `head -c` reads ahead (busybox)", { timeout: 60_000 }, () => {
+	it("the wrapper checks head once and falls back to the shell's read: every byte still arrives", async () => {
+		// A head that swallows all its input and records that it ran: the worst read-ahead there is.
+		const bin = join(dir, "greedy-bin");
+		const ran = join(dir, "greedy-head-ran");
+		await mkdir(bin);
+		await writeFile(join(bin, "head"), `#!/bin/sh\ncat >/dev/null\n: > '${ran}'\n`, { mode: 0o755 });
+		const inner = localE2bSandbox();
+		const sandbox: E2bSandbox = {
+			commands: { run: (cmd, o) => inner.commands.run(`PATH='${bin}':$PATH ${cmd}`, o) },
+		};
+		const b = createE2bBackend(sandbox);
+		try {
+			const file = join(dir, "greedy-hostile.bin");
+			await b.fs.writeFile(file, HOSTILE);
+			expect((await b.fs.readFile(file)).equals(HOSTILE)).toBe(true);
+			expect(existsSync(ran), "the wrapper never asked the greedy head").toBe(true);
+		} finally {
+			await b.close();
+		}
+	});
+});
 
 describe("persistent shells on the SDKs with a long-lived process", { timeout: 60_000 }, () => {
 	it("E2B: sequential operations reuse one background command; no command per operation", async () => {
