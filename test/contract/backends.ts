@@ -106,11 +106,7 @@ function execSshFactory(): BackendFactory {
 		...factory,
 		testTimeoutMs: 300_000,
 		async setup() {
-			// sshd runs each call as `$SHELL -c`, and bash reads ~/.bashrc there when it is the top-level
-			// shell: root's on these machines (pyenv, cargo) cost 650 ms a call, 40 ms without, and the
-			// suite makes hundreds. SHLVL=1 makes it a nested shell, which reads none; the rc files are
-			// the host's cost, not keel's (keel's own ssh backend pays them once per connection).
-			sshd = await startSshd({ setEnv: { SHLVL: "1" } });
+			sshd = await startSshd(NO_RC_FILES);
 			transport = sshTransport(sshd);
 		},
 		async teardown() {
@@ -120,6 +116,16 @@ function execSshFactory(): BackendFactory {
 		},
 	};
 }
+
+/**
+ * sshd runs every session as `$SHELL -c`, and bash reads ~/.bashrc there when it is the top-level
+ * shell: root's on these machines (pyenv, cargo) cost 650 ms a call through the exec transport
+ * (40 ms without) and 2.8 s per connection of keel's ssh backend, whose channels each start one
+ * (0.3 s without), and the suite makes hundreds of calls and a connection per test. SHLVL=1 makes
+ * it a nested shell, which reads none. The rc files are the host's cost, not what the contract
+ * checks; test/backends/ssh*.test.ts run against the machine's own rc files.
+ */
+const NO_RC_FILES = { setEnv: { SHLVL: "1" } };
 
 export const BACKENDS: BackendFactory[] = [
 	{
@@ -210,7 +216,7 @@ function sshFactory(): BackendFactory {
 		available: async () => sshdMissing() ?? true,
 		testTimeoutMs: 120_000,
 		async setup() {
-			sshd = await startSshd();
+			sshd = await startSshd(NO_RC_FILES);
 		},
 		async teardown() {
 			await sshd?.stop();
