@@ -67,33 +67,30 @@ async function run(command: string, timeoutMs?: number) {
 	return { ...r, out: Buffer.concat(chunks).toString("latin1") };
 }
 
+/** `n` calls, each leaving `leftover(marker)`; what of them is alive the moment each returns. */
+async function callsInARow(n: number, leftover: (m: string) => string): Promise<string[]> {
+	const survivors: string[] = [];
+	for (let i = 0; i < n; i++) {
+		const m = marker();
+		const from = lastPid();
+		const r = await run(leftover(m));
+		survivors.push(...liveSince(from, m));
+		expect(r.out).toBe("started\n");
+	}
+	return survivors;
+}
+
 describe.skipIf(missing)("ssh command runner: leftovers on a busy CPU", () => {
 	it("setsid -f, 10 calls in a row: each leftover is gone when its call returns", async () => {
 		hog();
-		const survivors: string[] = [];
-		for (let i = 0; i < 10; i++) {
-			const m = marker();
-			const from = lastPid();
-			const r = await run(busyLeftover(m));
-			survivors.push(...liveSince(from, m));
-			expect(r.out).toBe("started\n");
-		}
-		expect(survivors).toEqual([]);
+		expect(await callsInARow(10, busyLeftover)).toEqual([]);
 	}, 60_000);
 
 	it("a leftover that starves its own session on a CPU crowded by 12 others: gone when its call returns", async () => {
 		// Killed, it would wait past the sweep's 2-s bound for its turn to die (the CI flake, made
 		// certain); the sweep sets its autogroup back to nice 0.
 		busy.crowd(12);
-		const survivors: string[] = [];
-		for (let i = 0; i < 3; i++) {
-			const m = marker();
-			const from = lastPid();
-			const r = await run(starvedLeftover(m));
-			survivors.push(...liveSince(from, m));
-			expect(r.out).toBe("started\n");
-		}
-		expect(survivors).toEqual([]);
+		expect(await callsInARow(3, starvedLeftover)).toEqual([]);
 	}, 60_000);
 
 	it("on a timeout too: the leftover is gone when the call returns", async () => {
