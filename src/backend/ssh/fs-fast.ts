@@ -15,7 +15,16 @@ import { KeelError } from "../../boundary/errors.js";
 import { sameObject, tempNameFor } from "../temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "../types.js";
 import { sysError } from "./errors.js";
-import { changed, hasStat, lstatOf, replyError, statAfter, statFrom, swapped } from "./fs-replies.js";
+import {
+	changed,
+	changedWhileRead,
+	hasStat,
+	lstatOf,
+	replyError,
+	statAfter,
+	statFrom,
+	swapped,
+} from "./fs-replies.js";
 import { formatIdentity } from "./identity.js";
 import { ask, type Live } from "./live.js";
 import { LOOK_MAX_BYTES } from "./peek.js";
@@ -61,6 +70,30 @@ export async function readFast(live: Live, p: string, expect: FileStat | undefin
 	const now = statFrom(head.slice(3), p);
 	if (expect && !sameObject(now, expect)) throw swapped(p);
 	return r.bytes.subarray(nl + 1);
+}
+
+/**
+ * FileOps.readCurrent through k_readc: the handle's stat and its bytes, or (bounded, larger than
+ * `maxBytes`) the stat alone. A look kept from the guard's realpath (one handle too) serves first.
+ */
+export async function readCurrentFast(
+	live: Live,
+	p: string,
+	maxBytes?: number,
+): Promise<{ stat: FileStat; bytes: Buffer | null }> {
+	const kept = live.peeks.takeRead(p);
+	if (kept && (maxBytes === undefined || kept.data.length <= maxBytes))
+		return { stat: kept.stat, bytes: kept.data };
+	const r = await ask(live, "k_readc", p, maxBytes === undefined ? "" : String(maxBytes));
+	// The stat said a regular file: anything else at the open was swapped in.
+	if (r.status !== 0)
+		throw /: (not a regular file|Is a directory)\s*$/.test(r.out) ? swapped(p) : replyError(r.out, p);
+	const nl = r.bytes.indexOf(0x0a);
+	const head = nl < 0 ? "" : r.bytes.subarray(0, nl).toString("utf8");
+	if (head === "short") throw changedWhileRead(p);
+	if (head.startsWith("big ")) return { stat: statFrom(head.slice(4), p), bytes: null };
+	if (!head.startsWith("st ")) throw sysError("EIO", `unexpected output: ${head.slice(0, 200)}`, p);
+	return { stat: statFrom(head.slice(3), p), bytes: r.bytes.subarray(nl + 1) };
 }
 
 export async function putFast(

@@ -31,6 +31,13 @@ export function sourceChanged(source: string, during: boolean): KeelError {
 	);
 }
 
+/** A file truncated between its open and the read of the size it had then. */
+export function changedWhileRead(path: string): KeelError {
+	return new KeelError("CHANGED_ON_DISK", `${path} changed while it was being read; read it again.`, {
+		path,
+	});
+}
+
 /** A directory on the path was swapped for a link after the guard checked it (the fast helper saw one). */
 export function swappedDir(path: string): KeelError {
 	return new KeelError(

@@ -14,10 +14,10 @@ import { posix } from "node:path";
 import type { SFTPWrapper } from "ssh2";
 import { KeelError } from "../../boundary/errors.js";
 import { sameIdentity, sameObject, tempNameFor } from "../temp-names.js";
-import type { DirEntry, Expected, FileOps, FileStat, WriteOptions } from "../types.js";
+import type { DirEntry, Expected, FileOps, FileStat, ReadCurrent, WriteOptions } from "../types.js";
 import type { SshConnection } from "./connection.js";
 import { sysError } from "./errors.js";
-import { lookFast, PUT_MAX_BYTES, putFast, readFast } from "./fs-fast.js";
+import { lookFast, PUT_MAX_BYTES, putFast, readCurrentFast, readFast } from "./fs-fast.js";
 import {
 	changed,
 	hasStat,
@@ -32,7 +32,7 @@ import {
 import { formatIdentity, parseIdentity, typeOfSftpMode } from "./identity.js";
 import { ask, type Live } from "./live.js";
 import {
-	readAll,
+	readSftp,
 	sftpClose,
 	sftpFchmod,
 	sftpFsync,
@@ -195,24 +195,18 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 		readlink: (p) => conn.use((live) => sftpReadlink(live.sftp, p)),
 
 		readFile: (p, expect) =>
+			conn.use((live) => (live.py ? readFast(live, p, expect) : readSftp(live, p, expect))),
+
+		readCurrent: ((p: string, maxBytes?: number) =>
 			conn.use(async (live) => {
-				if (live.py) return readFast(live, p, expect);
-				const h = await sftpOpen(live.sftp, p, "r");
-				// SFTP opens follow links: check, once the file is open (alongside the read), that the
-				// path is a regular file and, with `expect`, the very object the guard checked.
-				const check = lstatOf(live, p);
-				check.catch(() => {});
-				let data: Buffer;
-				try {
-					data = await readAll(live.sftp, h, p);
-				} finally {
-					await sftpClose(live.sftp, h, p).catch(() => {});
-				}
-				const now = await check;
-				if (now.type === "symlink") throw sysError("ELOOP", "too many levels of symbolic links", p);
-				if (expect && !sameObject(now, expect)) throw swapped(p);
-				return data;
-			}),
+				if (live.py) return readCurrentFast(live, p, maxBytes);
+				// Without python3 on the host: the stat, then the bytes checked against it (a replace
+				// in between is CHANGED_ON_DISK, as on a backend without readCurrent).
+				const stat = live.peeks.takeStat(p) ?? statFrom(await helper(live, p, "k_stat", p), p);
+				if (stat.type !== "file") throw swapped(p);
+				if (maxBytes !== undefined && stat.size > maxBytes) return { stat, bytes: null };
+				return { stat, bytes: await readSftp(live, p, stat) };
+			})) as ReadCurrent,
 
 		readdir: (p, expect) =>
 			conn.use(async (live): Promise<DirEntry[]> => {

@@ -42,6 +42,29 @@ def k_read(p):
     finally:
         os.close(f)
 
+def k_readc(p, limit):
+    # The file as opened (FileOps.readCurrent): the handle's stat, then its bytes. With a limit:
+    # none when it is larger ("big"), else exactly the size it had at the open ("short": it was
+    # truncated meanwhile; what is appended meanwhile is not read).
+    f, st = open_regular(p)
+    try:
+        head = ident(st).encode()
+        if limit == "":
+            return b"st " + head + b"\n" + read_fd(f)
+        size = st.st_size
+        if size > int(limit):
+            return b"big " + head + b"\n"
+        parts, n = [], 0
+        while n < size:
+            b = os.read(f, min(1 << 20, size - n))
+            if not b:
+                return b"short\n"
+            parts.append(b)
+            n += len(b)
+        return b"st " + head + b"\n" + b"".join(parts)
+    finally:
+        os.close(f)
+
 def unchanged(fd, name, sha, want):
     try:
         if hash_in(fd, name, name) != sha:
@@ -190,7 +213,7 @@ def k_put(target, temp, d, defmode, kind, sha, want, data):
     finally:
         os.close(fd)
 
-FUNCS = {f.__name__: f for f in (k_lstat, k_stat, k_hash, k_read, k_look, k_swap, k_fin, k_rm, k_put)}
+FUNCS = {f.__name__: f for f in (k_lstat, k_stat, k_hash, k_read, k_readc, k_look, k_swap, k_fin, k_rm, k_put)}
 
 def main():
     for line in sys.stdin.buffer:
@@ -226,6 +249,7 @@ export const PY_FUNCS = new Set([
 	"k_stat",
 	"k_hash",
 	"k_read",
+	"k_readc",
 	"k_look",
 	"k_swap",
 	"k_fin",

@@ -1,6 +1,10 @@
 /** Promise forms of the SFTP calls the ssh backend uses, with pipelined whole-file reads and writes. */
 import type { FileEntryWithStats, OpenMode, SFTPWrapper, Stats } from "ssh2";
-import { sftpError } from "./errors.js";
+import { sameObject } from "../temp-names.js";
+import type { FileStat } from "../types.js";
+import { sftpError, sysError } from "./errors.js";
+import { lstatOf, swapped } from "./fs-replies.js";
+import type { Live } from "./live.js";
 
 /** Bytes per READ/WRITE request and requests in flight: keeps the link busy without a whole-file burst. */
 const CHUNK = 64 * 1024;
@@ -85,4 +89,23 @@ export async function readAll(s: SFTPWrapper, h: Buffer, path: string): Promise<
 			if (chunk.length < CHUNK) return Buffer.concat(parts, at);
 		}
 	}
+}
+
+/** The whole file over SFTP, checked (once open) to be a regular file and, with `expect`, that one. */
+export async function readSftp(live: Live, p: string, expect: FileStat | undefined): Promise<Buffer> {
+	const h = await sftpOpen(live.sftp, p, "r");
+	// SFTP opens follow links: check, once the file is open (alongside the read), that the path is
+	// a regular file and, with `expect`, the very object the guard checked.
+	const check = lstatOf(live, p);
+	check.catch(() => {});
+	let data: Buffer;
+	try {
+		data = await readAll(live.sftp, h, p);
+	} finally {
+		await sftpClose(live.sftp, h, p).catch(() => {});
+	}
+	const now = await check;
+	if (now.type === "symlink") throw sysError("ELOOP", "too many levels of symbolic links", p);
+	if (expect && !sameObject(now, expect)) throw swapped(p);
+	return data;
 }
