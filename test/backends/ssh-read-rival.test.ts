@@ -54,7 +54,10 @@ function afterStat(act: () => Promise<void>): { backend: Backend; off: () => voi
 		},
 	};
 	// close() is the file's (useSshBackend): the sessions here must not close the shared backend.
-	return { backend: { ...base, fs, close: async () => {} }, off: () => void (on = false) };
+	const off = () => {
+		on = false;
+	};
+	return { backend: { ...base, fs, close: async () => {} }, off };
 }
 
 function rival(version: (n: number) => string) {
