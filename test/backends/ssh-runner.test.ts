@@ -191,8 +191,10 @@ describe.skipIf(missing)("ssh command runner: a cut connection", () => {
 					onData: (c) => (out += c),
 				});
 				running.catch(() => {});
-				// Both sleeps running (exec'd, not just forked) before the cut.
-				for (let i = 0; i < 500 && !(out.includes("started") && alive(`sleep\0${tag}`).length === 2); i++) {
+				// Both sleeps running (exec'd, not just forked) before the cut. The connection's channels
+				// each start a login shell first: seconds on a loaded machine with root's rc files.
+				const until = Date.now() + 40_000;
+				while (Date.now() < until && !(out.includes("started") && alive(`sleep\0${tag}`).length === 2)) {
 					await sleep(10);
 				}
 				expect(alive(`sleep\0${tag}`).length).toBe(2);
@@ -208,7 +210,7 @@ describe.skipIf(missing)("ssh command runner: a cut connection", () => {
 			} finally {
 				await conn.close();
 			}
-		});
+		}, 90_000);
 	}
 });
 
