@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resolveSshTarget } from "../../src/backend/ssh/client-config.js";
 import { createSshBackend, type SshBackend, type SshBackendOptions } from "../../src/backend/ssh/index.js";
-import { freePort, type Sshd, sshdMissing, startSshd } from "../fixtures/sshd.js";
+import { freePort, NO_RC_FILES, type Sshd, sshdMissing, startSshd } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
 const BIN = join(import.meta.dirname, "../../bin/keel.js");
@@ -43,7 +43,7 @@ describe.skipIf(missing)(
 		const opened: SshBackend[] = [];
 
 		beforeAll(async () => {
-			sshd = await startSshd();
+			sshd = await startSshd(NO_RC_FILES);
 			dir = await mkdtemp(join(tmpdir(), "keel-ssh-config-"));
 			config = join(dir, "config");
 			otherKey = join(dir, "other_ed25519");

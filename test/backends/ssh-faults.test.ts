@@ -14,7 +14,7 @@ import { createSshBackend, type SshBackend } from "../../src/backend/ssh/index.j
 import { KeelError } from "../../src/boundary/errors.js";
 import { Session } from "../../src/session.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
-import { freePort, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import { freePort, NO_RC_FILES, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 
 const missing = sshdMissing();
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
@@ -24,7 +24,7 @@ let dir: string;
 const backends: SshBackend[] = [];
 
 beforeAll(async () => {
-	if (!missing) sshd = await startSshd();
+	if (!missing) sshd = await startSshd(NO_RC_FILES);
 }, 60_000);
 afterAll(async () => {
 	await sshd?.stop();

@@ -23,7 +23,7 @@ import { createSshBackend } from "../../src/backend/ssh/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import { FAKE_KUBECTL, podmanContainer, podmanMissing } from "../fixtures/podman.js";
 import { SDK_STANDINS } from "../fixtures/sdk-standins/index.js";
-import { type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import { NO_RC_FILES, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 import { type SshTransport, sshTransport } from "./transports.js";
 
 export interface ContractBackend {
@@ -116,16 +116,6 @@ function execSshFactory(): BackendFactory {
 		},
 	};
 }
-
-/**
- * sshd runs every session as `$SHELL -c`, and bash reads ~/.bashrc there when it is the top-level
- * shell: root's on these machines (pyenv, cargo) cost 650 ms a call through the exec transport
- * (40 ms without) and 2.8 s per connection of keel's ssh backend, whose channels each start one
- * (0.3 s without), and the suite makes hundreds of calls and a connection per test. SHLVL=1 makes
- * it a nested shell, which reads none. The rc files are the host's cost, not what the contract
- * checks; test/backends/ssh*.test.ts run against the machine's own rc files.
- */
-const NO_RC_FILES = { setEnv: { SHLVL: "1" } };
 
 export const BACKENDS: BackendFactory[] = [
 	{
