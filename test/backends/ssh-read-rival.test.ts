@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Backend, FileOps } from "../../src/backend/types.js";
-import { type CallResult, Session } from "../../src/session.js";
+import { Session } from "../../src/session.js";
+import { contentOf, expectOnlyTheNewestEdited, lineRange, rival } from "../fixtures/rival.js";
 import { pythonMissing, useSshBackend } from "../fixtures/ssh-backend.js";
 import { sshdMissing } from "../fixtures/sshd.js";
 
@@ -60,38 +61,10 @@ function afterStat(act: () => Promise<void>): { backend: Backend; off: () => voi
 	return { backend: { ...base, fs, close: async () => {} }, off };
 }
 
-function rival(version: (n: number) => string) {
-	let n = 0;
-	return {
-		replace: async () => {
-			n++;
-			await writeFile(join(dir, ".rival.tmp"), version(n));
-			await rename(join(dir, ".rival.tmp"), path);
-		},
-		count: () => n,
-	};
-}
-
-function contentOf(r: CallResult): string {
-	expect(r.ok, JSON.stringify(r).slice(0, 500)).toBe(true);
-	return r.ok ? r.content.map((c) => ("text" in c ? c.text : "")).join("") : "";
-}
-
-const lineRange = (s: Session, oldText: string, newText: string) =>
-	s.call("file", {
-		queries: [
-			{
-				type: "edit",
-				path: "f.txt",
-				edits: [{ matchMode: "lineRange", startLine: 7, endLine: 7, oldText, newText }],
-			},
-		],
-	});
-
 describe.skipIf(missing)("ssh: read against a rival replacing the file after every stat", () => {
 	it("a large file: the newer one is read as opened and recorded; an edit of its lines lands, of the old is refused", async () => {
 		await writeFile(path, large(0));
-		const r0 = rival(large);
+		const r0 = rival(path, large);
 		const { backend, off } = afterStat(r0.replace);
 		const s = await Session.create({ root: dir, backend, profile: "unified" });
 		try {
@@ -103,12 +76,7 @@ describe.skipIf(missing)("ssh: read against a rival replacing the file after eve
 				`${lines.slice(6, 9).join("\n")}\n\n[${lines.length - 9} more lines in file. Use offset=10 to continue.]`,
 			);
 			off();
-			const last = r0.count();
-			const stale = await lineRange(s, large(0).split("\n")[6], "ours");
-			expect(stale.ok).toBe(false);
-			expect(await readFile(path, "utf8")).toBe(large(last));
-			contentOf(await lineRange(s, large(last).split("\n")[6], "ours 7"));
-			expect(await readFile(path, "utf8")).toBe(large(last).replace(/^v\d+ line 7; x+$/m, "ours 7"));
+			await expectOnlyTheNewestEdited(s, path, large, r0.count());
 		} finally {
 			await s.close();
 		}
@@ -116,7 +84,7 @@ describe.skipIf(missing)("ssh: read against a rival replacing the file after eve
 
 	it("a small file: one version read whole, and an edit lands only on the version on disk", async () => {
 		await writeFile(path, small(0));
-		const r0 = rival(small);
+		const r0 = rival(path, small);
 		const { backend, off } = afterStat(r0.replace);
 		const s = await Session.create({ root: dir, backend, profile: "unified" });
 		try {

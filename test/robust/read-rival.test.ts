@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local.js";
 import type { Backend, FileOps } from "../../src/backend/types.js";
-import { type CallResult, Session } from "../../src/session.js";
+import { Session } from "../../src/session.js";
+import { contentOf, expectOnlyTheNewestEdited, lineRange, rival } from "../fixtures/rival.js";
 import { NO_PYTHON, pySessions, textOf } from "../python/helpers.js";
 
 const SECRET = "SECRETBYTES";
@@ -72,35 +73,6 @@ function afterStat(act: () => Promise<void>): { backend: Backend; off: () => voi
 	};
 }
 
-/** The rival: version n+1 written to a temp file and renamed over the target. */
-function rival(version: (n: number) => string) {
-	let n = 0;
-	return {
-		replace: async () => {
-			n++;
-			await writeFile(join(dir, ".rival.tmp"), version(n));
-			await rename(join(dir, ".rival.tmp"), path);
-		},
-		count: () => n,
-	};
-}
-
-function contentOf(r: CallResult): string {
-	expect(r.ok, JSON.stringify(r)).toBe(true);
-	return r.ok ? r.content.map((c) => ("text" in c ? c.text : "")).join("") : "";
-}
-
-const lineRange = (s: Session, oldText: string, newText: string) =>
-	s.call("file", {
-		queries: [
-			{
-				type: "edit",
-				path: "f.txt",
-				edits: [{ matchMode: "lineRange", startLine: 7, endLine: 7, oldText, newText }],
-			},
-		],
-	});
-
 const cases = {
 	small: (n: number) => small(n),
 	large: (n: number) => large(n),
@@ -113,7 +85,7 @@ describe.each(Object.entries(cases))(
 	(_, version) => {
 		it("reads the newer file whole as opened, and records it: an edit of its lines lands, of the old is refused", async () => {
 			await writeFile(path, version(0));
-			const r0 = rival(version);
+			const r0 = rival(path, version);
 			const { backend, off, windows } = afterStat(r0.replace);
 			const s = await Session.create({ root: dir, backend, profile: "unified" });
 			try {
@@ -132,12 +104,7 @@ describe.each(Object.entries(cases))(
 					expect(whole).toBe(version(r0.count()).slice(0, -1));
 				}
 				off();
-				const last = r0.count();
-				const stale = await lineRange(s, version(0).split("\n")[6], "ours");
-				expect(stale.ok).toBe(false);
-				expect(await readFile(path, "utf8")).toBe(version(last));
-				contentOf(await lineRange(s, version(last).split("\n")[6], "ours 7"));
-				expect(await readFile(path, "utf8")).toBe(version(last).replace(/^v\d+ line 7; x+$/m, "ours 7"));
+				await expectOnlyTheNewestEdited(s, path, version, r0.count());
 				// A replace after the read (no stat in between) still makes that read stale.
 				await r0.replace();
 				const late = await lineRange(s, version(r0.count()).split("\n")[6], "ours");
@@ -196,7 +163,7 @@ describe.skipIf(NO_PYTHON)("python scriptPath against a rival replacing the scri
 	it("runs the newer script as opened; one replaced by a script over the bound is refused unrun", async () => {
 		await writeFile(path, 'print("v0")\n');
 		const script = (n: number) => `print("v${n}")\n`;
-		const r0 = rival(script);
+		const r0 = rival(path, script);
 		const { backend, off } = afterStat(r0.replace);
 		const traps = await makePy({ dir, session: { backend } });
 		const out = await traps.session.call("python", { scriptPath: "f.txt" });
@@ -205,7 +172,7 @@ describe.skipIf(NO_PYTHON)("python scriptPath against a rival replacing the scri
 		expect(r0.count()).toBeGreaterThan(0);
 		expect(textOf(out)).toContain(`v${r0.count()}`);
 		// Over 8 MiB once replaced: the bound is the opened file's size, not the stat's.
-		const huge = rival(() => `print("HUGE")\n#${"x".repeat(8 * 1024 * 1024)}\n`);
+		const huge = rival(path, () => `print("HUGE")\n#${"x".repeat(8 * 1024 * 1024)}\n`);
 		await writeFile(path, 'print("v0")\n');
 		const big = afterStat(huge.replace);
 		const bigPy = await makePy({ dir, session: { backend: big.backend } });
