@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createJsSearch, createLocalSearch } from "../../src/backend/search/index.js";
-import { createLookahead, type Lookahead } from "../../src/backend/search/lookahead.js";
+import { createLookahead, type Lookahead, localThroughout } from "../../src/backend/search/lookahead.js";
 import { type ArgvRunner, createNativeSearch } from "../../src/backend/search/native.js";
 import { loadRe2 } from "../../src/backend/search/patterns.js";
 import { fakeTools, HAS_RG, hits, matchLine, RG, req, sorted, until } from "./rg-script.js";
@@ -79,6 +79,17 @@ describe("the lookahead's guess, on real files", () => {
 		expect(await guess(root)).toBe(true);
 	});
 
+	it("ignore files above the path count; a FIFO planted as one is never waited on", async () => {
+		const root = join(base, "root");
+		await files(join(root, "d"), 11);
+		await writeFile(join(base, ".ignore"), "*.txt\n");
+		expect(await guess(root)).toBe(false);
+		await rm(join(base, ".ignore"));
+		for (const name of [".ignore", ".gitignore", ".rgignore"]) execFileSync("mkfifo", [join(base, name)]);
+		await mkdir(join(base, ".git")); // .gitignore counts in a repository only
+		expect(await guess(root)).toBe(true);
+	});
+
 	it("a 2 GB file first in path order is read no further than its head", async () => {
 		const root = join(base, "root");
 		await mkdir(root);
@@ -106,6 +117,23 @@ describe("the lookahead's guess, on real files", () => {
 			execFileSync("umount", [inner]);
 		}
 		expect(await guess(base)).toBe(true);
+	});
+
+	it("a remote filesystem at or above the path, or mounted below it: no guess", () => {
+		const table = (entries: [string, string][]) => new Map(entries);
+		const local = table([
+			["/", "ext4"],
+			["/proc", "proc"],
+			["/work", "xfs"],
+		]);
+		expect(localThroughout("/work/repo", local)).toBe(true);
+		// The repository on a local disk, mounted under an NFS directory whose ignore files count.
+		expect(
+			localThroughout("/net/home/repo", table([...local, ["/net", "nfs4"], ["/net/home/repo", "ext4"]])),
+		).toBe(false);
+		expect(localThroughout("/work/repo", table([...local, ["/work/repo/vendor", "fuse.sshfs"]]))).toBe(false);
+		expect(localThroughout("/work/repo", table([["/", "fuse.fuse-overlayfs"]]))).toBe(false);
+		expect(localThroughout("/work/repo", table([]))).toBe(false);
 	});
 
 	it("binary files (a NUL in the head) count for nothing", async () => {

@@ -1,5 +1,5 @@
 /** Ignore rules in gitignore syntax, applied the way rg and fd (the `ignore` crate) apply them. */
-import { constants } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { compileGlob, type Re2 } from "./patterns.js";
 
@@ -121,11 +121,56 @@ async function readRules(file: string, re2: Re2): Promise<IgnoreRule[]> {
 	}
 }
 
+/**
+ * readRules without the thread pool, for a caller that has checked that the file lies on a local
+ * file system (grep's lookahead: a hop per ignore file costs it more than the read).
+ */
+function readRulesSync(file: string, re2: Re2): IgnoreRule[] {
+	let fd: number | undefined;
+	try {
+		fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+		const st = fstatSync(fd);
+		if (!st.isFile()) return [];
+		const buf = Buffer.alloc(Math.min(st.size, MAX_IGNORE_BYTES));
+		const bytesRead = readSync(fd, buf, 0, buf.length, 0);
+		return parseIgnoreFile(buf.toString("utf8", 0, bytesRead), re2);
+	} catch {
+		return [];
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
+
 export function joinPath(dir: string, name: string): string {
 	return dir === "/" ? `/${name}` : `${dir}/${name}`;
 }
 
-/** `names` (the directory listing, when known) spares reads of files that are not there. */
+/**
+ * The ignore files a level reads: the custom one, .ignore, .gitignore, and .git/info/exclude in
+ * a repository root. `names` (the directory listing, when known) spares reads of files that are
+ * not there.
+ */
+function levelFiles(
+	dir: string,
+	customName: string | undefined,
+	hasGit: boolean,
+	names: ReadonlySet<string> | undefined,
+): (string | undefined)[] {
+	const there = (name: string | undefined) =>
+		name !== undefined && (!names || names.has(name)) ? joinPath(dir, name) : undefined;
+	return [
+		there(customName),
+		there(".ignore"),
+		there(".gitignore"),
+		hasGit ? joinPath(dir, ".git/info/exclude") : undefined,
+	];
+}
+
+function level(dir: string, parent: Level | undefined, hasGit: boolean, rules: IgnoreRule[][]): Level {
+	const [custom, dot, git, exclude] = rules;
+	return { dir, parent, hasGit, anyGit: hasGit || (parent?.anyGit ?? false), custom, dot, git, exclude };
+}
+
 export async function loadLevel(
 	dir: string,
 	parent: Level | undefined,
@@ -133,35 +178,68 @@ export async function loadLevel(
 	re2: Re2,
 	names?: ReadonlySet<string>,
 ): Promise<Level> {
-	const rules = (name: string | undefined) =>
-		name !== undefined && (!names || names.has(name)) ? readRules(joinPath(dir, name), re2) : [];
 	const hasGit = names
 		? names.has(".git")
 		: await stat(joinPath(dir, ".git")).then(
 				() => true,
 				() => false,
 			);
-	const [custom, dot, git, exclude] = await Promise.all([
-		rules(customName),
-		rules(".ignore"),
-		rules(".gitignore"),
-		hasGit ? readRules(joinPath(dir, ".git/info/exclude"), re2) : [],
-	]);
-	return { dir, parent, hasGit, anyGit: hasGit || (parent?.anyGit ?? false), custom, dot, git, exclude };
+	const files = levelFiles(dir, customName, hasGit, names);
+	return level(dir, parent, hasGit, await Promise.all(files.map((f) => (f ? readRules(f, re2) : []))));
+}
+
+/** loadLevel without the thread pool (readRulesSync: local file systems only). */
+export function loadLevelSync(
+	dir: string,
+	parent: Level | undefined,
+	customName: string | undefined,
+	re2: Re2,
+	names?: ReadonlySet<string>,
+): Level {
+	let hasGit = names?.has(".git") ?? false;
+	if (!names) {
+		try {
+			statSync(joinPath(dir, ".git"));
+			hasGit = true;
+		} catch {
+			// no repository root here
+		}
+	}
+	const files = levelFiles(dir, customName, hasGit, names);
+	return level(
+		dir,
+		parent,
+		hasGit,
+		files.map((f) => (f ? readRulesSync(f, re2) : [])),
+	);
+}
+
+/** `/` and every directory down to `root`. */
+function ancestors(root: string): string[] {
+	const dirs = ["/"];
+	for (const part of root.split("/").filter(Boolean)) dirs.push(joinPath(dirs[dirs.length - 1], part));
+	return dirs;
+}
+
+/** Levels linked in order, `/` first. */
+function linked(levels: Level[]): Level {
+	let last: Level | undefined;
+	for (const l of levels) {
+		l.parent = last;
+		l.anyGit = l.hasGit || (last?.anyGit ?? false);
+		last = l;
+	}
+	return last!;
 }
 
 /** Levels for `/` down to `root`, loaded in parallel, linked in order. */
 export async function loadAncestors(root: string, customName: string | undefined, re2: Re2): Promise<Level> {
-	const dirs = ["/"];
-	for (const part of root.split("/").filter(Boolean)) dirs.push(joinPath(dirs[dirs.length - 1], part));
-	const loaded = await Promise.all(dirs.map((d) => loadLevel(d, undefined, customName, re2)));
-	let level: Level | undefined;
-	for (const l of loaded) {
-		l.parent = level;
-		l.anyGit = l.hasGit || (level?.anyGit ?? false);
-		level = l;
-	}
-	return level!;
+	return linked(await Promise.all(ancestors(root).map((d) => loadLevel(d, undefined, customName, re2))));
+}
+
+/** loadAncestors without the thread pool (readRulesSync: local file systems only). */
+export function loadAncestorsSync(root: string, customName: string | undefined, re2: Re2): Level {
+	return linked(ancestors(root).map((d) => loadLevelSync(d, undefined, customName, re2)));
 }
 
 /**

@@ -25,8 +25,8 @@ import {
 	isIgnored,
 	joinPath,
 	type Level,
-	loadAncestors,
-	loadLevel,
+	loadAncestorsSync,
+	loadLevelSync,
 	type Override,
 } from "./ignore-rules.js";
 import { loadRe2, type Re2 } from "./patterns.js";
@@ -140,9 +140,10 @@ class Scan {
 	) {}
 
 	async run(): Promise<boolean> {
-		// The event loop waits on every read here: none may reach a filesystem that can stall.
+		// The event loop waits on every read here (the ignore files above the path too): none may
+		// reach a filesystem that can stall.
 		if (!onlyLocalFs(this.req.path)) return false;
-		const top = await loadAncestors(this.req.path, ".rgignore", this.re2);
+		const top = loadAncestorsSync(this.req.path, ".rgignore", this.re2);
 		// The start is the checked directory, or its pinned handle (itself a link): followed.
 		const start = this.list(this.req.pinned ?? this.req.path, true);
 		if (!start) return false;
@@ -169,13 +170,7 @@ class Scan {
 				if (!listed) continue;
 				this.stack.push({ ...listed, abs, rel, level: dir.level, i: 0 });
 				const names = new Set(listed.entries.map((e) => e.name));
-				this.stack[this.stack.length - 1].level = await loadLevel(
-					abs,
-					dir.level,
-					".rgignore",
-					this.re2,
-					names,
-				);
+				this.stack[this.stack.length - 1].level = loadLevelSync(abs, dir.level, ".rgignore", this.re2, names);
 				continue;
 			}
 			this.found += this.matches(at);
@@ -255,23 +250,28 @@ function linesHolding(text: Buffer, needle: Buffer, max: number): number {
 }
 
 /**
- * Whether `dir` and everything below it lie on one local filesystem (/proc/self/mountinfo): a
- * mount inside it (FUSE, NFS, anything a stalled server could hold) or a remote filesystem at it
- * means no lookahead. Read on every grep: a mount may come at any time.
+ * Whether `dir`, everything below it and the directories above it (whose ignore files count) lie
+ * on local filesystems (/proc/self/mountinfo): a mount inside it (FUSE, NFS, anything a stalled
+ * server could hold) or a remote filesystem at or above it means no lookahead. Read on every
+ * grep: a mount may come at any time.
  */
 function onlyLocalFs(dir: string): boolean {
-	let mounts: Map<string, string>;
 	try {
-		mounts = parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8"));
+		return localThroughout(dir, parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8")));
 	} catch {
 		return false;
 	}
+}
+
+/** onlyLocalFs on a mount table (mount point to file system type). */
+export function localThroughout(dir: string, mounts: ReadonlyMap<string, string>): boolean {
 	const under = `${dir}/`;
-	let at = "";
-	for (const point of mounts.keys()) {
+	let holding = false;
+	for (const [point, fs] of mounts) {
 		if (point.startsWith(under)) return false;
 		const holds = point === "/" || point === dir || under.startsWith(`${point}/`);
-		if (holds && point.length > at.length) at = point;
+		if (holds && !LOCAL_FS.has(fs)) return false;
+		holding ||= holds;
 	}
-	return LOCAL_FS.has(mounts.get(at === "" ? "/" : at) ?? "");
+	return holding;
 }
