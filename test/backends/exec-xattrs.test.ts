@@ -210,8 +210,12 @@ describe.skipIf(support !== "")(
 			]);
 			const s = await open();
 			let done = 0;
+			let tried = 0;
+			// 100 edits, or as many as 30 s allow: on a loaded machine an exec edit that keeps meeting
+			// the swap is re-planned over and over (2-15 of 100 committed in 70-106 s under CI's load).
+			const until = Date.now() + 30_000;
 			try {
-				for (let i = 0; i < 100; i++) {
+				for (; tried < 100 && Date.now() < until; tried++) {
 					const r = await s.call("edit", {
 						path: "a.txt",
 						edits: [{ oldText: "value = ", newText: "value = 1" }],
@@ -225,7 +229,7 @@ describe.skipIf(support !== "")(
 			// Each name that exists holds a file carrying its own origin.
 			expectOriginsMatchContents(root);
 			expect(existsSync(a) || existsSync(join(root, "hold"))).toBe(true);
-			console.log(`exec rival swap: ${done} of 100 edits committed`);
+			console.log(`exec rival swap: ${done} of ${tried} edits committed`);
 		}, 120_000);
 
 		describe.skipIf(!AS_ROOT)("as root (skipped unless root)", () => {

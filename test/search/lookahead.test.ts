@@ -11,7 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createJsSearch, createLocalSearch } from "../../src/backend/search/index.js";
-import { createLookahead, type Lookahead, localThroughout } from "../../src/backend/search/lookahead.js";
+import {
+	createLookahead,
+	type Lookahead,
+	type LookaheadScan,
+	localThroughout,
+	type Verdict,
+} from "../../src/backend/search/lookahead.js";
 import { type ArgvRunner, createNativeSearch } from "../../src/backend/search/native.js";
 import { loadRe2 } from "../../src/backend/search/patterns.js";
 import { fakeTools, HAS_RG, hits, matchLine, RG, req, sorted, until } from "./rg-script.js";
@@ -24,7 +30,13 @@ afterEach(async () => {
 	await rm(base, { recursive: true, force: true });
 });
 
-const never = () => new AbortController().signal;
+/** The scan read to its verdict: whether it guessed dense (no scan: no guess). */
+function decided(scan: LookaheadScan | undefined): boolean {
+	for (;;) {
+		const verdict = scan?.step(performance.now() + 1000) ?? "sparse";
+		if (verdict !== "more") return verdict === "dense";
+	}
+}
 
 /** `n` files under `dir`, each with one line holding "needle" (or `text`). */
 async function files(dir: string, n: number, text = "x\nneedle.here\ny\n"): Promise<void> {
@@ -35,7 +47,7 @@ async function files(dir: string, n: number, text = "x\nneedle.here\ny\n"): Prom
 describe("the lookahead's guess, on real files", () => {
 	const look = createLookahead(loadRe2());
 	const guess = (path: string, more: Parameters<typeof req>[1] = {}) =>
-		look(req(path, { limit: 10, ...more }), never());
+		decided(look(req(path, { limit: 10, ...more })));
 
 	it("more than the limit first in path order: dense; fewer, or only later: not", async () => {
 		await files(join(base, "a"), 11);
@@ -144,50 +156,76 @@ describe("the lookahead's guess, on real files", () => {
 	it("a fresh lookahead's first call goes without a guess (re2js is loaded a second later)", async () => {
 		await files(join(base, "a"), 20);
 		const fresh = createLookahead();
-		expect(await fresh(req(base, { limit: 10 }), never())).toBe(false);
+		expect(fresh(req(base, { limit: 10 }))).toBeUndefined();
 		// Loaded a second later: then it guesses. A guess also gives up past 50 ms, which a loaded
 		// machine (CI runs two test files at once) can cost one call: ask until one answers.
 		let guessed = false;
 		for (const until = Date.now() + 20_000; !guessed && Date.now() < until; ) {
 			await new Promise((r) => setTimeout(r, 250));
-			guessed = await fresh(req(base, { limit: 10 }), never());
+			guessed = decided(fresh(req(base, { limit: 10 })));
 		}
 		expect(guessed).toBe(true);
 	});
 
-	it("stopped: no guess", async () => {
+	it("a step ends at its deadline, and the next goes on from there", async () => {
 		await files(join(base, "a"), 20);
-		const stop = new AbortController();
-		stop.abort();
-		expect(await look(req(base, { limit: 10 }), stop.signal)).toBe(false);
+		const scan = look(req(base, { limit: 10 }));
+		expect(scan?.step(performance.now() - 1)).toBe("more");
+		expect(scan?.step(performance.now() - 1)).toBe("more");
+		expect(decided(scan)).toBe(true);
+		expect(scan?.step(performance.now() - 1)).toBe("dense"); // a verdict, once reached, stays
 	});
 });
 
 describe("the plan around the lookahead, over a scripted transport", () => {
-	const dense: Lookahead = async () => true;
-
-	it("dense: the parallel run is stopped in its start-up and the ordered run answers alone", async () => {
+	/** A lookahead whose steps give `verdicts` in turn (the last one from then on). */
+	const scripted =
+		(...verdicts: Verdict[]): Lookahead =>
+		() => ({
+			step: () => (verdicts.length > 1 ? verdicts.shift()! : verdicts[0]),
+			close: () => undefined,
+		});
+	/** The runs started (true: ordered), and whether the parallel one was stopped. */
+	const recording = () => {
 		const runs: boolean[] = [];
-		let parallelStopped = false;
+		const seen = { parallelStopped: false };
 		const runner: ArgvRunner = async (argv, opts) => {
 			runs.push(sorted(argv));
 			if (!sorted(argv)) {
 				await until(opts.signal);
-				parallelStopped = true;
+				seen.parallelStopped = true;
 				return { exitCode: null };
 			}
 			for (let i = 0; i < 5 && !opts.signal?.aborted; i++) opts.onStdout(matchLine(`/r/f${i}`, 1));
 			return { exitCode: opts.signal?.aborted ? null : 0 };
 		};
-		const r = await createNativeSearch(runner, fakeTools, { lookahead: dense }).grep(req("/r", { limit: 2 }));
+		return { runs, seen, runner };
+	};
+
+	it("dense in its first step: only the ordered run starts, and answers", async () => {
+		const { runs, seen, runner } = recording();
+		const r = await createNativeSearch(runner, fakeTools, { lookahead: scripted("dense") }).grep(
+			req("/r", { limit: 2 }),
+		);
+		expect(hits(r)).toEqual(["/r/f0:1", "/r/f1:1"]);
+		expect(r.limitReached).toBe(true);
+		expect(runs).toEqual([true]);
+		expect(seen.parallelStopped).toBe(false);
+	});
+
+	it("dense later: the parallel run is stopped in its start-up and the ordered run answers alone", async () => {
+		const { runs, seen, runner } = recording();
+		const r = await createNativeSearch(runner, fakeTools, {
+			lookahead: scripted("more", "more", "dense"),
+		}).grep(req("/r", { limit: 2 }));
 		expect(hits(r)).toEqual(["/r/f0:1", "/r/f1:1"]);
 		expect(r.limitReached).toBe(true);
 		expect(runs).toEqual([false, true]);
-		expect(parallelStopped).toBe(true);
+		expect(seen.parallelStopped).toBe(true);
 	});
 
 	it("a lookahead that never answers holds nothing up: rg's walk beginning ends the wait", async () => {
-		const hangs: Lookahead = () => new Promise(() => undefined);
+		const hangs = scripted("more");
 		const runner: ArgvRunner = async (_argv, opts) => {
 			opts.onStderr?.(Buffer.from("/dev/null/keel-rg-walk-starts: Not a directory (os error 20)\n"));
 			opts.onStdout(matchLine("/r/b", 1));
@@ -199,9 +237,12 @@ describe("the plan around the lookahead, over a scripted transport", () => {
 	});
 
 	it("a lookahead that fails, or a parallel run that fails first, changes nothing", async () => {
-		const fails: Lookahead = async () => {
-			throw new Error("lookahead broke");
-		};
+		const fails: Lookahead = () => ({
+			step: () => {
+				throw new Error("lookahead broke");
+			},
+			close: () => undefined,
+		});
 		const ok: ArgvRunner = async (_argv, opts) => {
 			opts.onStdout(matchLine("/r/a", 1));
 			return { exitCode: 0 };
@@ -213,7 +254,7 @@ describe("the plan around the lookahead, over a scripted transport", () => {
 			opts.onStderr?.(Buffer.from("regex parse error:\n    (\n    ^\nerror: unclosed group\n"));
 			return { exitCode: 2 };
 		};
-		const hangs: Lookahead = () => new Promise(() => undefined);
+		const hangs = scripted("more");
 		await expect(
 			createNativeSearch(badPattern, fakeTools, { lookahead: hangs }).grep(req("/r", { pattern: "(" })),
 		).rejects.toMatchObject({ code: "INVALID_PATTERN" });

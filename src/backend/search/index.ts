@@ -31,9 +31,10 @@ export interface LocalSearchOptions {
 	 */
 	probe?: ProbeTiming | false;
 	/**
-	 * grep's lookahead (lookahead.ts, rg-parallel.ts): while rg starts, this process reads the
-	 * first files in path order, and a tree with more than the limit there is answered by the
-	 * ordered run alone. Default: on where rg starts from the pinned handle (this machine).
+	 * grep's lookahead (lookahead.ts, rg-parallel.ts): before rg starts and beside its start-up,
+	 * this process reads the first files in path order, and a tree with more than the limit there
+	 * is answered by the ordered run alone. Default: on where rg starts from the pinned handle
+	 * (this machine).
 	 */
 	lookahead?: boolean | Lookahead;
 }

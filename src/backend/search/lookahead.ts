@@ -5,8 +5,9 @@
  * matches come before rg's walk begins. A guess at which rg run answers sooner, never an answer:
  * the matches always come from rg, so a wrong guess costs time, not correctness.
  *
- * The files are read synchronously, a few at a time between turns of the event loop (a turn lets
- * `stop` fire): in this process a thread-pool hop per file costs more than the read.
+ * The files are read synchronously, in steps bounded in time (between steps the event loop turns
+ * and the plan may give the guess up): in this process a thread-pool hop per file costs more
+ * than the read. The plan (rg-parallel.ts) takes a first short step before it starts any rg.
  */
 import {
 	closeSync,
@@ -32,8 +33,20 @@ import {
 import { loadRe2, type Re2 } from "./patterns.js";
 import { comparePaths } from "./semantics.js";
 
-/** Whether more than `req.limit` matches lie in the first files in path order; false once `stop` fires. */
-export type Lookahead = (req: GrepRequest, stop: AbortSignal) => Promise<boolean>;
+/**
+ * Whether more than `req.limit` matches lie in the first files in path order: "dense" if so,
+ * "sparse" if not (or no guess can be made), "more" when `step` reached its deadline first.
+ */
+export type Verdict = "dense" | "sparse" | "more";
+
+/** A guess under way: each `step` reads on until a verdict or `deadline` (performance.now()). */
+export interface LookaheadScan {
+	step(deadline: number): Verdict;
+	close(): void;
+}
+
+/** A scan of the first files for `req`; undefined when no guess can be made. */
+export type Lookahead = (req: GrepRequest) => LookaheadScan | undefined;
 
 /**
  * How far a lookahead reads: files (about what this process reads while rg starts, wherever
@@ -48,8 +61,6 @@ const HEAD_BYTES = 64 * 1024;
 const MAX_MS = 50;
 /** How long after its first grep a process loads re2js for the lookahead. */
 const LOAD_LATER_MS = 1000;
-/** Time between turns of the event loop (a turn lets `stop` fire), in ms. */
-const TURN_MS = 0.5;
 /** Rust regex syntax that is a literal: plain characters and escaped ASCII punctuation. */
 const LITERAL_REGEX = /^(?:[^.^$*+?()[\]{}|\\]|\\[!-/:-@[-`{-~])+$/;
 
@@ -87,29 +98,24 @@ export function createLookahead(preloaded?: Promise<Re2>): Lookahead {
 		load(preloaded);
 	}
 	const head = Buffer.alloc(HEAD_BYTES);
-	return async (req, stop) => {
-		if (req.pinned !== undefined && req.pinnedDir !== true) return false; // one file: nothing to guess
+	return (req) => {
+		if (req.pinned !== undefined && req.pinnedDir !== true) return undefined; // one file: nothing to guess
 		if (!re2) {
 			// re2js (ignore files, globs) takes ~25 ms to load here: never during a grep. It is loaded
 			// a second later, in a process that lives that long (a session, not a one-shot call).
 			if (!loadScheduled) setTimeout(() => load(loadRe2()), LOAD_LATER_MS).unref();
 			loadScheduled = true;
-			return false;
+			return undefined;
 		}
 		const needle = literalOf(req);
-		if (!needle) return false;
+		if (!needle) return undefined;
 		let override: Override | undefined;
 		try {
 			override = req.glob ? compileOverride(req.glob, re2) : undefined;
 		} catch {
-			return false; // rg judges the glob
+			return undefined; // rg judges the glob
 		}
-		const scan = new Scan(req, needle, override, re2, head, stop);
-		try {
-			return await scan.run();
-		} finally {
-			scan.close();
-		}
+		return new Scan(req, needle, override, re2, head);
 	};
 }
 
@@ -122,13 +128,14 @@ interface Dir {
 	i: number;
 }
 
-class Scan {
+class Scan implements LookaheadScan {
 	private readonly stack: Dir[] = [];
 	private readonly deadline = performance.now() + MAX_MS;
 	private files = 0;
 	private found = 0;
-	private turnAt = performance.now() + TURN_MS;
-	private gaveUp = false;
+	private started = false;
+	private listFailed = false;
+	private verdict: Verdict = "more";
 
 	constructor(
 		private readonly req: GrepRequest,
@@ -136,10 +143,17 @@ class Scan {
 		private readonly override: Override | undefined,
 		private readonly re2: Re2,
 		private readonly head: Buffer,
-		private readonly stop: AbortSignal,
 	) {}
 
-	async run(): Promise<boolean> {
+	step(deadline: number): Verdict {
+		if (this.verdict === "more") {
+			this.verdict = this.read(deadline);
+			if (this.verdict !== "more") this.close();
+		}
+		return this.verdict;
+	}
+
+	private start(): boolean {
 		// The event loop waits on every read here (the ignore files above the path too): none may
 		// reach a filesystem that can stall.
 		if (!onlyLocalFs(this.req.path)) return false;
@@ -148,8 +162,17 @@ class Scan {
 		const start = this.list(this.req.pinned ?? this.req.path, true);
 		if (!start) return false;
 		this.stack.push({ ...start, abs: this.req.path, rel: "", level: top, i: 0 });
+		return true;
+	}
+
+	private read(deadline: number): Verdict {
+		if (!this.started) {
+			this.started = true;
+			if (!this.start()) return "sparse";
+		}
 		while (this.stack.length > 0) {
-			if (this.over()) return false;
+			if (this.gaveUp()) return "sparse";
+			if (performance.now() > deadline) return "more";
 			const dir = this.stack[this.stack.length - 1];
 			const entry = dir.entries[dir.i++];
 			if (!entry) {
@@ -168,32 +191,28 @@ class Scan {
 			if (isDir) {
 				const listed = this.list(at, false);
 				if (!listed) continue;
-				this.stack.push({ ...listed, abs, rel, level: dir.level, i: 0 });
 				const names = new Set(listed.entries.map((e) => e.name));
-				this.stack[this.stack.length - 1].level = loadLevelSync(abs, dir.level, ".rgignore", this.re2, names);
+				const level = loadLevelSync(abs, dir.level, ".rgignore", this.re2, names);
+				this.stack.push({ ...listed, abs, rel, level, i: 0 });
 				continue;
 			}
 			this.found += this.matches(at);
-			if (this.found > this.req.limit) return true;
+			if (this.found > this.req.limit) return "dense";
 			this.files++;
 			// At this rate the limit lies past MAX_FILES: the guess is no, and reading on would only
 			// take a core from rg's walk.
 			if (this.files >= SAMPLE_FILES && this.files * (this.req.limit + 1) > this.found * MAX_FILES)
-				return false;
-			if (performance.now() > this.turnAt) {
-				await new Promise((r) => setImmediate(r));
-				this.turnAt = performance.now() + TURN_MS;
-			}
+				return "sparse";
 		}
-		return false;
+		return "sparse";
 	}
 
 	close(): void {
 		for (const d of this.stack.splice(0)) closeSync(d.fd);
 	}
 
-	private over(): boolean {
-		return this.gaveUp || this.stop.aborted || this.files >= MAX_FILES || performance.now() > this.deadline;
+	private gaveUp(): boolean {
+		return this.listFailed || this.files >= MAX_FILES || performance.now() > this.deadline;
 	}
 
 	/** A directory opened (not through a link, unless `follow`) and its entries in path order. */
@@ -211,7 +230,7 @@ class Scan {
 			return { fd, entries: entries.sort((a, b) => comparePaths(a.name, b.name)) };
 		} catch {
 			closeSync(fd);
-			this.gaveUp = true;
+			this.listFailed = true;
 			return undefined;
 		}
 	}

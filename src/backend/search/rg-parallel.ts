@@ -1,14 +1,16 @@
 /**
  * grep's default plan on rg (rg-plan.ts picks it): the parallel run first; when it passes the
  * limit, the run with `--sort path`, started at that moment, answers. With a lookahead (this
- * machine: lookahead.ts), this process reads the first files in path order while the parallel
- * run starts; if more than the limit lie there before rg's walk begins, the parallel run is
- * stopped during its start-up and the ordered run answers alone: a tree dense with matches then
- * costs one rg walk, not two in a row.
+ * machine: lookahead.ts), this process first reads the first files in path order for up to
+ * SOLO_MS, before any rg starts: more than the limit there, and the ordered run answers alone;
+ * a sparse head, and the parallel run starts with no more guessing. Undecided, the parallel run
+ * starts and the lookahead reads on beside its start-up; if more than the limit lie there before
+ * rg's walk begins, the parallel run is stopped and the ordered run answers alone. A tree dense
+ * with matches then costs one rg start and walk, not two in a row.
  */
 import type { GrepRequest } from "../types.js";
 import type { RgTool } from "./detect.js";
-import type { Lookahead } from "./lookahead.js";
+import type { Lookahead, LookaheadScan, Verdict } from "./lookahead.js";
 import { type Pass, rgPass } from "./rg.js";
 import type { ArgvRunner } from "./runner.js";
 
@@ -18,12 +20,28 @@ export interface Answer {
 	ordered: boolean;
 }
 
+/**
+ * How long the lookahead reads before any rg starts, in ms: about the time it takes to find the
+ * limit's 100 matches in a tree dense with them here (one per file: 2-2.5 ms), and what a full
+ * scan that it cannot judge sooner pays (a sparse head is judged in its first 16 files).
+ */
+const SOLO_MS = 2.5;
+/** Steps of the lookahead beside rg's start-up: the event loop turns between them, in ms. */
+const TURN_MS = 0.5;
+
 export async function parallelFirst(
 	run: ArgvRunner,
 	rg: RgTool,
 	req: GrepRequest,
 	lookahead?: Lookahead,
 ): Promise<Answer> {
+	let scan = startScan(lookahead, req);
+	const first = scan ? stepScan(scan, performance.now() + SOLO_MS) : "sparse";
+	if (first === "dense") return { pass: await rgPass(run, rg, req, { order: "path" }), ordered: true };
+	if (first === "sparse") {
+		scan?.close();
+		scan = undefined;
+	}
 	const stopParallel = new AbortController();
 	const stopOrdered = new AbortController();
 	// rg's word that its start-up is done and the walk begins (READY_MARK): the lookahead ends.
@@ -38,10 +56,10 @@ export async function parallelFirst(
 		order: "any",
 		cancel: stopParallel.signal,
 		onOverLimit: startOrdered,
-		...(lookahead ? { onReady: () => walkBegins.abort() } : {}),
+		...(scan ? { onReady: () => walkBegins.abort() } : {}),
 	});
 	parallel.catch(() => undefined);
-	if (lookahead && (await guess(lookahead, req, walkBegins.signal, parallel))) {
+	if (scan && (await readOn(scan, req, walkBegins.signal, parallel))) {
 		stopParallel.abort();
 		startOrdered();
 	}
@@ -62,24 +80,52 @@ export async function parallelFirst(
 	return { pass, ordered: false };
 }
 
+/** The lookahead's scan for `req`; none when it fails (a guess is never worth a failed grep). */
+function startScan(lookahead: Lookahead | undefined, req: GrepRequest): LookaheadScan | undefined {
+	try {
+		return lookahead?.(req);
+	} catch {
+		return undefined;
+	}
+}
+
+function stepScan(scan: LookaheadScan, deadline: number): Verdict {
+	try {
+		return scan.step(deadline);
+	} catch {
+		scan.close();
+		return "sparse";
+	}
+}
+
 /**
- * The lookahead's guess, given up (false) once rg's walk begins, the parallel run ends, or the
- * call is stopped: whatever the lookahead waits on, the plan never waits past that.
+ * The lookahead read on in steps beside rg's start-up, given up (false) once rg's walk begins,
+ * the parallel run ends, or the call is stopped: the plan never waits past that.
  */
-async function guess(
-	lookahead: Lookahead,
+async function readOn(
+	scan: LookaheadScan,
 	req: GrepRequest,
 	walkBegins: AbortSignal,
 	parallel: Promise<Pass>,
-) {
+): Promise<boolean> {
 	const stop = AbortSignal.any([walkBegins, ...[req.signal, req.stop].filter((s) => s !== undefined)]);
-	const given = new Promise<false>((resolve) => {
-		if (stop.aborted) resolve(false);
-		stop.addEventListener("abort", () => resolve(false), { once: true });
-		parallel.then(
-			() => resolve(false),
-			() => resolve(false),
-		);
-	});
-	return Promise.race([lookahead(req, stop).catch(() => false), given]);
+	let parallelEnded = false;
+	parallel.then(
+		() => {
+			parallelEnded = true;
+		},
+		() => {
+			parallelEnded = true;
+		},
+	);
+	try {
+		for (;;) {
+			await new Promise((r) => setImmediate(r));
+			if (stop.aborted || parallelEnded) return false;
+			const verdict = stepScan(scan, performance.now() + TURN_MS);
+			if (verdict !== "more") return verdict === "dense";
+		}
+	} finally {
+		scan.close();
+	}
 }
