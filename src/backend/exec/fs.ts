@@ -12,8 +12,9 @@ import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
 import { tempNameFor } from "../temp-names.js";
-import type { DirEntry, EntryType, FileOps, FileStat, WriteOptions } from "../types.js";
+import type { DirEntry, EntryType, FileOps, FileStat, ReadCurrent, WriteOptions } from "../types.js";
 import { EXIT, keepRefused, scriptError } from "./errors.js";
+import { parseReadCurrent, readCurrentScript } from "./read-current.js";
 import {
 	HASH_FILE,
 	lstatScript,
@@ -140,6 +141,12 @@ export function createExecFs(target: Target): FileOps {
 			const args = expect ? [p, String(expect.dev), String(expect.ino)] : [p];
 			return (await run(READ_FILE, args, p)).stdout;
 		},
+		readCurrent: (async (p: string, maxBytes?: number) => {
+			const { fmt, precise, python } = await target.info();
+			const bound = maxBytes === undefined ? "" : String(maxBytes);
+			const r = await run(readCurrentScript(fmt, precise), [p, bound, python], p);
+			return parseReadCurrent(r.stdout, p, maxBytes !== undefined, parseStat);
+		}) as ReadCurrent,
 		async readdir(p, expect): Promise<DirEntry[]> {
 			const r = await run(READDIR, [p, expect ? `${expect.dev} ${expect.ino}` : ""], p);
 			const text = r.stdout.toString("utf8");

@@ -1,0 +1,164 @@
+/**
+ * The exec backend reads a file as opened (FileOps.readCurrent, src/backend/exec/read-current.ts):
+ * the bytes come with the stat of the descriptor they were read from, in one transport call. A
+ * rival's replace between the tool's stat and the read is the newer file read and recorded, not
+ * CHANGED_ON_DISK. What is not a regular file at the open is refused: a link renamed over the
+ * file (pointing out of the root) is never followed, a FIFO never waited on (python3's path). The
+ * target is this machine through a plain spawn per call; the sh path (a target without python3)
+ * is run through the same transport with no python given.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { scriptError } from "../../src/backend/exec/errors.js";
+import { createExecBackend } from "../../src/backend/exec/index.js";
+import { parseReadCurrent, readCurrentScript } from "../../src/backend/exec/read-current.js";
+import { statFormat } from "../../src/backend/exec/scripts.js";
+import { parseStat } from "../../src/backend/exec/target.js";
+import { runScript } from "../../src/backend/exec/transport.js";
+import type { Backend, FileOps } from "../../src/backend/types.js";
+import { Session } from "../../src/session.js";
+import { contentOf, expectOnlyTheNewestEdited, rival } from "../fixtures/rival.js";
+import { PY, spawnTransport } from "../fixtures/xattrs.js";
+
+const transport = spawnTransport();
+let scratch: string;
+let dir: string;
+let path: string;
+beforeEach(async () => {
+	scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-exec-rival-")));
+	dir = join(scratch, "root");
+	path = join(dir, "f.txt");
+	await mkdir(dir);
+});
+afterEach(async () => {
+	await rm(scratch, { recursive: true, force: true });
+});
+
+const body = (n: number, lines: number) =>
+	Array.from({ length: lines }, (_, i) => `v${n} line ${i + 1}; ${"x".repeat(80)}\n`).join("");
+const version = (n: number) => body(n, 400);
+
+/** The exec backend, with `act` run after every stat of `path` while on. */
+function afterStat(base: Backend, act: () => Promise<void>): { backend: Backend; off: () => void } {
+	let on = true;
+	const fs: FileOps = {
+		...base.fs,
+		stat: async (p) => {
+			const st = await base.fs.stat(p);
+			if (p === path && on) await act();
+			return st;
+		},
+	};
+	return {
+		backend: { ...base, fs },
+		off: () => {
+			on = false;
+		},
+	};
+}
+
+/** readCurrent's script run directly: `python` "" is the sh path (a target without python3). */
+async function readCurrentVia(python: string, p: string, bound?: number) {
+	const r = await runScript(transport, readCurrentScript(statFormat(true), true), [
+		p,
+		bound === undefined ? "" : String(bound),
+		python,
+	]);
+	if (r.exitCode !== 0) throw scriptError(r, p);
+	return parseReadCurrent(r.stdout, p, bound !== undefined, parseStat);
+}
+
+describe("exec: read against a rival replacing the file after every stat", () => {
+	it("the newer file is read as opened and recorded; an edit of its lines lands, of the old is refused", async () => {
+		await writeFile(path, version(0));
+		const r0 = rival(path, version);
+		const { backend, off } = afterStat(createExecBackend({ transport }), r0.replace);
+		const s = await Session.create({ root: dir, backend, profile: "unified" });
+		try {
+			const part = contentOf(await s.call("read", { path: "f.txt", offset: 7, limit: 3 }));
+			const n = r0.count();
+			expect(n).toBeGreaterThan(0); // the trap fired
+			const lines = version(n).split("\n").slice(0, -1);
+			expect(part).toBe(
+				`${lines.slice(6, 9).join("\n")}\n\n[${lines.length - 9} more lines in file. Use offset=10 to continue.]`,
+			);
+			off();
+			await expectOnlyTheNewestEdited(s, path, version, r0.count());
+		} finally {
+			await s.close();
+		}
+	});
+});
+
+describe.each([
+	["python3", PY],
+	["sh (no python3)", ""],
+])("exec readCurrent, %s", (_name, python) => {
+	it("reads the file whole, or bounded exactly to its size at the open; larger than the bound: no bytes", async () => {
+		await writeFile(path, version(1));
+		const whole = await readCurrentVia(python, path);
+		expect(whole.bytes?.toString()).toBe(version(1));
+		expect(whole.stat.size).toBe(version(1).length);
+		expect(whole.stat.type).toBe("file");
+		const bounded = await readCurrentVia(python, path, version(1).length);
+		expect(bounded.bytes?.toString()).toBe(version(1));
+		const big = await readCurrentVia(python, path, 100);
+		expect(big.bytes).toBeNull();
+		expect(big.stat.size).toBe(version(1).length);
+	});
+
+	it("a link in the last component is refused, a directory is EISDIR, a missing file ENOENT", async () => {
+		const secret = join(scratch, "secret.txt");
+		await writeFile(secret, "outside the root\n");
+		await symlink(secret, path);
+		await expect(readCurrentVia(python, path)).rejects.toMatchObject({ code: "ELOOP" });
+		await expect(readCurrentVia(python, dir)).rejects.toMatchObject({ code: "EISDIR" });
+		await expect(readCurrentVia(python, join(dir, "none"))).rejects.toMatchObject({ code: "ENOENT" });
+	});
+
+	it("a rival renaming a link to a file outside the root over the name, again and again: no read shows the outside file", async () => {
+		const secret = join(scratch, "secret.txt");
+		await writeFile(secret, "outside the root\n");
+		await writeFile(path, "inside\n");
+		// The rival alternates the name between a regular file and a link out, by rename (atomic).
+		const swapper = spawn(PY, [
+			"-c",
+			"import os,sys\nd,s=sys.argv[1],sys.argv[2]\nwhile True:\n try:\n  os.symlink(s,d+'/l'); os.rename(d+'/l',d+'/f.txt')\n  open(d+'/r','w').write('inside\\n'); os.rename(d+'/r',d+'/f.txt')\n except OSError: pass",
+			dir,
+			secret,
+		]);
+		let read = 0;
+		let refused = 0;
+		try {
+			for (let i = 0; i < 100; i++) {
+				try {
+					const r = await readCurrentVia(python, path);
+					expect(r.bytes?.toString()).toBe("inside\n");
+					read++;
+				} catch (e) {
+					expect((e as { code?: string }).code).toMatch(/^(ELOOP|CHANGED_ON_DISK|ENOENT)$/);
+					refused++;
+				}
+			}
+		} finally {
+			swapper.kill("SIGKILL");
+		}
+		console.log(`exec readCurrent (${_name}) against a link swapper: ${read} read, ${refused} refused`);
+		expect(read + refused).toBe(100);
+	}, 60_000);
+});
+
+describe.each([
+	["python3", PY],
+	["sh (no python3)", ""],
+])("exec readCurrent, %s: a FIFO renamed over the file is refused without waiting", (_name, python) => {
+	it("CHANGED_ON_DISK at once", async () => {
+		await writeFile(path, "inside\n");
+		execFileSync("mkfifo", [join(dir, "pipe")]);
+		await rename(join(dir, "pipe"), path);
+		await expect(readCurrentVia(python, path)).rejects.toMatchObject({ code: "CHANGED_ON_DISK" });
+	});
+});
