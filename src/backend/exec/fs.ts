@@ -142,9 +142,9 @@ export function createExecFs(target: Target): FileOps {
 			return (await run(READ_FILE, args, p)).stdout;
 		},
 		readCurrent: (async (p: string, maxBytes?: number) => {
-			const { fmt, precise, python } = await target.info();
+			const { fmt } = await target.info();
 			const bound = maxBytes === undefined ? "" : String(maxBytes);
-			const r = await run(readCurrentScript(fmt, precise), [p, bound, python], p);
+			const r = await run(readCurrentScript(fmt), [p, bound], p);
 			return parseReadCurrent(r.stdout, p, maxBytes !== undefined, parseStat);
 		}) as ReadCurrent,
 		async readdir(p, expect): Promise<DirEntry[]> {

@@ -3,59 +3,25 @@
  * come with the stat of the descriptor they were read from, so another writer's replace between
  * the tool's stat and this read is the newer file read, not CHANGED_ON_DISK.
  *
- * Where the target has python3 the file is opened there without following a link and without
- * waiting on a FIFO (O_NOFOLLOW | O_NONBLOCK); anything but a regular file is refused. Without it
- * the sh script tests the name, opens it, and after the open requires the name to be a regular
- * file (not a link) with the descriptor's device and inode: a link swapped in for the last
- * component is refused, not followed out of the root. A FIFO renamed in between the test and the
- * open holds that script until a writer comes (sh cannot open without waiting).
+ * The script tests the name, opens it, and after the open requires the name to be a regular file
+ * (not a link) with the descriptor's device and inode: a link swapped in for the last component
+ * is refused, never read through out of the root, and a replace landing between the open and
+ * that check is CHANGED_ON_DISK. A FIFO renamed in between the test and the open holds the call
+ * until a writer comes (sh cannot open without waiting; the by-name readFile had the same window).
+ * python3 could open with O_NOFOLLOW | O_NONBLOCK, but its start-up cost a read in a podman
+ * container 17 ms more (95 against 78 ms; this script 73 ms, bench/cases-container.mjs).
  *
- * Output: `st STAT\n` then the bytes, or `big STAT\n` alone when the file as opened is larger than
- * the bound. STAT is the target's stat(1) line (statFormat). Bounded, exactly the size at the open
- * is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
- *
- * The python source goes inside single quotes in the sh script: it must never contain one.
+ * Output: `st STAT\n` then the bytes, or `big STAT\n` alone when the file as opened is larger
+ * than the bound. STAT is the target's stat(1) line (statFormat). Bounded, exactly the size at
+ * the open is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
  */
 import { KeelError } from "../../boundary/errors.js";
 import type { FileStat } from "../types.js";
 import { EXIT } from "./errors.js";
 
-const PYTHON = `import os, sys, stat
-p, limit, precise = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
-def tm(ns):
-    return "%d.%09d" % divmod(ns, 10**9) if precise else "%d" % (ns // 10**9)
-try:
-    f = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-except OSError as e:
-    sys.stderr.write(os.strerror(e.errno) + "\\n")
-    sys.exit(1)
-st = os.fstat(f)
-if stat.S_ISDIR(st.st_mode):
-    sys.exit(${EXIT.EISDIR})
-if not stat.S_ISREG(st.st_mode):
-    sys.exit(${EXIT.SWAPPED})
-os.set_blocking(f, True)
-line = "%x %d %d %d %s %s" % (st.st_mode, st.st_size, st.st_dev, st.st_ino, tm(st.st_mtime_ns), tm(st.st_ctime_ns))
-out = sys.stdout.buffer
-if limit != "" and st.st_size > int(limit):
-    out.write(("big " + line + "\\n").encode())
-    sys.exit(0)
-out.write(("st " + line + "\\n").encode())
-left = st.st_size if limit != "" else -1
-while left != 0:
-    b = os.read(f, 1 << 20 if left < 0 else min(1 << 20, left))
-    if not b:
-        break
-    out.write(b)
-    if left > 0:
-        left -= len(b)
-out.flush()
-`;
-
-/** readCurrent PATH LIMIT PYTHON (LIMIT empty: unbounded; PYTHON empty: the sh path). */
-export function readCurrentScript(fmt: string, precise: boolean): string {
+/** readCurrent PATH LIMIT (LIMIT empty: unbounded). */
+export function readCurrentScript(fmt: string): string {
 	return `LC_ALL=C; export LC_ALL
-if [ -n "$3" ]; then exec "$3" -I -S -c '${PYTHON}' "$1" "$2" ${precise ? 1 : 0}; fi
 if [ -L "$1" ]; then exit ${EXIT.ELOOP}; fi
 if [ ! -e "$1" ]; then exit ${EXIT.ENOENT}; fi
 if [ -d "$1" ]; then exit ${EXIT.EISDIR}; fi
