@@ -17,9 +17,8 @@ import { parseReadCurrent, readCurrentScript } from "../../src/backend/exec/read
 import { statFormat } from "../../src/backend/exec/scripts.js";
 import { parseStat } from "../../src/backend/exec/target.js";
 import { runScript } from "../../src/backend/exec/transport.js";
-import type { Backend, FileOps } from "../../src/backend/types.js";
 import { Session } from "../../src/session.js";
-import { contentOf, expectOnlyTheNewestEdited, rival } from "../fixtures/rival.js";
+import { afterStatOf, contentOf, expectOnlyTheNewestEdited, rival, versionText } from "../fixtures/rival.js";
 import { PY, spawnTransport } from "../fixtures/xattrs.js";
 
 const transport = spawnTransport();
@@ -36,28 +35,7 @@ afterEach(async () => {
 	await rm(scratch, { recursive: true, force: true });
 });
 
-const body = (n: number, lines: number) =>
-	Array.from({ length: lines }, (_, i) => `v${n} line ${i + 1}; ${"x".repeat(80)}\n`).join("");
-const version = (n: number) => body(n, 400);
-
-/** The exec backend, with `act` run after every stat of `path` while on. */
-function afterStat(base: Backend, act: () => Promise<void>): { backend: Backend; off: () => void } {
-	let on = true;
-	const fs: FileOps = {
-		...base.fs,
-		stat: async (p) => {
-			const st = await base.fs.stat(p);
-			if (p === path && on) await act();
-			return st;
-		},
-	};
-	return {
-		backend: { ...base, fs },
-		off: () => {
-			on = false;
-		},
-	};
-}
+const version = (n: number) => versionText(n, 400);
 
 /** readCurrent's script run directly. */
 async function readCurrentVia(p: string, bound?: number) {
@@ -73,7 +51,7 @@ describe("exec: read against a rival replacing the file after every stat", () =>
 	it("the newer file is read as opened and recorded; an edit of its lines lands, of the old is refused", async () => {
 		await writeFile(path, version(0));
 		const r0 = rival(path, version);
-		const { backend, off } = afterStat(createExecBackend({ transport }), r0.replace);
+		const { backend, off } = afterStatOf(createExecBackend({ transport }), path, r0.replace);
 		const s = await Session.create({ root: dir, backend, profile: "unified" });
 		try {
 			const part = contentOf(await s.call("read", { path: "f.txt", offset: 7, limit: 3 }));

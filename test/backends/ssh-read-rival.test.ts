@@ -12,9 +12,16 @@ import { mkdir, mkdtemp, readFile, realpath, rename, rm, writeFile } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Backend, FileOps } from "../../src/backend/types.js";
+import type { Backend } from "../../src/backend/types.js";
 import { Session } from "../../src/session.js";
-import { contentOf, expectOnlyTheNewestEdited, lineRange, rival } from "../fixtures/rival.js";
+import {
+	afterStatOf,
+	contentOf,
+	expectOnlyTheNewestEdited,
+	lineRange,
+	rival,
+	versionText,
+} from "../fixtures/rival.js";
 import { pythonMissing, useSshBackend } from "../fixtures/ssh-backend.js";
 import { sshdMissing } from "../fixtures/sshd.js";
 
@@ -35,30 +42,15 @@ afterEach(async () => {
 	await rm(scratch, { recursive: true, force: true });
 });
 
-/** Version `n`: `lines` lines naming their version and number. */
-const body = (n: number, lines: number) =>
-	Array.from({ length: lines }, (_, i) => `v${n} line ${i + 1}; ${"x".repeat(80)}\n`).join("");
 /** ~400 KB: over what the guard's look keeps, so the read is k_readc's. */
-const large = (n: number) => body(n, 4000);
-const small = (n: number) => body(n, 40);
+const large = (n: number) => versionText(n, 4000);
+const small = (n: number) => versionText(n, 40);
 
 /** The ssh backend, with `act` run after every stat of `path` while on. */
 function afterStat(act: () => Promise<void>): { backend: Backend; off: () => void } {
-	let on = true;
-	const base = live.backend;
-	const fs: FileOps = {
-		...base.fs,
-		stat: async (p) => {
-			const st = await base.fs.stat(p);
-			if (p === path && on) await act();
-			return st;
-		},
-	};
+	const { backend, off } = afterStatOf(live.backend, path, act);
 	// close() is the file's (useSshBackend): the sessions here must not close the shared backend.
-	const off = () => {
-		on = false;
-	};
-	return { backend: { ...base, fs, close: async () => {} }, off };
+	return { backend: { ...backend, close: async () => {} }, off };
 }
 
 describe.skipIf(missing)("ssh: read against a rival replacing the file after every stat", () => {

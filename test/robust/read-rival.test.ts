@@ -15,9 +15,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local.js";
-import type { Backend, FileOps } from "../../src/backend/types.js";
+import type { Backend } from "../../src/backend/types.js";
 import { Session } from "../../src/session.js";
-import { contentOf, expectOnlyTheNewestEdited, lineRange, rival } from "../fixtures/rival.js";
+import {
+	afterStatOf,
+	contentOf,
+	expectOnlyTheNewestEdited,
+	lineRange,
+	rival,
+	versionText,
+} from "../fixtures/rival.js";
 import { NO_PYTHON, pySessions, textOf } from "../python/helpers.js";
 
 const SECRET = "SECRETBYTES";
@@ -37,40 +44,28 @@ afterEach(async () => {
 });
 
 /** Version `n` of a file of `lines` lines, each naming its version and number. */
-function body(n: number, lines: number, pad: number): string {
-	return Array.from({ length: lines }, (_, i) => `v${n} line ${i + 1}; ${"x".repeat(pad)}\n`).join("");
-}
-const small = (n: number) => body(n, 40, 10);
+const small = (n: number) => versionText(n, 40, 10);
 /** ~400 KB: over the 256 KiB read streams through the window. */
-const large = (n: number) => body(n, 4000, 80);
+const large = (n: number) => versionText(n, 4000, 80);
 
 /** A local backend that runs `act` after every stat of `path` while `on`, and counts streamed reads. */
 function afterStat(act: () => Promise<void>): { backend: Backend; off: () => void; windows: () => number } {
-	let on = true;
 	let windows = 0;
 	const base = createLocalBackend();
 	const readWindow = base.fs.readWindow;
-	const fs: FileOps = {
-		...base.fs,
-		stat: async (p) => {
-			const st = await base.fs.stat(p);
-			if (p === path && on) await act();
-			return st;
+	const counted: Backend = {
+		...base,
+		fs: {
+			...base.fs,
+			readWindow:
+				readWindow &&
+				((p, e, w) => {
+					windows++;
+					return readWindow(p, e, w);
+				}),
 		},
-		readWindow:
-			readWindow &&
-			((p, e, w) => {
-				windows++;
-				return readWindow(p, e, w);
-			}),
 	};
-	return {
-		backend: { ...base, fs },
-		off: () => {
-			on = false;
-		},
-		windows: () => windows,
-	};
+	return { ...afterStatOf(counted, path, act), windows: () => windows };
 }
 
 const cases = {
