@@ -6,6 +6,7 @@
  * and never hold the grep up; a wrong guess may cost time, never change the answer.
  */
 import { execFileSync } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -100,6 +101,23 @@ describe("the lookahead's guess, on real files", () => {
 		for (const name of [".ignore", ".gitignore", ".rgignore"]) execFileSync("mkfifo", [join(base, name)]);
 		await mkdir(join(base, ".git")); // .gitignore counts in a repository only
 		expect(await guess(root)).toBe(true);
+	});
+
+	it("an ignore file too large to parse here (over 256 KB), above, at or below the path: no guess, nothing left open", async () => {
+		const root = join(base, "root");
+		await files(join(root, "a"), 11);
+		const big = `# ${"x".repeat(300 * 1024)}\n`; // a comment: it ignores nothing
+		const fds = () => readdirSync("/proc/self/fd").length;
+		expect(await guess(root)).toBe(true);
+		for (const at of [join(base, ".ignore"), join(root, ".ignore"), join(root, "a", ".ignore")]) {
+			await writeFile(at, big);
+			const open = fds();
+			expect(await guess(root), at).toBe(false);
+			expect(fds(), at).toBe(open);
+			await rm(at);
+		}
+		await writeFile(join(root, "a", ".ignore"), `# ${"x".repeat(200 * 1024)}\n`);
+		expect(await guess(root)).toBe(true); // under the bound: read and parsed
 	});
 
 	it("a 2 GB file first in path order is read no further than its head", async () => {

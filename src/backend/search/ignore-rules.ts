@@ -122,8 +122,17 @@ async function readRules(file: string, re2: Re2): Promise<IgnoreRule[]> {
 }
 
 /**
+ * The largest ignore file read without the thread pool: its parse holds the event loop (re2js, by
+ * line), so a larger one ends the synchronous read (IgnoreTooLarge) rather than stall a caller.
+ */
+const MAX_SYNC_IGNORE_BYTES = 256 * 1024;
+
+export class IgnoreTooLarge extends Error {}
+
+/**
  * readRules without the thread pool, for a caller that has checked that the file lies on a local
- * file system (grep's lookahead: a hop per ignore file costs it more than the read).
+ * file system (grep's lookahead: a hop per ignore file costs it more than the read). Throws
+ * IgnoreTooLarge past MAX_SYNC_IGNORE_BYTES.
  */
 function readRulesSync(file: string, re2: Re2): IgnoreRule[] {
 	let fd: number | undefined;
@@ -131,10 +140,11 @@ function readRulesSync(file: string, re2: Re2): IgnoreRule[] {
 		fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
 		const st = fstatSync(fd);
 		if (!st.isFile()) return [];
-		const buf = Buffer.alloc(Math.min(st.size, MAX_IGNORE_BYTES));
-		const bytesRead = readSync(fd, buf, 0, buf.length, 0);
-		return parseIgnoreFile(buf.toString("utf8", 0, bytesRead), re2);
-	} catch {
+		if (st.size > MAX_SYNC_IGNORE_BYTES) throw new IgnoreTooLarge(`${file}: ${st.size} bytes`);
+		const buf = Buffer.alloc(st.size);
+		return parseIgnoreFile(buf.toString("utf8", 0, readSync(fd, buf, 0, buf.length, 0)), re2);
+	} catch (e) {
+		if (e instanceof IgnoreTooLarge) throw e;
 		return [];
 	} finally {
 		if (fd !== undefined) closeSync(fd);
@@ -188,7 +198,7 @@ export async function loadLevel(
 	return level(dir, parent, hasGit, await Promise.all(files.map((f) => (f ? readRules(f, re2) : []))));
 }
 
-/** loadLevel without the thread pool (readRulesSync: local file systems only). */
+/** loadLevel without the thread pool (readRulesSync: local file systems only; may throw IgnoreTooLarge). */
 export function loadLevelSync(
 	dir: string,
 	parent: Level | undefined,
@@ -237,7 +247,7 @@ export async function loadAncestors(root: string, customName: string | undefined
 	return linked(await Promise.all(ancestors(root).map((d) => loadLevel(d, undefined, customName, re2))));
 }
 
-/** loadAncestors without the thread pool (readRulesSync: local file systems only). */
+/** loadAncestors without the thread pool (readRulesSync: local file systems only; may throw IgnoreTooLarge). */
 export function loadAncestorsSync(root: string, customName: string | undefined, re2: Re2): Level {
 	return linked(ancestors(root).map((d) => loadLevelSync(d, undefined, customName, re2)));
 }

@@ -147,7 +147,11 @@ class Scan implements LookaheadScan {
 
 	step(deadline: number): Verdict {
 		if (this.verdict === "more") {
-			this.verdict = this.read(deadline);
+			try {
+				this.verdict = this.read(deadline);
+			} catch {
+				this.verdict = "sparse"; // an ignore file too large to parse here (IgnoreTooLarge): no guess
+			}
 			if (this.verdict !== "more") this.close();
 		}
 		return this.verdict;
@@ -192,7 +196,13 @@ class Scan implements LookaheadScan {
 				const listed = this.list(at, false);
 				if (!listed) continue;
 				const names = new Set(listed.entries.map((e) => e.name));
-				const level = loadLevelSync(abs, dir.level, ".rgignore", this.re2, names);
+				let level: Level;
+				try {
+					level = loadLevelSync(abs, dir.level, ".rgignore", this.re2, names);
+				} catch (e) {
+					closeSync(listed.fd);
+					throw e;
+				}
 				this.stack.push({ ...listed, abs, rel, level, i: 0 });
 				continue;
 			}
