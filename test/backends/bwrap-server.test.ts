@@ -105,8 +105,12 @@ describe.skipIf(!available)("one sandbox serves many commands, and carries nothi
 	});
 
 	it("a command gets no descriptor but its three, its program looked up on its own PATH", async () => {
-		// What a program the command starts inherits (the shell's own listing would race its pipes).
-		expect((await run("sleep 9 & ls /proc/$!/fd | tr '\\n' ' '; kill $!")).out).toBe("0 1 2");
+		// What a program the command starts inherits (the shell's own listing would race its pipes),
+		// listed once it runs: the shell's forked child holds the shell's descriptors until its exec.
+		const listing = await run(
+			"sleep 9 & p=$!; until [ \"$(cat /proc/$p/comm)\" = sleep ]; do :; done; ls /proc/$p/fd | tr '\\n' ' '; kill $p",
+		);
+		expect(listing.out).toBe("0 1 2");
 		await mkdir(join(root, "bin"));
 		await writeFile(join(root, "bin", "keel-probe-cmd"), '#!/bin/sh\necho probe-ran "$PWD"\n');
 		await chmod(join(root, "bin", "keel-probe-cmd"), 0o755);
