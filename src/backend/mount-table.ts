@@ -1,9 +1,9 @@
 /**
  * keel's mount table (/proc/self/mountinfo): which file system each mount point holds, and which
  * mounts there are. For bwrap's kept scan (dir-watches.ts: did a change to the table move a path
- * it read?) and grep's lookahead (search/lookahead.ts: is every read below a path local?).
+ * it read?) and grep's lookahead (onlyLocalFs: are the path, all below it and all above it local?).
  */
-import { readSync } from "node:fs";
+import { readFileSync, readSync } from "node:fs";
 
 /**
  * File systems whose every change goes through this kernel's VFS (so inotify sees it), and whose
@@ -63,4 +63,31 @@ export function parseMountinfo(text: string): Map<string, string> {
 		out.set(point, fields[dash + 1] ?? "");
 	}
 	return out;
+}
+
+/**
+ * Whether `dir`, everything below it and the directories above it (whose ignore files count) lie
+ * on local filesystems (/proc/self/mountinfo): a mount inside it (FUSE, NFS, anything a stalled
+ * server could hold) or a remote filesystem at or above it means no lookahead. Read on every
+ * grep: a mount may come at any time.
+ */
+export function onlyLocalFs(dir: string): boolean {
+	try {
+		return localThroughout(dir, parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8")));
+	} catch {
+		return false;
+	}
+}
+
+/** onlyLocalFs on a mount table (mount point to file system type). */
+export function localThroughout(dir: string, mounts: ReadonlyMap<string, string>): boolean {
+	const under = `${dir}/`;
+	let holding = false;
+	for (const [point, fs] of mounts) {
+		if (point.startsWith(under)) return false;
+		const holds = point === "/" || point === dir || under.startsWith(`${point}/`);
+		if (holds && !LOCAL_FS.has(fs)) return false;
+		holding ||= holds;
+	}
+	return holding;
 }

@@ -11,12 +11,12 @@ import { mkdir, mkdtemp, realpath, rm, symlink, truncate, writeFile } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { localThroughout } from "../../src/backend/mount-table.js";
 import { createJsSearch, createLocalSearch } from "../../src/backend/search/index.js";
 import {
 	createLookahead,
 	type Lookahead,
 	type LookaheadScan,
-	localThroughout,
 	type Verdict,
 } from "../../src/backend/search/lookahead.js";
 import { type ArgvRunner, createNativeSearch } from "../../src/backend/search/native.js";

@@ -9,17 +9,8 @@
  * and the plan may give the guess up): in this process a thread-pool hop per file costs more
  * than the read. The plan (rg-parallel.ts) takes a first short step before it starts any rg.
  */
-import {
-	closeSync,
-	constants,
-	type Dirent,
-	fstatSync,
-	openSync,
-	readdirSync,
-	readFileSync,
-	readSync,
-} from "node:fs";
-import { LOCAL_FS, parseMountinfo } from "../mount-table.js";
+import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { onlyLocalFs } from "../mount-table.js";
 import type { GrepRequest } from "../types.js";
 import {
 	compileOverride,
@@ -276,31 +267,4 @@ function linesHolding(text: Buffer, needle: Buffer, max: number): number {
 		at = text.indexOf(needle, eol + 1);
 	}
 	return n;
-}
-
-/**
- * Whether `dir`, everything below it and the directories above it (whose ignore files count) lie
- * on local filesystems (/proc/self/mountinfo): a mount inside it (FUSE, NFS, anything a stalled
- * server could hold) or a remote filesystem at or above it means no lookahead. Read on every
- * grep: a mount may come at any time.
- */
-function onlyLocalFs(dir: string): boolean {
-	try {
-		return localThroughout(dir, parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8")));
-	} catch {
-		return false;
-	}
-}
-
-/** onlyLocalFs on a mount table (mount point to file system type). */
-export function localThroughout(dir: string, mounts: ReadonlyMap<string, string>): boolean {
-	const under = `${dir}/`;
-	let holding = false;
-	for (const [point, fs] of mounts) {
-		if (point.startsWith(under)) return false;
-		const holds = point === "/" || point === dir || under.startsWith(`${point}/`);
-		if (holds && !LOCAL_FS.has(fs)) return false;
-		holding ||= holds;
-	}
-	return holding;
 }
