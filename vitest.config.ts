@@ -1,8 +1,16 @@
 import { defineConfig } from "vitest/config";
+import { TierReporter } from "./test/tier-report.js";
+import { chosenSuites, skippedSuites } from "./test/tiers.js";
+
+// `npm test` runs the fast tier; `npm run test:all` sets KEEL_TEST_TIER=all (test/tiers.ts).
+const skipped = skippedSuites(process.env);
+const { all } = chosenSuites(process.env);
 
 export default defineConfig({
 	test: {
 		include: ["test/**/*.test.ts"],
+		exclude: ["**/node_modules/**", ...skipped.flatMap((s) => s.files)],
+		reporters: all ? ["default"] : ["default", new TierReporter(skipped)],
 		testTimeout: 30_000,
 		hookTimeout: 30_000,
 		pool: "forks",
