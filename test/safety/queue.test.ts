@@ -1,18 +1,8 @@
-/** Writes are serialized per canonical path by the session's queue (M1) and atomic (M5). */
-import { chmod, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+/** Writes are serialized per canonical path by the session's queue and atomic. */
+import { chmod, readdir, stat, symlink } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { MutationQueue } from "../../src/safety/mutation-queue.js";
-import { Session } from "../../src/session.js";
-
-let dir: string;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-queue-"));
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+import { useWorkspace } from "../fixtures/workspace.js";
 
 describe("mutation queue", () => {
 	it("runs tasks on one key in order and tasks on other keys independently", async () => {
@@ -48,26 +38,26 @@ describe("mutation queue", () => {
 });
 
 describe("concurrent edits through one session", () => {
+	const ws = useWorkspace({ prefix: "keel-queue-" });
 	it("64 concurrent edits with distinct anchors on one file all land exactly once", async () => {
 		const lines = Array.from({ length: 64 }, (_, i) => `line-${i}-old`);
-		await writeFile(join(dir, "f.txt"), `${lines.join("\n")}\n`);
-		const s = await Session.create({ root: dir });
+		await ws().write("f.txt", `${lines.join("\n")}\n`);
+		const s = ws().session;
 		const results = await Promise.all(
 			lines.map((_, i) =>
 				s.call("edit", { path: "f.txt", edits: [{ oldText: `line-${i}-old`, newText: `line-${i}-new` }] }),
 			),
 		);
 		expect(results.every((r) => r.ok)).toBe(true);
-		const after = await readFile(join(dir, "f.txt"), "utf8");
+		const after = await ws().read("f.txt");
 		expect(after).toBe(`${lines.map((_, i) => `line-${i}-new`).join("\n")}\n`);
-		await s.close();
 	});
 
 	it("edits through a symlink and through its target share one queue (canonical key)", async () => {
 		const lines = Array.from({ length: 20 }, (_, i) => `v${i}`);
-		await writeFile(join(dir, "t.txt"), lines.join("\n"));
-		await symlink("t.txt", join(dir, "link.txt"));
-		const s = await Session.create({ root: dir });
+		await ws().write("t.txt", lines.join("\n"));
+		await symlink("t.txt", ws().path("link.txt"));
+		const s = ws().session;
 		const results = await Promise.all(
 			lines.map((_, i) =>
 				s.call("edit", {
@@ -77,23 +67,21 @@ describe("concurrent edits through one session", () => {
 			),
 		);
 		expect(results.filter((r) => !r.ok)).toEqual([]);
-		expect((await readFile(join(dir, "t.txt"), "utf8")).split("\n")).toEqual(lines.map((_, i) => `w${i}`));
-		expect((await stat(join(dir, "link.txt"))).isFile()).toBe(true);
-		await s.close();
+		expect((await ws().read("t.txt")).split("\n")).toEqual(lines.map((_, i) => `w${i}`));
+		expect((await stat(ws().path("link.txt"))).isFile()).toBe(true);
 	});
 
 	it("writes keep the exec bit and leave no temp files behind", async () => {
-		await writeFile(join(dir, "run.sh"), "#!/bin/sh\necho 1\n");
-		await chmod(join(dir, "run.sh"), 0o755);
-		const s = await Session.create({ root: dir });
+		await ws().write("run.sh", "#!/bin/sh\necho 1\n");
+		await chmod(ws().path("run.sh"), 0o755);
+		const s = ws().session;
 		expect((await s.call("write", { path: "run.sh", content: "x" })).ok).toBe(false); // not read yet
 		expect((await s.call("read", { path: "run.sh" })).ok).toBe(true);
 		const r = await s.call("write", { path: "run.sh", content: "#!/bin/sh\necho 2\n" });
 		expect(r.ok).toBe(true);
-		expect((await stat(join(dir, "run.sh"))).mode & 0o777).toBe(0o755);
+		expect((await stat(ws().path("run.sh"))).mode & 0o777).toBe(0o755);
 		const bad = await s.call("edit", { path: "run.sh", edits: [{ oldText: "nope", newText: "x" }] });
 		expect(bad.ok).toBe(false);
-		expect((await readdir(dir)).sort()).toEqual(["run.sh"]);
-		await s.close();
+		expect((await readdir(ws().root)).sort()).toEqual(["run.sh"]);
 	});
 });
