@@ -2,15 +2,17 @@ import { defineConfig } from "vitest/config";
 import { TierReporter } from "./test/tier-report.js";
 import { chosenSuites, skippedSuites } from "./test/tiers.js";
 
-// `npm test` runs the fast tier; `npm run test:all` sets KEEL_TEST_TIER=all (test/tiers.ts).
-const skipped = skippedSuites(process.env);
+// `npm test` runs the fast tier; `npm run test:all` sets KEEL_TEST_TIER=all (test/tiers.ts). A test
+// file named on the command line (`npx vitest run test/backends/ssh.test.ts`) runs whatever its tier.
+const namesFiles = process.argv.slice(2).some((arg) => arg.endsWith(".test.ts"));
 const { all } = chosenSuites(process.env);
+const skipped = namesFiles ? [] : skippedSuites(process.env);
 
 export default defineConfig({
 	test: {
 		include: ["test/**/*.test.ts"],
 		exclude: ["**/node_modules/**", ...skipped.flatMap((s) => s.files)],
-		reporters: all ? ["default"] : ["default", new TierReporter(skipped)],
+		reporters: all || skipped.length === 0 ? ["default"] : ["default", new TierReporter(skipped)],
 		testTimeout: 30_000,
 		hookTimeout: 30_000,
 		pool: "forks",
