@@ -41,7 +41,7 @@ export const SUITES: readonly Suite[] = [
 	{
 		name: "frameworks",
 		files: [
-			"test/adapters/!(peers).test.ts",
+			"test/adapters/*.test.ts",
 			"test/backends/cloud-sdk*.test.ts",
 			"test/backends/ai-sdk-sandbox.test.ts",
 		],
@@ -56,7 +56,6 @@ export const SUITES: readonly Suite[] = [
 			"test/pi/pi1.test.ts",
 			"test/pi/launcher.test.ts",
 			"test/clients/*.test.ts",
-			"test/adapters/peers.test.ts",
 		],
 		needs:
 			"scripted agent sessions: pi 0.73 (devDependency), pi 1.x on Node >= 22.19 (KEEL_PI1_DIR, KEEL_NODE22), Claude Code and Codex CLIs (KEEL_CLIENTS_DIR)",
