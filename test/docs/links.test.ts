@@ -30,7 +30,7 @@ describe("markdown link checker", () => {
 
 	it("makes GitHub's anchors", () => {
 		expect(slug("Pinned paths on this machine")).toBe("pinned-paths-on-this-machine");
-		expect(slug("The `file` tool (T2)")).toBe("the-file-tool-t2");
+		expect(slug("The `file` tool (all at once)")).toBe("the-file-tool-all-at-once");
 		expect(slug("grep's plans: ahead, beside")).toBe("greps-plans-ahead-beside");
 		expect([...anchors("# A\n## A\n```\n# not a heading\n```\n### B.c")]).toEqual(["a", "a-1", "bc"]);
 	});
