@@ -1,6 +1,6 @@
 /**
  * No dangling relative link or anchor in the user-facing docs: README.md, the top-level guides,
- * docs/ and docs/decisions/, examples/README.md. The checker itself is tested first on planted
+ * docs/, docs/decisions/, bench/results/, examples/README.md. The checker itself is tested first on planted
  * breakage, so a checker that finds nothing cannot pass for docs that are clean.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -21,7 +21,7 @@ function docs(): string[] {
 					.filter((f) => f.endsWith(".md"))
 					.map((f) => join(REPO, d, f))
 			: [];
-	return [...top.filter(existsSync), ...inDir("docs"), ...inDir("docs/decisions")];
+	return [...top.filter(existsSync), ...inDir("docs"), ...inDir("docs/decisions"), ...inDir("bench/results")];
 }
 
 describe("markdown link checker", () => {
