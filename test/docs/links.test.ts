@@ -1,7 +1,7 @@
 /**
- * No dangling relative link or anchor in the user-facing docs: README.md, the top-level guides,
- * docs/, docs/decisions/, bench/results/, examples/README.md. The checker itself is tested first on planted
- * breakage, so a checker that finds nothing cannot pass for docs that are clean.
+ * No dangling relative link or anchor in the docs: README.md, the top-level guides, docs/,
+ * docs/decisions/, bench/results/, examples/README.md. The checker itself is tested first on
+ * planted breakage, so a checker that finds nothing cannot pass for docs that are clean.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
