@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { TierReporter } from "./test/tier-report.js";
 import { chosenSuites, skippedSuites } from "./test/tiers.js";
 
@@ -11,7 +11,7 @@ const skipped = namesFiles ? [] : skippedSuites(process.env);
 export default defineConfig({
 	test: {
 		include: ["test/**/*.test.ts"],
-		exclude: ["**/node_modules/**", ...skipped.flatMap((s) => s.files)],
+		exclude: [...configDefaults.exclude, ...skipped.flatMap((s) => s.files)],
 		reporters: all || skipped.length === 0 ? ["default"] : ["default", new TierReporter(skipped)],
 		testTimeout: 30_000,
 		hookTimeout: 30_000,
