@@ -24,6 +24,7 @@ import { PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
 import { defaultStateDir, StateDir } from "./safety/state-dir.js";
+import { WriterLog } from "./safety/writer-log.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
 import { toolsForProfile } from "./tools/registry.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
@@ -66,6 +67,8 @@ export class Session {
 		private readonly releaseQueue: () => void,
 		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend">,
 		readonly journal: Journal,
+		/** The directories this process writes into, for the sweep after a kill. */
+		private readonly writerLog: WriterLog,
 		/** Run before every bash command (SessionOptions.commandPrefix). */
 		readonly commandPrefix?: string,
 	) {
@@ -103,6 +106,9 @@ export class Session {
 		// A multi-file change cut off by a crash is finished (rolled back or forward) before anything else.
 		const journal = new Journal(state, backend.kind, guard.workspace, guard.roots);
 		const recovery = await recoverJournal(backend.fs, guard, journal);
+		// Temp files a killed writer left wherever it wrote, not only where this session will write.
+		const writerLog = new WriterLog(state);
+		if (filesAreLocal(backend)) await writerLog.sweepDead(backend.fs, guard.roots);
 		const payloads = new PayloadStore(
 			join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`),
 			opts.payloadLimits,
@@ -126,6 +132,7 @@ export class Session {
 			queue.release,
 			opts.python ?? {},
 			journal,
+			writerLog,
 			opts.commandPrefix || undefined,
 		);
 		session.recovery = recovery;
@@ -178,10 +185,14 @@ export class Session {
 		return { target: exact, fs: this.backend.fs };
 	}
 
-	/** Sweep dead writers' temp files from `dir` once per session. */
+	/**
+	 * Before the first commit into `dir`: sweep dead writers' temp files from it, and log it as a
+	 * directory this process writes into (its own temp files there are swept after a kill).
+	 */
 	async sweepOnce(dir: string): Promise<void> {
 		if (this.swept.has(dir)) return;
 		this.swept.add(dir);
+		if (filesAreLocal(this.backend)) await this.writerLog.add(dir).catch(() => {});
 		await this.backend.fs.sweepTemps(dir);
 	}
 

@@ -3,6 +3,7 @@
  * read, so the session's own follow-up edits are not mistaken for stale ones. An error after the
  * new file became visible is reported as such (details.committed), never as a plain failure.
  */
+import { posix } from "node:path";
 import type { Expected, FileStat } from "../backend/types.js";
 import { committedButError, fromSystemError, isAfterCommit } from "../boundary/errors.js";
 import type { Session } from "../session.js";
@@ -17,6 +18,7 @@ export interface CommitRequest {
 }
 
 export async function commit(session: Session, req: CommitRequest): Promise<FileStat> {
+	await session.sweepOnce(posix.dirname(req.canonical));
 	let st: FileStat;
 	try {
 		st = await session.backend.fs.writeFile(req.canonical, req.data, {
