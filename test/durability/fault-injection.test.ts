@@ -165,8 +165,17 @@ interface Run {
 
 let runs = 0;
 
-/** One run of `op`: strace attached with `straceArgs` before the operation starts. */
-async function runOp(op: Op, straceArgs: string[]): Promise<Run> {
+interface Ready {
+	child: ChildProcessWithoutNullStreams;
+	root: string;
+	state: string;
+	out: () => string;
+	err: () => string;
+	exited: Promise<{ code: number | null; signal: string | null }>;
+}
+
+/** A child for `op` in a fresh copy of the workspace, started and waiting for "go". */
+async function prepare(op: Op): Promise<Ready> {
 	const dir = join(work, `run-${runs++}`);
 	const root = join(dir, "root");
 	const state = join(dir, "state");
@@ -189,23 +198,34 @@ async function runOp(op: Op, straceArgs: string[]): Promise<Run> {
 		child.once("exit", (code, signal) => resolve({ code, signal })),
 	);
 	await waitFor(() => out.includes("ready\n"), exited, () => `child did not start: ${err}`);
+	return { child, root, state, out: () => out, err: () => err, exited };
+}
+
+/** Run the prepared child's operation with strace attached (`straceArgs`) before it starts. */
+async function runOp(ready: Ready, straceArgs: string[]): Promise<Run> {
+	const { child, root, state, exited } = ready;
 	const tracer = spawn("strace", ["-f", "-p", String(child.pid), ...straceArgs], { stdio: ["ignore", "ignore", "pipe"] });
 	let traceErr = "";
 	tracer.stderr.setEncoding("utf8").on("data", (d: string) => {
 		traceErr += d;
 	});
 	const traced = new Promise<void>((resolve) => tracer.once("exit", () => resolve()));
-	await waitFor(() => /attached/.test(traceErr), traced.then(() => ({ code: null, signal: null })), () => `strace did not attach: ${traceErr}`);
+	await waitFor(
+		() => /attached/.test(traceErr),
+		traced,
+		() => `strace did not attach: ${traceErr}`,
+	);
 	child.stdin.write("go\n");
 	const exit = await exited;
 	child.stdin.end();
 	await traced;
+	const out = ready.out();
 	const line = out.split("\n").find((l) => l.startsWith("{"));
 	return {
 		root,
 		state,
 		answer: line ? JSON.parse(line) : undefined,
-		stderr: err,
+		stderr: ready.err(),
 		killed: exit.signal === "SIGKILL",
 		exit: `code ${exit.code} signal ${exit.signal} stdout ${JSON.stringify(out.slice(0, 200))}`,
 	};
@@ -328,7 +348,7 @@ describe("faults at every file-affecting system call of a commit", () => {
 		it(`${op}: every kill, EIO and ENOSPC leaves all-old or all-new, and the answer says which`, async (ctx) => {
 			if (!usable) return ctx.skip();
 			const traceFile = join(work, `${op}.trace`);
-			const dry = await runOp(op, ["-o", traceFile, "-e", `trace=${[...FILE_SYSCALLS, ...MARKERS].join(",")}`]);
+			const dry = await runOp(await prepare(op), ["-o", traceFile, "-e", `trace=${[...FILE_SYSCALLS, ...MARKERS].join(",")}`]);
 			if (!dry.answer?.ok) {
 				if (/attach|ptrace|Operation not permitted/.test(dry.stderr)) return ctx.skip();
 				throw new Error(`dry run failed: ${JSON.stringify(dry)}`);
@@ -353,11 +373,16 @@ describe("faults at every file-affecting system call of a commit", () => {
 			const failures: string[] = [];
 			const started = performance.now();
 			let next = 0;
+			// Each worker starts its next child while the current one runs.
 			const worker = async () => {
-				while (next < cases.length) {
-					const c = cases[next++];
+				const claim = () => (next < cases.length ? { c: cases[next++], ready: prepare(op) } : undefined);
+				let warm = claim();
+				while (warm) {
+					const { c } = warm;
+					const ready = await warm.ready;
+					warm = claim();
 					const inject = c.fault === "KILL" ? "signal=KILL" : `error=${c.fault}`;
-					const run = await runOp(c.op, ["-o", "/dev/null", "-e", `trace=${c.syscall}`, "-e", `inject=${c.syscall}:${inject}:when=${c.n}`]);
+					const run = await runOp(ready, ["-o", "/dev/null", "-e", `trace=${c.syscall}`, "-e", `inject=${c.syscall}:${inject}:when=${c.n}`]);
 					const problem = await check(c, run);
 					if (problem) failures.push(problem);
 					rmSync(join(run.root, ".."), { recursive: true, force: true });
@@ -371,4 +396,3 @@ describe("faults at every file-affecting system call of a commit", () => {
 	}
 });
 
-export type { ChildProcessWithoutNullStreams };

@@ -91,7 +91,8 @@ function attacks(): Array<{ files: Files; backups?: Record<string, string> }> {
 				{
 					path: join(outside, "planted.sh"),
 					before: { kind: "file", sha256: sha("#!/bin/sh\necho owned\n"), mode: 0o755, backup: "0.before" },
-					after: { kind: "file", sha256: ZERO },
+					// Absent now, as after the change: recovery would put the "previous" bytes there.
+					after: { kind: "absent" },
 				},
 			],
 			backups: { "0.before": "#!/bin/sh\necho owned\n" },
@@ -106,7 +107,8 @@ function attacks(): Array<{ files: Files; backups?: Record<string, string> }> {
 						mode: 0o644,
 						backup: `../../../../../../../..${join(outside, "secret")}`,
 					},
-					after: { kind: "file", sha256: ZERO },
+					// Absent now, as after the change: recovery would put the "previous" bytes there.
+					after: { kind: "absent" },
 				},
 			],
 		},
@@ -115,7 +117,8 @@ function attacks(): Array<{ files: Files; backups?: Record<string, string> }> {
 				{
 					path: join(root, ".git", "hooks", "pre-commit"),
 					before: { kind: "file", sha256: sha("#!/bin/sh\nevil\n"), mode: 0o755, backup: "0.before" },
-					after: { kind: "file", sha256: ZERO },
+					// Absent now, as after the change: recovery would put the "previous" bytes there.
+					after: { kind: "absent" },
 				},
 			],
 			backups: { "0.before": "#!/bin/sh\nevil\n" },
@@ -136,6 +139,9 @@ function plant(keyDir: string, files: Files, backups: Record<string, string> | u
 	const dir = join(keyDir, id);
 	mkdirSync(dir, { recursive: true, mode: 0o700 });
 	for (const [n, bytes] of Object.entries(backups ?? {})) writeFileSync(join(dir, n), bytes, { mode: 0o600 });
+	// A file the change had not reached yet (absent, as before): the record is then replayed
+	// backwards, which is what turns the other entries into actions.
+	const trigger = { path: join(root, "not-yet.txt"), before: { kind: "absent" }, after: { kind: "file", sha256: ZERO } };
 	const intent = {
 		version: 2,
 		purpose: "intent",
@@ -145,7 +151,7 @@ function plant(keyDir: string, files: Files, backups: Record<string, string> | u
 		backend: "local",
 		roots: [root],
 		createdAt: new Date().toISOString(),
-		files,
+		files: [...files, trigger],
 		dirs: [root],
 	} as unknown as Intent;
 	writeFileSync(join(dir, "intent.json"), seal(intent), { mode: 0o600 });
