@@ -6,8 +6,8 @@
  */
 import { lstatSync, unlinkSync } from "node:fs";
 import * as fsp from "node:fs/promises";
-import type { PinnedDir } from "./local-pin.js";
 import { writerAlive } from "../safety/writer-alive.js";
+import type { PinnedDir } from "./local-pin.js";
 import { tempNamePid } from "./temp-names.js";
 
 /** A writer killed but not yet reaped (a zombie) is gone too. */

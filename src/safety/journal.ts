@@ -23,8 +23,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { startTimeOf } from "./writer-alive.js";
 import { ensurePrivateDir, type StateDir } from "./state-dir.js";
+import { startTimeOf } from "./writer-alive.js";
 
 export type JournalBefore =
 	| { kind: "absent" }
@@ -61,7 +61,8 @@ export const UNRESOLVED_PREFIX = "unresolved-";
 /** A backup's name: only this form is ever opened, so a record can never name a path. */
 export const BACKUP_NAME = /^(0|[1-9][0-9]{0,5})\.before$/;
 /** A change id as begin() makes it (optionally claimed by a recovering session). */
-export const CHANGE_ID = /^([0-9a-z]{1,12})-([1-9][0-9]{0,9})-([0-9]{0,20})-([0-9a-f]{8})(?:\.recovering-([1-9][0-9]{0,9})-([0-9]{0,20}))?$/;
+export const CHANGE_ID =
+	/^([0-9a-z]{1,12})-([1-9][0-9]{0,9})-([0-9]{0,20})-([0-9a-f]{8})(?:\.recovering-([1-9][0-9]{0,9})-([0-9]{0,20}))?$/;
 /** The largest intent file read back (a record names paths and hashes, never bytes). */
 export const MAX_INTENT_BYTES = 16 * 1024 * 1024;
 

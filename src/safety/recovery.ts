@@ -96,16 +96,21 @@ async function privateDir(path: string): Promise<string | undefined> {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const isPath = (p: unknown): p is string =>
-	typeof p === "string" && p.startsWith("/") && !p.includes("\0") && posix.normalize(p) === p && p.length < 8192;
+	typeof p === "string" &&
+	p.startsWith("/") &&
+	!p.includes("\0") &&
+	posix.normalize(p) === p &&
+	p.length < 8192;
 
 /** The record's body checked field by field; throws Hostile naming what is wrong. */
 function checkIntent(body: unknown, backend: string): Intent {
 	const r = body as Partial<Intent> | undefined;
-	if (!r || r.version !== 2 || r.purpose !== "intent") throw new Hostile("not an intent record of this version");
+	if (r?.version !== 2 || r.purpose !== "intent") throw new Hostile("not an intent record of this version");
 	if (r.backend !== backend) throw new Hostile(`written for the ${String(r.backend)} backend`);
 	if (!Number.isSafeInteger(r.pid) || typeof r.pidStart !== "string" || !isPath(r.workspace))
 		throw new Hostile("malformed writer or workspace");
-	if (!Array.isArray(r.roots) || r.roots.length === 0 || !r.roots.every(isPath)) throw new Hostile("malformed roots");
+	if (!Array.isArray(r.roots) || r.roots.length === 0 || !r.roots.every(isPath))
+		throw new Hostile("malformed roots");
 	if (!Array.isArray(r.dirs) || !r.dirs.every(isPath)) throw new Hostile("malformed directories");
 	if (!Array.isArray(r.files) || r.files.length === 0) throw new Hostile("no files");
 	const roots = r.roots;
@@ -125,7 +130,8 @@ function checkIntent(body: unknown, backend: string): Intent {
 				b.mode <= 0o7777 &&
 				typeof b.backup === "string" &&
 				BACKUP_NAME.test(b.backup));
-		const afterOk = a?.kind === "absent" || (a?.kind === "file" && typeof a.sha256 === "string" && HEX64.test(a.sha256));
+		const afterOk =
+			a?.kind === "absent" || (a?.kind === "file" && typeof a.sha256 === "string" && HEX64.test(a.sha256));
 		if (!beforeOk || !afterOk) throw new Hostile(`malformed entry for ${f.path}`);
 	}
 	if (!r.dirs.every((d) => roots.some((root) => isWithin(root, d))))
@@ -176,10 +182,12 @@ async function rollBack(fs: FileOps, dir: string, f: JournalFile, s: State): Pro
 			return "its previous bytes in the journal do not match the record; not restored";
 		if (s.kind === "absent")
 			await fs.writeFile(f.path, bytes, { expect: "absent", mode: b.mode & 0o777, mkdirs: true });
-		else if (s.kind === "file") await fs.writeFile(f.path, bytes, { expect: { stat: s.stat, sha256: s.sha256 } });
+		else if (s.kind === "file")
+			await fs.writeFile(f.path, bytes, { expect: { stat: s.stat, sha256: s.sha256 } });
 		return undefined;
 	} catch (e) {
-		if (e instanceof Hostile) return `its previous bytes in the journal are not keel's (${e.message}); not restored`;
+		if (e instanceof Hostile)
+			return `its previous bytes in the journal are not keel's (${e.message}); not restored`;
 		return `could not be restored (${(e as NodeJS.ErrnoException).code ?? (e as Error).name})`;
 	}
 }
@@ -287,7 +295,13 @@ async function recoverEntry(scan: Scan, keyDir: string, name: string): Promise<v
 
 async function finish(fs: FileOps, dir: string, intent: Intent): Promise<RecoveryReport> {
 	const states = await Promise.all(intent.files.map((f) => stateOf(fs, f.path)));
-	const report: RecoveryReport = { record: dir, outcome: "completed", restored: [], unresolved: [], line: "" };
+	const report: RecoveryReport = {
+		record: dir,
+		outcome: "completed",
+		restored: [],
+		unresolved: [],
+		line: "",
+	};
 	if (!intent.files.every((f, i) => isAfter(f, states[i]))) {
 		report.outcome = "rolled-back";
 		// Reverse commit order, as the in-process rollback does.
@@ -310,7 +324,11 @@ async function finish(fs: FileOps, dir: string, intent: Intent): Promise<Recover
  * reach (its own workspace's, and those of a parent or child root), and set aside whatever in the
  * journal is not a valid record. Never throws: what cannot be read is named and skipped.
  */
-export async function recoverJournal(fs: FileOps, guard: PathGuard, journal: Journal): Promise<RecoveryReport[]> {
+export async function recoverJournal(
+	fs: FileOps,
+	guard: PathGuard,
+	journal: Journal,
+): Promise<RecoveryReport[]> {
 	let keys: string[];
 	try {
 		keys = await fsp.readdir(journal.top);

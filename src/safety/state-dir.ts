@@ -137,7 +137,13 @@ function readKey(path: string): Buffer | undefined {
 	}
 	try {
 		const st = fstatSync(fd);
-		if (!st.isFile() || (uid() >= 0 && st.uid !== uid()) || (st.mode & 0o777) !== 0o600 || st.nlink !== 1 || st.size !== KEY_BYTES)
+		if (
+			!st.isFile() ||
+			(uid() >= 0 && st.uid !== uid()) ||
+			(st.mode & 0o777) !== 0o600 ||
+			st.nlink !== 1 ||
+			st.size !== KEY_BYTES
+		)
 			throw new Error("not keel's key");
 		const key = Buffer.alloc(KEY_BYTES);
 		if (readSync(fd, key, 0, KEY_BYTES, 0) !== KEY_BYTES) throw new Error("short key");
@@ -151,7 +157,11 @@ function makeKey(dir: string): Buffer | undefined {
 	const key = randomBytes(KEY_BYTES);
 	let fd: number;
 	try {
-		fd = openSync(join(dir, KEY_FILE), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+		fd = openSync(
+			join(dir, KEY_FILE),
+			constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+			0o600,
+		);
 	} catch (e) {
 		if ((e as NodeJS.ErrnoException).code === "EEXIST") return undefined; // another session made it first
 		throw e;

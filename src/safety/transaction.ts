@@ -190,7 +190,14 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 	try {
 		intent = await session.journal.begin(journalFiles(changes, order));
 	} catch (e) {
-		throw withOutcome(journalError(e, session.journal.dir), order[0], "nothing-committed", [], [], changes.length);
+		throw withOutcome(
+			journalError(e, session.journal.dir),
+			order[0],
+			"nothing-committed",
+			[],
+			[],
+			changes.length,
+		);
 	}
 	const outcomes: Committed[] = new Array(changes.length);
 	const done: number[] = [];
@@ -234,7 +241,14 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 			`All ${changes.length} files were changed and are in place, but the system reported an error making ${late.map((i) => changes[i].shown).join(", ")} durable (${first.message.match(/\((E[A-Z0-9]+)\)/)?.[1] ?? first.code}); check the disk before relying on them, and do not redo the change.`,
 			{ path: first.path, cause: first, details: { committed: true } },
 		);
-		throw withOutcome(err, late[0], "all-new", changes.map((c) => c.shown), [], changes.length);
+		throw withOutcome(
+			err,
+			late[0],
+			"all-new",
+			changes.map((c) => c.shown),
+			[],
+			changes.length,
+		);
 	}
 	return outcomes;
 }
@@ -245,7 +259,16 @@ function journalError(e: unknown, dir: string): KeelError {
 	const errno = (e as NodeJS.ErrnoException)?.code;
 	const mapped = fromSystemError(e);
 	// The journal's own directories are keel's: a missing one is a storage problem, not a wrong path.
-	const code = mapped.code === "NOT_FOUND" || mapped.code === "NOT_DIRECTORY" || mapped.code === "INTERNAL" || mapped.code === "WRITE_COLLISION" || mapped.code === "IS_DIRECTORY" || mapped.code === "PATH_INVALID" || mapped.code === "PATH_LOOP" ? "IO_ERROR" : mapped.code;
+	const code =
+		mapped.code === "NOT_FOUND" ||
+		mapped.code === "NOT_DIRECTORY" ||
+		mapped.code === "INTERNAL" ||
+		mapped.code === "WRITE_COLLISION" ||
+		mapped.code === "IS_DIRECTORY" ||
+		mapped.code === "PATH_INVALID" ||
+		mapped.code === "PATH_LOOP"
+			? "IO_ERROR"
+			: mapped.code;
 	const why = SYSTEM_WORDS[errno ?? ""] ?? (errno ? `the system refused it (${errno})` : "an internal error");
 	return new KeelError(
 		code,

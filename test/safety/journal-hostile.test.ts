@@ -7,9 +7,18 @@
  * (standing for a bug in keel) is still held to its roots and to the session's path guard.
  * As root, files of another owner are planted too (chown to nobody).
  */
-import { createHash } from "node:crypto";
+
 import { execFileSync } from "node:child_process";
-import { chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+	chownSync,
+	lstatSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,7 +63,13 @@ beforeEach(async () => {
 	root = join(work, "root");
 	outside = join(work, "outside");
 	stateDir = join(work, "state");
-	for (const d of [root, outside, join(root, ".git", "hooks"), join(root, ".git", "objects"), join(root, ".git", "refs")])
+	for (const d of [
+		root,
+		outside,
+		join(root, ".git", "hooks"),
+		join(root, ".git", "objects"),
+		join(root, ".git", "refs"),
+	])
 		mkdirSync(d, { recursive: true });
 	writeFileSync(join(root, ".git", "HEAD"), "ref: refs/heads/main\n");
 	writeFileSync(join(root, "a.txt"), "a\n");
@@ -124,16 +139,34 @@ function attacks(): Array<{ files: Files; backups?: Record<string, string> }> {
 			backups: { "0.before": "#!/bin/sh\nevil\n" },
 		},
 		{
-			files: [{ path: join(outside, "keep.txt"), before: { kind: "absent" }, after: { kind: "file", sha256: sha("outside, keep me\n") } }],
+			files: [
+				{
+					path: join(outside, "keep.txt"),
+					before: { kind: "absent" },
+					after: { kind: "file", sha256: sha("outside, keep me\n") },
+				},
+			],
 		},
 		{
-			files: [{ path: join(root, "a.txt"), before: { kind: "absent" }, after: { kind: "file", sha256: sha("a\n") } }],
+			files: [
+				{
+					path: join(root, "a.txt"),
+					before: { kind: "absent" },
+					after: { kind: "file", sha256: sha("a\n") },
+				},
+			],
 		},
 	];
 }
 
 /** Plant a record under `keyDir` as `writer` left it; `seal` turns the intent into the stored text. */
-function plant(keyDir: string, files: Files, backups: Record<string, string> | undefined, seal: (i: Intent) => string, idForm: "old" | "new"): string {
+function plant(
+	keyDir: string,
+	files: Files,
+	backups: Record<string, string> | undefined,
+	seal: (i: Intent) => string,
+	idForm: "old" | "new",
+): string {
 	const dead = deadPid();
 	const id = idForm === "old" ? `m0-${dead}-deadbeef` : `m0-${dead}--deadbeef`;
 	const dir = join(keyDir, id);
@@ -141,7 +174,11 @@ function plant(keyDir: string, files: Files, backups: Record<string, string> | u
 	for (const [n, bytes] of Object.entries(backups ?? {})) writeFileSync(join(dir, n), bytes, { mode: 0o600 });
 	// A file the change had not reached yet (absent, as before): the record is then replayed
 	// backwards, which is what turns the other entries into actions.
-	const trigger = { path: join(root, "not-yet.txt"), before: { kind: "absent" }, after: { kind: "file", sha256: ZERO } };
+	const trigger = {
+		path: join(root, "not-yet.txt"),
+		before: { kind: "absent" },
+		after: { kind: "file", sha256: ZERO },
+	};
 	const intent = {
 		version: 2,
 		purpose: "intent",
@@ -162,16 +199,12 @@ function plant(keyDir: string, files: Files, backups: Record<string, string> | u
 const oldKeyDir = () => join(stateDir, "journal", sha(`local\0${root}`).slice(0, 24));
 const keyDir = () => join(stateDir, "journal", journalKey("local", root));
 
-async function expectUnharmed(before: Record<string, string>) {
-	const s = await open();
-	expect(snapshot(root)).toEqual(before);
-	expect(snapshot(outside)).toEqual(before.__outside ? JSON.parse(before.__outside) : snapshot(outside));
-	return s;
-}
-
 describe("planted records never act: set aside, named, and the session goes on", () => {
 	for (const [k, name] of ATTACK_NAMES.entries()) {
-		for (const form of ["unauthenticated (older keel's form)", "sealed with the attacker's own key"] as const) {
+		for (const form of [
+			"unauthenticated (older keel's form)",
+			"sealed with the attacker's own key",
+		] as const) {
 			it(`${name}: ${form}`, async () => {
 				const a = attacks()[k];
 				const inRoot = snapshot(root);
@@ -212,7 +245,12 @@ describe("a record sealed with the user's own key is still held to its roots and
 	};
 
 	it("a file outside the record's own roots: set aside", async () => {
-		await (await open()).call("file", { queries: [{ type: "write", path: "k1", content: "1" }, { type: "write", path: "k2", content: "2" }] });
+		await (await open()).call("file", {
+			queries: [
+				{ type: "write", path: "k1", content: "1" },
+				{ type: "write", path: "k2", content: "2" },
+			],
+		});
 		const out = snapshot(outside);
 		const a = attacks()[0];
 		plant(keyDir(), a.files, a.backups, (i) => sealRecord(userKey(), i), "new");
@@ -223,7 +261,12 @@ describe("a record sealed with the user's own key is still held to its roots and
 	});
 
 	it("a backup name that is a path: set aside, nothing read", async () => {
-		await (await open()).call("file", { queries: [{ type: "write", path: "k1", content: "1" }, { type: "write", path: "k2", content: "2" }] });
+		await (await open()).call("file", {
+			queries: [
+				{ type: "write", path: "k1", content: "1" },
+				{ type: "write", path: "k2", content: "2" },
+			],
+		});
 		const a = attacks()[1];
 		plant(keyDir(), a.files, a.backups, (i) => sealRecord(userKey(), i), "new");
 		const s = await open();
@@ -232,7 +275,12 @@ describe("a record sealed with the user's own key is still held to its roots and
 	});
 
 	it("a protected file inside the roots: left for a session allowed to write it, not restored", async () => {
-		await (await open()).call("file", { queries: [{ type: "write", path: "k1", content: "1" }, { type: "write", path: "k2", content: "2" }] });
+		await (await open()).call("file", {
+			queries: [
+				{ type: "write", path: "k1", content: "1" },
+				{ type: "write", path: "k2", content: "2" },
+			],
+		});
 		const a = attacks()[2];
 		const dir = plant(keyDir(), a.files, a.backups, (i) => sealRecord(userKey(), i), "new");
 		const s = await open();
@@ -243,7 +291,12 @@ describe("a record sealed with the user's own key is still held to its roots and
 	});
 
 	it("a backup whose bytes are not the ones recorded is not put back", async () => {
-		await (await open()).call("file", { queries: [{ type: "write", path: "k1", content: "1" }, { type: "write", path: "k2", content: "2" }] });
+		await (await open()).call("file", {
+			queries: [
+				{ type: "write", path: "k1", content: "1" },
+				{ type: "write", path: "k2", content: "2" },
+			],
+		});
 		writeFileSync(join(root, "c.txt"), "new c\n");
 		const files: Files = [
 			{
@@ -263,7 +316,12 @@ describe("a record sealed with the user's own key is still held to its roots and
 
 	it("files of another owner (intent or backup chowned to nobody) are not trusted", async () => {
 		if (process.geteuid?.() !== 0) return void console.warn("skipped: needs root to chown");
-		await (await open()).call("file", { queries: [{ type: "write", path: "k1", content: "1" }, { type: "write", path: "k2", content: "2" }] });
+		await (await open()).call("file", {
+			queries: [
+				{ type: "write", path: "k1", content: "1" },
+				{ type: "write", path: "k2", content: "2" },
+			],
+		});
 		writeFileSync(join(root, "c.txt"), "new c\n");
 		const files: Files = [
 			{
@@ -290,7 +348,12 @@ describe("a record sealed with the user's own key is still held to its roots and
 
 describe("the journal's directories", () => {
 	it("a record directory replaced by a link does not stop the session or its multi-file changes", async () => {
-		await (await open()).call("file", { queries: [{ type: "write", path: "k1", content: "1" }, { type: "write", path: "k2", content: "2" }] });
+		await (await open()).call("file", {
+			queries: [
+				{ type: "write", path: "k1", content: "1" },
+				{ type: "write", path: "k2", content: "2" },
+			],
+		});
 		// The workspace's journal directory becomes a link: to a dangling target, then to an outside directory.
 		for (const target of ["/nonexistent/keel-journal", outside]) {
 			rmSyncLink(keyDir());
@@ -327,7 +390,9 @@ describe("the journal's directories", () => {
 		}
 		expect(lines.filter((l) => l.includes(inside))).toHaveLength(1);
 		expect(lines.join("")).toMatch(/is inside the root .*; using \/var\/tmp\/keel-state-/);
-		const r = await s.call("file", { queries: [{ type: "write", path: ".state/journal/x/intent.json", content: "{}" }] });
+		const r = await s.call("file", {
+			queries: [{ type: "write", path: ".state/journal/x/intent.json", content: "{}" }],
+		});
 		expect(r.ok).toBe(false);
 		if (!r.ok) expect(r.error.code).toBe("PATH_PROTECTED");
 		const both = await s.call("file", {
