@@ -92,7 +92,7 @@ export class Session {
 			],
 			home: opts.home ?? homedir(),
 			allowProtected: opts.allowProtected,
-			protectedPaths: [...(opts.protectedPaths ?? []), requestedState],
+			protectedPaths: [...(opts.protectedPaths ?? []), ...(filesAreLocal(backend) ? [requestedState] : [])],
 		});
 		const state = StateDir.choose(
 			requestedState,

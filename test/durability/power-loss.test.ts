@@ -10,8 +10,8 @@
  *     as of the last fsync of that directory; a directory never synced since it was made comes
  *     back empty, and only if its own entry in its parent survived.
  * Nothing is assumed about the order in which unsynced changes reach the disk (ext4's ordered
- * metadata would give more). After every call of the operation, the state that model keeps is
- * written out in place, a new session opens on it (its recovery runs) and the workspace must be
+ * metadata would give more). After every fsync of the operation (the only calls that change what
+ * the model keeps), that state is written out in place, a new session opens on it (its recovery runs) and the workspace must be
  * all-old or all-new, with no keel temp file left in it.
  * Skipped when strace is missing or cannot attach.
  */
@@ -75,6 +75,11 @@ function materialize(dir: Dir, path: string): void {
 }
 
 const decode = (hex: string) => Buffer.from(hex.replaceAll("\\x", ""), "hex");
+/** A trace line with its hex strings decoded, for a failure's message. */
+const shown = (raw: string) =>
+	raw
+		.replace(/(?:\\x[0-9a-f]{2})+/g, (h) => JSON.stringify(decode(h).toString("latin1")).slice(1, -1))
+		.slice(0, 200);
 
 /** A trace line's call: name, string arguments, descriptor arguments, return value and its path. */
 interface Call {
@@ -181,7 +186,10 @@ class Model {
 				if (/O_CREAT/.test(c.raw) && !this.lookup(p)) {
 					const at = this.parent(p);
 					const mode = Number.parseInt(/, (0[0-7]+)\)\s+=/.exec(c.raw)?.[1] ?? "0644", 8) & ~UMASK;
-					at?.dir.entries.set(at.name, { kind: "file", ino: { data: Buffer.alloc(0), durable: Buffer.alloc(0), mode } });
+					at?.dir.entries.set(at.name, {
+						kind: "file",
+						ino: { data: Buffer.alloc(0), durable: Buffer.alloc(0), mode },
+					});
 				}
 				const e = this.lookup(p);
 				if (e) this.fds.set(c.ret, e);
@@ -192,7 +200,10 @@ class Model {
 				const e = this.fds.get(c.fds[0]?.fd ?? -1);
 				if (e?.kind !== "file") return;
 				const data = c.strings[0].subarray(0, c.ret);
-				const off = c.name === "pwrite64" ? Number(/,\s*(\d+)\)\s*=/.exec(c.raw)?.[1] ?? e.ino.data.length) : e.ino.data.length;
+				const off =
+					c.name === "pwrite64"
+						? Number(/,\s*(\d+)\)\s*=/.exec(c.raw)?.[1] ?? e.ino.data.length)
+						: e.ino.data.length;
 				const next = Buffer.alloc(Math.max(e.ino.data.length, off + data.length));
 				e.ino.data.copy(next);
 				data.copy(next, off);
@@ -301,12 +312,15 @@ describe("power loss at every call of a commit, keeping only what was fsynced", 
 					continue;
 				}
 				model.apply(c);
-				if (!inside || c.name === "close" || c.ret < 0) continue;
+				// Only an fsync changes what the model keeps: the states between two are the same.
+				if (!inside || !c.name.includes("sync") || c.ret < 0) continue;
 				points++;
 				for (const name of readdirSync(base)) rmSync(join(base, name), { recursive: true, force: true });
 				materialize(model.top, base);
 				// KEEL_POWER_DEBUG=1 names what the state directory kept, for a failure's message.
-				const kept = process.env.KEEL_POWER_DEBUG ? JSON.stringify(lstatSync(run.state, { throwIfNoEntry: false }) && tree(run.state)) : "";
+				const kept = process.env.KEEL_POWER_DEBUG
+					? JSON.stringify(lstatSync(run.state, { throwIfNoEntry: false }) && tree(run.state))
+					: "";
 				const s = await Session.create({ root: run.root, stateDir: run.state, profile: "unified" });
 				await s.close();
 				const after = tree(run.root);
@@ -314,12 +328,12 @@ describe("power loss at every call of a commit, keeping only what was fsynced", 
 				if (state === "new") sawNew = true;
 				last = `${state} ${JSON.stringify(after.files)}`;
 				if (state === "mixed")
-					failures.push(`after ${c.raw.slice(0, 160)}: a mix: ${JSON.stringify(after.files)} ${kept}`);
-				if (after.temps.length) failures.push(`after ${c.raw.slice(0, 160)}: temp files ${after.temps.join(", ")}`);
+					failures.push(`after ${shown(c.raw)}: a mix: ${JSON.stringify(after.files)} ${kept}`);
+				if (after.temps.length) failures.push(`after ${shown(c.raw)}: temp files ${after.temps.join(", ")}`);
 			}
 			expect(failures, failures.join("\n")).toEqual([]);
 			// The model did replay the commit: its last state is the new one.
-			expect(points).toBeGreaterThan(5);
+			expect(points).toBeGreaterThan(2);
 			expect(sawNew, `the last state kept: ${last}`).toBe(true);
 		}, 120_000);
 	}

@@ -130,7 +130,8 @@ export class Lab {
 			return undefined;
 		}
 		const work = await mkdtemp(join(tmpdir(), "keel-traced-"));
-		const bundle = await buildKeel(work);
+		// The session module alone: the whole library pulls in native modules a bundle cannot hold.
+		const bundle = await buildKeel(work, "session");
 		const script = join(work, "child.mjs");
 		writeFileSync(script, CHILD_SOURCE);
 		const template = join(work, "template");
