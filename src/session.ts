@@ -16,13 +16,15 @@ import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
-import { defaultStateDir, Journal } from "./safety/journal.js";
+import { Journal } from "./safety/journal.js";
 import { type MutationQueue, QueueRegistry } from "./safety/mutation-queue.js";
 import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
 import { lookalikes } from "./safety/path-lookalikes.js";
 import { PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
+import { defaultStateDir, StateDir } from "./safety/state-dir.js";
+import { WriterLog } from "./safety/writer-log.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
 import { toolsForProfile } from "./tools/registry.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
@@ -45,7 +47,10 @@ export class Session {
 	private pythonCoordinator: PythonCoordinator | undefined;
 	/** The scopes of calls still running: a closing session aborts them. */
 	private readonly running = new Set<CallScope>();
-	/** Multi-file changes a dead keel process left on this workspace, finished by create() (M11). */
+	/**
+	 * Multi-file changes a dead keel process left that this session can reach, finished by
+	 * create(), and journal entries set aside as invalid; each has a one-line description.
+	 */
 	recovery: RecoveryReport[] = [];
 
 	private constructor(
@@ -62,6 +67,8 @@ export class Session {
 		private readonly releaseQueue: () => void,
 		private readonly pythonOptions: Omit<PythonCoordinatorOptions, "spill" | "backend">,
 		readonly journal: Journal,
+		/** The directories this process writes into, for the sweep after a kill. */
+		private readonly writerLog: WriterLog,
 		/** Run before every bash command (SessionOptions.commandPrefix). */
 		readonly commandPrefix?: string,
 	) {
@@ -74,6 +81,8 @@ export class Session {
 		// A spill directory of this session's own, readable through this session's guard only.
 		const spill = await SpillDir.create(opts.spillDir);
 		const spillDir = spill.dir;
+		// keel's own state is never writable through the tools (it is also kept out of every root below).
+		const requestedState = resolve(opts.stateDir ?? defaultStateDir());
 		const guard = await PathGuard.create(backend.fs, {
 			roots: [root, ...(opts.allow ?? []).map((p) => resolve(root, p))],
 			// Spill files are on this machine: readable through the guard when the backend's files are too.
@@ -83,16 +92,23 @@ export class Session {
 			],
 			home: opts.home ?? homedir(),
 			allowProtected: opts.allowProtected,
-			protectedPaths: opts.protectedPaths,
+			protectedPaths: [...(opts.protectedPaths ?? []), ...(filesAreLocal(backend) ? [requestedState] : [])],
 		});
+		const state = StateDir.choose(
+			requestedState,
+			filesAreLocal(backend) ? [...guard.roots, ...guard.readOnlyRoots] : [],
+		);
 		const disabled = new Set(opts.disabledTools ?? []);
 		const tools = toolsForProfile(opts.profile ?? "pi").filter((t) => !disabled.has(t.name));
 		// Temp files of a writer that was killed mid-commit are swept from the workspace root; every
 		// other directory is swept the first time this session writes into it.
 		await backend.fs.sweepTemps(guard.workspace);
 		// A multi-file change cut off by a crash is finished (rolled back or forward) before anything else.
-		const journal = new Journal(opts.stateDir ?? defaultStateDir(), backend.kind, guard.workspace);
-		const recovery = await recoverJournal(backend.fs, journal);
+		const journal = new Journal(state, backend.kind, guard.workspace, guard.roots);
+		const recovery = await recoverJournal(backend.fs, guard, journal);
+		// Temp files a killed writer left wherever it wrote, not only where this session will write.
+		const writerLog = new WriterLog(state);
+		if (filesAreLocal(backend)) await writerLog.sweepDead(backend.fs, guard.roots);
 		const payloads = new PayloadStore(
 			join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`),
 			opts.payloadLimits,
@@ -116,6 +132,7 @@ export class Session {
 			queue.release,
 			opts.python ?? {},
 			journal,
+			writerLog,
 			opts.commandPrefix || undefined,
 		);
 		session.recovery = recovery;
@@ -168,10 +185,14 @@ export class Session {
 		return { target: exact, fs: this.backend.fs };
 	}
 
-	/** Sweep dead writers' temp files from `dir` once per session. */
+	/**
+	 * Before the first commit into `dir`: sweep dead writers' temp files from it, and log it as a
+	 * directory this process writes into (its own temp files there are swept after a kill).
+	 */
 	async sweepOnce(dir: string): Promise<void> {
 		if (this.swept.has(dir)) return;
 		this.swept.add(dir);
+		if (filesAreLocal(this.backend)) await this.writerLog.add(dir).catch(() => {});
 		await this.backend.fs.sweepTemps(dir);
 	}
 

@@ -78,13 +78,8 @@ async function openSession(io: CliIO, p: Parsed): Promise<Session | number> {
 	if (typeof opts === "number") return opts;
 	try {
 		const session = await Session.create(opts);
-		// A multi-file change a killed keel left half done was finished before anything else (M11).
-		for (const r of session.recovery) {
-			const left = r.unresolved.map((u) => `${u.path} (${u.state})`).join("; ");
-			io.stderr(
-				`keel: recovered an interrupted multi-file change: ${r.outcome}${r.restored.length ? `, restored ${r.restored.join(", ")}` : ""}${left ? `; not restored: ${left}; previous bytes kept in ${r.record}` : ""}`,
-			);
-		}
+		// A multi-file change a killed keel left half done was finished before anything else.
+		for (const r of session.recovery) io.stderr(r.line);
 		return session;
 	} catch (e) {
 		const msg = e instanceof Error ? e.message : String(e);

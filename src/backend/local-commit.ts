@@ -2,7 +2,10 @@
  * The durable atomic commit on this machine (REQUIREMENTS M4, M5, M12): a temp file in the
  * target's directory, created exclusively with the target's mode, owner, group and extended
  * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or an
- * identity-and-bytes check followed by rename(2) for a replace; then the directory is fsynced. Every step names entries of the pinned directory
+ * identity-and-bytes check followed by rename(2) for a replace; then the directory is fsynced.
+ * Directories made on the way are fsynced into their parents before the link. From the link or
+ * rename on the change is visible: a later step's error is an AfterCommitError (the commit
+ * happened), never a plain failure. Every step names entries of the pinned directory
  * (local-pin.ts), so a directory swapped for a link after the guard's check cannot redirect the
  * temp file, the link or the rename. A temp file never outlives a failed commit.
  */
@@ -23,7 +26,7 @@ import {
 } from "node:fs";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { AfterCommitError, fromSystemError, KeelError } from "../boundary/errors.js";
 import { holdsExpected, READ_FLAGS, SYNC_IO_BYTES } from "./local-bytes.js";
 import { lockDir } from "./local-dir-lock.js";
 import type { LazyLibc } from "./local-libc.js";
@@ -59,6 +62,18 @@ export async function fsyncDir(dir: PinnedDir, fd = openDirFd(dir)): Promise<voi
 		await fsyncFd(fd);
 	} finally {
 		closeSync(fd);
+	}
+}
+
+/** fsync the parent of every directory `made` (in creation order), so each new entry is durable. */
+async function fsyncMadeDirs(pins: DirPins, made: readonly string[]): Promise<void> {
+	for (const d of made) {
+		const parent = pins.open(posix.dirname(d));
+		try {
+			await fsyncDir(parent);
+		} finally {
+			parent.release();
+		}
 	}
 }
 
@@ -219,6 +234,9 @@ export async function commitVia(
 		} finally {
 			closeSync(fd);
 		}
+		// A directory made for this file reaches the disk before the file is linked into it: a
+		// power loss must not keep the file's commit (or a move's removal) and drop its directory.
+		await fsyncMadeDirs(pins, made);
 		await hooks.beforeCommit?.(target);
 		let released: Promise<void> | undefined;
 		if (opts.expect === "absent") {
@@ -233,6 +251,7 @@ export async function commitVia(
 					{ path: target },
 				);
 			}
+			committed = true;
 			unlinkSync(temp);
 		} else if (cas) {
 			if (replaced === null) throw changed(target);
@@ -245,14 +264,20 @@ export async function commitVia(
 				unlock();
 			}
 			replaced = null; // renamed: swapIn's `released` closes it
-		} else renameSync(temp, at);
-		committed = true;
+			committed = true;
+		} else {
+			renameSync(temp, at);
+			committed = true;
+		}
 		const syncFd = dirFd ?? openDirFd(dir);
 		dirFd = null; // fsyncDir closes it
 		await Promise.all([fsyncDir(dir, syncFd), released]);
 		return toFileStat(lstatSync(at, { bigint: true }));
 	} catch (e) {
-		throw renamePathError(e, dir.path, dir.dir);
+		const err = renamePathError(e, dir.path, dir.dir);
+		// From the link or rename on, the new file is what the name shows: the commit happened.
+		if (committed) throw new AfterCommitError(lstatSyncOrNull(at) ?? undefined, err);
+		throw err;
 	} finally {
 		if (replaced !== null) closeSync(replaced);
 		if (dirFd !== null) closeSync(dirFd);

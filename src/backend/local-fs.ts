@@ -9,7 +9,7 @@ import { closeSync, fstatSync, lstatSync, openSync, readFile, realpathSync, unli
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { KeelError } from "../boundary/errors.js";
+import { AfterCommitError, KeelError } from "../boundary/errors.js";
 import { type ChunkArena, createChunkArena } from "./chunk-arena.js";
 import {
 	hashHandle,
@@ -238,7 +238,10 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 					if (!now || !sameIdentity(toFileStat(now), expect)) throw changed(p);
 				}
 				unlinkSync(at);
-				await fsyncDir(dir);
+				// The removal is visible from here on: an error making it durable does not undo it.
+				await fsyncDir(dir).catch((e) => {
+					throw new AfterCommitError(undefined, e);
+				});
 			}),
 
 		async sweepTemps(dir) {

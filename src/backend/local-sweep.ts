@@ -6,16 +6,13 @@
  */
 import { lstatSync, unlinkSync } from "node:fs";
 import * as fsp from "node:fs/promises";
+import { writerAlive } from "../safety/writer-alive.js";
 import type { PinnedDir } from "./local-pin.js";
 import { tempNamePid } from "./temp-names.js";
 
+/** A writer killed but not yet reaped (a zombie) is gone too. */
 function processGone(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return false;
-	} catch (e) {
-		return (e as NodeJS.ErrnoException).code === "ESRCH";
-	}
+	return !writerAlive(pid, "");
 }
 
 /** Remove dead writers' temp files from a pinned directory; returns how many were removed. */

@@ -2,6 +2,7 @@
  * KeelError and the failure catalogue (REQUIREMENTS R3, DESIGN "Errors").
  * Codes are stable strings; each is classified by what the caller should do next.
  */
+import type { FileStat } from "../backend/types.js";
 
 export type RetryClass = "retry" | "change-approach" | "retarget";
 
@@ -83,6 +84,39 @@ export interface SerializedError {
 	path?: string;
 	payloadRef?: string;
 	details?: Record<string, unknown>;
+}
+
+/**
+ * A step of a commit failed after the change was already visible (a directory fsync after the
+ * rename, the unlink of the temp name after the link): the change is in place, and must be counted
+ * as committed. `stat` is the new file's, when there is one and it could be read.
+ */
+export class AfterCommitError extends Error {
+	readonly afterCommit = true;
+	constructor(
+		readonly stat: FileStat | undefined,
+		cause: unknown,
+	) {
+		super("the change is in place, but a step after it failed", { cause });
+		this.name = "AfterCommitError";
+	}
+}
+
+/** True for an AfterCommitError, from whichever copy of this module threw it. */
+export function isAfterCommit(e: unknown): e is AfterCommitError {
+	return (e as { afterCommit?: unknown } | null)?.afterCommit === true;
+}
+
+/** The KeelError for a commit that is in place although a step after it failed. */
+export function committedButError(e: AfterCommitError, shown: string): KeelError {
+	const cause = fromSystemError(e.cause, shown);
+	const code = cause.code === "NOT_FOUND" || cause.code === "INTERNAL" ? "IO_ERROR" : cause.code;
+	const errno = (e.cause as NodeJS.ErrnoException)?.code;
+	return new KeelError(
+		code,
+		`${shown} was changed: the new content is in place, but the system reported an error making it durable${errno ? ` (${errno})` : ""}; check the disk before relying on it, and do not redo the change.`,
+		{ path: shown, cause: e.cause, details: { committed: true } },
+	);
 }
 
 export function isKeelError(e: unknown): e is KeelError {

@@ -1,9 +1,11 @@
 /**
  * Commit a planned change through the backend's durable atomic write and remember the result as
- * read, so the session's own follow-up edits are not mistaken for stale ones.
+ * read, so the session's own follow-up edits are not mistaken for stale ones. An error after the
+ * new file became visible is reported as such (details.committed), never as a plain failure.
  */
+import { posix } from "node:path";
 import type { Expected, FileStat } from "../backend/types.js";
-import { fromSystemError } from "../boundary/errors.js";
+import { committedButError, fromSystemError, isAfterCommit } from "../boundary/errors.js";
 import type { Session } from "../session.js";
 
 export interface CommitRequest {
@@ -16,6 +18,7 @@ export interface CommitRequest {
 }
 
 export async function commit(session: Session, req: CommitRequest): Promise<FileStat> {
+	await session.sweepOnce(posix.dirname(req.canonical));
 	let st: FileStat;
 	try {
 		st = await session.backend.fs.writeFile(req.canonical, req.data, {
@@ -23,7 +26,11 @@ export async function commit(session: Session, req: CommitRequest): Promise<File
 			mkdirs: req.expect === "absent",
 		});
 	} catch (e) {
-		throw fromSystemError(e, req.shown);
+		if (!isAfterCommit(e)) throw fromSystemError(e, req.shown);
+		// The new bytes are in place: remember them as read, and say so instead of "failed".
+		if (e.stat) session.readState.record(req.canonical, e.stat, req.data);
+		else session.readState.forget(req.canonical);
+		throw committedButError(e, req.shown);
 	}
 	session.readState.record(req.canonical, st, req.data);
 	return st;

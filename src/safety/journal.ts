@@ -1,25 +1,30 @@
 /**
- * The intent journal of multi-file changes (REQUIREMENTS M11). Before the first file of a
- * multi-file change is committed, keel writes, durably, the previous bytes of every file it will
- * replace or delete and an intent record naming every file with its state before and after. The
- * record is removed once every file is committed (or the change was rolled back). A keel process
- * killed in between leaves the record; the next session on the same workspace finds it and
- * finishes the job (safety/recovery.ts) before it serves any call.
+ * The intent journal of multi-file changes. Before the first file of a multi-file change is
+ * committed, keel writes, durably, the previous bytes of every file it will replace or delete and
+ * an intent record naming every file with its state before and after. The record is removed once
+ * every file is committed (or the change was rolled back). A keel process killed in between leaves
+ * the record; the next session that can reach its files finishes the job (safety/recovery.ts)
+ * before it serves any call.
  *
- * Where: on this machine, under the user's state directory
- *   ${XDG_STATE_HOME:-~/.local/state}/keel/journal/<workspace key>/<change id>/
- *     intent.json   { version, pid, workspace, backend, createdAt, files: [...] }
- *     <n>.before    the previous bytes of file n (files that existed)
- * The workspace key is a hash of the backend kind and the canonical workspace path, so sessions
- * on the same workspace share it and nothing is written into the workspace itself. Directories
- * are 0700, files 0600. A change that could not be undone safely stays as `unresolved-<id>/` with
- * its previous bytes, and is named to the user.
+ * Where: in the state directory (safety/state-dir.ts), outside every root:
+ *   journal/<backend>-<workspace key>/<change id>/
+ *     intent.json   { body, mac }: body is the record as JSON text, mac its HMAC-SHA256 under
+ *                   the state directory's key, so a record planted by anything that cannot read
+ *                   that key is refused
+ *     <n>.before    the previous bytes of file n (files that existed); its sha256 is in the record
+ * The record is bound to what it was written for: its purpose ("intent"), backend kind,
+ * workspace, roots, the writer's pid and start time, and the directories the change writes into
+ * (so their temp files can be swept after a kill). The change id is
+ * `<time>-<pid>-<start time>-<random>`. Directories are 0700 and fsynced into their parents when
+ * made; files are 0600 and fsynced. A change that could not be undone safely stays as
+ * `unresolved-<id>/` with its previous bytes, and is named to the user.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { ensurePrivateDir, type StateDir } from "./state-dir.js";
+import { startTimeOf } from "./writer-alive.js";
 
 export type JournalBefore =
 	| { kind: "absent" }
@@ -36,22 +41,30 @@ export interface JournalFile {
 }
 
 export interface Intent {
-	version: 1;
+	version: 2;
+	purpose: "intent";
 	pid: number;
+	/** The writer's start time (writer-alive.ts): a reused pid is not the writer. */
+	pidStart: string;
 	workspace: string;
 	backend: string;
+	/** The writer's read-write roots: the record may name files inside them only. */
+	roots: string[];
 	createdAt: string;
 	files: JournalFile[];
+	/** The directories the change writes into (where a killed writer may leave temp files). */
+	dirs: string[];
 }
 
 export const INTENT = "intent.json";
 export const UNRESOLVED_PREFIX = "unresolved-";
-
-/** The user's state directory for keel (XDG_STATE_HOME, else ~/.local/state), plus /keel. */
-export function defaultStateDir(): string {
-	const base = process.env.XDG_STATE_HOME || join(homedir(), ".local", "state");
-	return join(base, "keel");
-}
+/** A backup's name: only this form is ever opened, so a record can never name a path. */
+export const BACKUP_NAME = /^(0|[1-9][0-9]{0,5})\.before$/;
+/** A change id as begin() makes it (optionally claimed by a recovering session). */
+export const CHANGE_ID =
+	/^([0-9a-z]{1,12})-([1-9][0-9]{0,9})-([0-9]{0,20})-([0-9a-f]{8})(?:\.recovering-([1-9][0-9]{0,9})-([0-9]{0,20}))?$/;
+/** The largest intent file read back (a record names paths and hashes, never bytes). */
+export const MAX_INTENT_BYTES = 16 * 1024 * 1024;
 
 async function fsyncPath(path: string, flags = constants.O_RDONLY): Promise<void> {
 	const h = await fsp.open(path, flags);
@@ -62,8 +75,14 @@ async function fsyncPath(path: string, flags = constants.O_RDONLY): Promise<void
 	}
 }
 
+export const fsyncDirPath = (path: string) => fsyncPath(path, constants.O_RDONLY | constants.O_DIRECTORY);
+
 async function writeDurable(path: string, data: Uint8Array): Promise<void> {
-	const h = await fsp.open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+	const h = await fsp.open(
+		path,
+		constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+		0o600,
+	);
 	try {
 		await h.writeFile(data);
 		await h.sync();
@@ -72,25 +91,72 @@ async function writeDurable(path: string, data: Uint8Array): Promise<void> {
 	}
 }
 
-/** One workspace's journal directory. */
+/** The MAC of a record's text under `key`. */
+export function recordMac(key: Buffer, body: string): string {
+	return createHmac("sha256", key).update("keel intent record\0").update(body).digest("hex");
+}
+
+/** The record's text as stored: the body and its MAC. */
+export function sealRecord(key: Buffer, intent: Intent): string {
+	const body = JSON.stringify(intent);
+	return JSON.stringify({ body, mac: recordMac(key, body) });
+}
+
+/** The body of a stored record when its MAC is right under `key`, else undefined. */
+export function openRecord(key: Buffer, text: string): unknown {
+	let outer: unknown;
+	try {
+		outer = JSON.parse(text);
+	} catch {
+		return undefined;
+	}
+	const { body, mac } = (outer ?? {}) as { body?: unknown; mac?: unknown };
+	if (typeof body !== "string" || typeof mac !== "string" || !/^[0-9a-f]{64}$/.test(mac)) return undefined;
+	if (!timingSafeEqual(Buffer.from(recordMac(key, body), "hex"), Buffer.from(mac, "hex"))) return undefined;
+	try {
+		return JSON.parse(body);
+	} catch {
+		return undefined;
+	}
+}
+
+/** The journal directory name of one backend kind and workspace. */
+export function journalKey(backend: string, workspace: string): string {
+	const kind = backend.replace(/[^a-z0-9]/gi, "_").slice(0, 32);
+	return `${kind}-${createHash("sha256").update(`${backend}\0${workspace}`).digest("hex").slice(0, 24)}`;
+}
+
+/** One workspace's journal. */
 export class Journal {
 	readonly dir: string;
-	private ready: Promise<void> | undefined;
+	/** Every workspace's journal directories are in here (recovery reads them all). */
+	readonly top: string;
 
 	constructor(
-		stateDir: string,
+		readonly state: StateDir,
 		readonly backend: string,
 		readonly workspace: string,
+		readonly roots: readonly string[],
 	) {
-		const key = createHash("sha256").update(`${backend}\0${workspace}`).digest("hex").slice(0, 24);
-		this.dir = join(stateDir, "journal", key);
+		this.top = join(state.dir, "journal");
+		this.dir = join(this.top, journalKey(backend, workspace));
+	}
+
+	/** The journal's directories, made (and checked) now: one set aside as hostile is made again. */
+	private prepare(): Buffer {
+		const key = this.state.recordKey();
+		for (const d of [this.top, this.dir]) {
+			const note = ensurePrivateDir(d);
+			if (note) this.state.note(`keel: ${note}`);
+		}
+		return key;
 	}
 
 	/** Write the previous bytes and the intent durably; returns the open change. */
 	async begin(files: Array<JournalFile & { bytes?: Uint8Array }>): Promise<OpenIntent> {
-		this.ready ??= fsp.mkdir(this.dir, { recursive: true, mode: 0o700 }).then(() => undefined);
-		await this.ready;
-		const id = `${Date.now().toString(36)}-${process.pid}-${randomBytes(4).toString("hex")}`;
+		const key = this.prepare();
+		const pidStart = startTimeOf(process.pid);
+		const id = `${Date.now().toString(36)}-${process.pid}-${pidStart}-${randomBytes(4).toString("hex")}`;
 		const txDir = join(this.dir, id);
 		await fsp.mkdir(txDir, { mode: 0o700 });
 		try {
@@ -103,21 +169,27 @@ export class Journal {
 				} else record.push({ path: f.path, before: f.before, after: f.after });
 			}
 			const intent: Intent = {
-				version: 1,
+				version: 2,
+				purpose: "intent",
 				pid: process.pid,
+				pidStart,
 				workspace: this.workspace,
 				backend: this.backend,
+				roots: [...this.roots],
 				createdAt: new Date().toISOString(),
 				files: record,
+				dirs: [...new Set(record.map((f) => dirname(f.path)))],
 			};
 			// Written under a temp name and renamed: an intent file is either whole or absent.
 			const temp = join(txDir, `${INTENT}.tmp`);
-			await writeDurable(temp, Buffer.from(JSON.stringify(intent)));
+			await writeDurable(temp, Buffer.from(sealRecord(key, intent)));
 			await fsp.rename(temp, join(txDir, INTENT));
-			await fsyncPath(txDir, constants.O_RDONLY | constants.O_DIRECTORY);
-			await fsyncPath(this.dir, constants.O_RDONLY | constants.O_DIRECTORY);
+			// The record's entry, and the change directory's entry in the journal, reach the disk
+			// before the first file of the change is touched.
+			await fsyncDirPath(txDir);
+			await fsyncDirPath(this.dir);
 		} catch (e) {
-			await fsp.rm(txDir, { recursive: true, force: true });
+			await fsp.rm(txDir, { recursive: true, force: true }).catch(() => {});
 			throw e;
 		}
 		return new OpenIntent(txDir, this.dir);
@@ -135,11 +207,22 @@ export class OpenIntent {
 		return join(this.txDir, `${n}.before`);
 	}
 
-	/** The change is complete (every file committed, or every file restored): forget it. */
-	async end(): Promise<void> {
-		// The intent goes first: without it, what is left is an orphan the next session removes.
-		await fsp.rm(join(this.txDir, INTENT), { force: true });
-		await fsp.rm(this.txDir, { recursive: true, force: true });
+	/**
+	 * The change is complete (every file committed, or every file restored): forget it. The
+	 * intent's removal is made durable before anything else: a record that came back after a
+	 * power loss would otherwise be replayed over later changes to the same files. Returns false
+	 * when the record could not be removed (it is then marked done, if even that is possible).
+	 */
+	async end(): Promise<boolean> {
+		try {
+			await fsp.rm(join(this.txDir, INTENT), { force: true });
+			await fsyncDirPath(this.txDir);
+		} catch {
+			return false;
+		}
+		// Without its intent what is left is an orphan the next session removes.
+		await fsp.rm(this.txDir, { recursive: true, force: true }).catch(() => {});
+		return true;
 	}
 
 	/** Keep the previous bytes for the user; returns the directory they are in. */
@@ -147,6 +230,7 @@ export class OpenIntent {
 		const name = this.txDir.slice(this.journalDir.length + 1);
 		const kept = join(this.journalDir, `${UNRESOLVED_PREFIX}${name}`);
 		await fsp.rename(this.txDir, kept);
+		await fsyncDirPath(this.journalDir).catch(() => {});
 		return kept;
 	}
 }

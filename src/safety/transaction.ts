@@ -1,5 +1,5 @@
 /**
- * All-or-nothing commits of a planned multi-file change (REQUIREMENTS M11). Every change was
+ * All-or-nothing commits of a planned multi-file change. Every change was
  * planned and preflighted by the caller, inside the mutation queues of every path it touches
  * (`withPaths`). Then:
  *   one file:   one compare-and-swap commit; atomic by itself, no journal;
@@ -11,11 +11,17 @@
  * A restore that cannot be done safely is named in the error with the file's state, and its
  * previous bytes stay in the journal directory for the user.
  *
+ * A file counts as committed from the moment it is visible (its link, rename or unlink
+ * returned). An error after that point (the directory's fsync, the temp name's unlink) does not
+ * undo the file: the change rolls forward, every other file is committed too, and the error says
+ * that everything is in place but the disk reported an error (details.allOrNothing "all-new").
+ * An error before any file was visible (the journal could not be written) changed nothing.
+ *
  * The caller's plan → commit split is where a re-plan on CHANGED_ON_DISK can hook in: the error
  * says nothing was changed (details.allOrNothing === "rolled-back" or "nothing-committed").
  */
 import type { FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { committedButError, fromSystemError, isAfterCommit, KeelError } from "../boundary/errors.js";
 import type { Session } from "../session.js";
 import type { ContentSource } from "./content-refs.js";
 import type { JournalFile, OpenIntent } from "./journal.js";
@@ -44,6 +50,8 @@ export interface Committed {
 	/** The new file's stat (undefined for a removal). */
 	stat?: FileStat;
 	sha256?: string;
+	/** The change is in place, but a step after it failed (e.g. the directory's fsync). */
+	late?: KeelError;
 }
 
 /** Run `task` holding the mutation queue of every path in `keys` (sorted, so two changes never deadlock). */
@@ -85,7 +93,9 @@ async function commitOne(session: Session, c: Change): Promise<Committed> {
 		const stat = await fs.writeFile(c.canonical, c.after.data, { expect, mkdirs, mode: c.after.mode });
 		return { stat, sha256: sha256(c.after.data) };
 	} catch (e) {
-		throw fromSystemError(e, c.shown);
+		if (!isAfterCommit(e)) throw fromSystemError(e, c.shown);
+		const hash = c.after.kind === "absent" ? undefined : afterHash(c.after);
+		return { stat: e.stat, sha256: e.stat ? hash : undefined, late: committedButError(e, c.shown) };
 	}
 }
 
@@ -165,6 +175,7 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 			throw withOutcome(e, 0, "nothing-committed", [], [], changes.length);
 		});
 		record(session, changes[0], out);
+		if (out.late) throw withOutcome(out.late, 0, "all-new", [], [], 1);
 		return [out];
 	}
 	const order = commitOrder(changes);
@@ -175,7 +186,19 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 				"a multi-file change needs the previous bytes of every file it replaces.",
 			);
 		}
-	const intent: OpenIntent = await session.journal.begin(journalFiles(changes, order));
+	let intent: OpenIntent;
+	try {
+		intent = await session.journal.begin(journalFiles(changes, order));
+	} catch (e) {
+		throw withOutcome(
+			journalError(e, session.journal.dir),
+			order[0],
+			"nothing-committed",
+			[],
+			[],
+			changes.length,
+		);
+	}
 	const outcomes: Committed[] = new Array(changes.length);
 	const done: number[] = [];
 	for (const i of order) {
@@ -193,7 +216,7 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 			}
 			if (unresolved.length === 0) await intent.end();
 			else {
-				const kept = await intent.keepUnresolved();
+				const kept = await intent.keepUnresolved().catch(() => intent.txDir);
 				for (const u of unresolved) u.kept = kept;
 			}
 			throw withOutcome(
@@ -206,20 +229,76 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 			);
 		}
 	}
+	// Every file is in place: a record that could not be removed is found complete by the next
+	// session's recovery and removed then; it does not make this call a failure.
 	await intent.end();
 	for (const i of order) record(session, changes[i], outcomes[i]);
+	const late = order.filter((i) => outcomes[i].late);
+	if (late.length > 0) {
+		const first = outcomes[late[0]].late!;
+		const err = new KeelError(
+			first.code,
+			`All ${changes.length} files were changed and are in place, but the system reported an error making ${late.map((i) => changes[i].shown).join(", ")} durable (${first.message.match(/\((E[A-Z0-9]+)\)/)?.[1] ?? first.code}); check the disk before relying on them, and do not redo the change.`,
+			{ path: first.path, cause: first, details: { committed: true } },
+		);
+		throw withOutcome(
+			err,
+			late[0],
+			"all-new",
+			changes.map((c) => c.shown),
+			[],
+			changes.length,
+		);
+	}
 	return outcomes;
 }
+
+/** A failure writing the journal, in keel's words: nothing of the change was touched. */
+function journalError(e: unknown, dir: string): KeelError {
+	if (e instanceof KeelError) return e;
+	const errno = (e as NodeJS.ErrnoException)?.code;
+	const mapped = fromSystemError(e);
+	// The journal's own directories are keel's: a missing one is a storage problem, not a wrong path.
+	const code =
+		mapped.code === "NOT_FOUND" ||
+		mapped.code === "NOT_DIRECTORY" ||
+		mapped.code === "INTERNAL" ||
+		mapped.code === "WRITE_COLLISION" ||
+		mapped.code === "IS_DIRECTORY" ||
+		mapped.code === "PATH_INVALID" ||
+		mapped.code === "PATH_LOOP"
+			? "IO_ERROR"
+			: mapped.code;
+	const why = SYSTEM_WORDS[errno ?? ""] ?? (errno ? `the system refused it (${errno})` : "an internal error");
+	return new KeelError(
+		code,
+		`keel could not write the journal of this multi-file change in its state directory (${dir}): ${why}.`,
+		{ cause: e },
+	);
+}
+
+const SYSTEM_WORDS: Record<string, string> = {
+	ENOSPC: "no space left on the device; free some space, then retry",
+	EDQUOT: "the disk quota is exhausted; free some space, then retry",
+	EIO: "the device reported an I/O error; retry, and if it persists the storage is failing",
+	EROFS: "its file system is read-only; pass a writable stateDir",
+	EACCES: "permission denied; pass a stateDir this user can write",
+	EPERM: "permission denied; pass a stateDir this user can write",
+	ENOENT: "a directory of it vanished while it was written; retry",
+};
+
+/** What a failed call left on disk. all-new: every file is in place, but an error came after. */
+export type AllOrNothing = "nothing-committed" | "rolled-back" | "partial" | "all-new";
 
 function withOutcome(
 	err: KeelError,
 	failed: number,
-	allOrNothing: "nothing-committed" | "rolled-back" | "partial",
+	allOrNothing: AllOrNothing,
 	restored: string[],
 	unresolved: Unresolved[],
 	total: number,
 ): KeelError {
-	const note = total > 1 ? outcomeNote(allOrNothing, restored, unresolved) : "";
+	const note = total > 1 && allOrNothing !== "all-new" ? outcomeNote(allOrNothing, restored, unresolved) : "";
 	return new KeelError(err.code, `${err.message}${note}`, {
 		path: err.path,
 		payloadRef: err.payloadRef,
@@ -229,7 +308,7 @@ function withOutcome(
 
 /** What a failed multi-file commit left: " Nothing was changed..." or what is incomplete and where. */
 export function outcomeNote(
-	allOrNothing: "nothing-committed" | "rolled-back" | "partial",
+	allOrNothing: Exclude<AllOrNothing, "all-new">,
 	restored: string[],
 	unresolved: Unresolved[],
 ): string {

@@ -30,7 +30,8 @@ export async function buildKeel(outDir: string, entry = "index"): Promise<string
 			logLevel: "silent",
 		});
 		try {
-			await bundle.write({ file, format: "esm" });
+			// One file even where the source imports lazily (a single file is the point).
+			await bundle.write({ file, format: "esm", codeSplitting: false } as Parameters<typeof bundle.write>[0]);
 		} finally {
 			await bundle.close();
 		}

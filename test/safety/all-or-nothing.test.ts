@@ -1,5 +1,5 @@
 /**
- * All-or-nothing (REQUIREMENTS M11) for the file tool and apply_patch: a commit that fails after
+ * All-or-nothing for the file tool and apply_patch: a commit that fails after
  * other files of the same call were committed puts those back (exact bytes and mode; created files
  * removed; deleted files recreated), each restore a compare-and-swap; a restore that would clobber
  * another writer's change is not done, and the result names the file and where its old bytes are.
@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local.js";
 import type { Backend } from "../../src/backend/types.js";
+import { sealRecord } from "../../src/safety/journal.js";
 import { type CallResult, Session } from "../../src/session.js";
 
 let work: string;
@@ -250,14 +251,18 @@ describe("the journal", () => {
 			const [entry] = await journalEntries();
 			expect((await open()).recovery).toEqual([]);
 			expect(await readFile(p("a.txt"), "utf8")).toBe("ALPHA\n");
-			// Make the record a dead process's, as a SIGKILL would leave it.
+			// Make the record a dead process's, as a SIGKILL would leave it (sealed again with the
+			// user's key, which the test can read as the user it runs as).
 			const dead = deadPid();
-			const intent = JSON.parse(await readFile(join(entry, "intent.json"), "utf8"));
+			const key = await readFile(join(stateDir, "record-key"));
+			const stored = JSON.parse(await readFile(join(entry, "intent.json"), "utf8"));
+			const intent = JSON.parse(stored.body);
 			intent.pid = dead;
-			await writeFile(join(entry, "intent.json"), JSON.stringify(intent));
+			intent.pidStart = "";
+			await writeFile(join(entry, "intent.json"), sealRecord(key, intent), { mode: 0o600 });
 			const parts = entry.split("/");
-			const [t, , r] = parts[parts.length - 1].split("-");
-			await rename(entry, join(entry, "..", `${t}-${dead}-${r}`));
+			const [t, , , r] = parts[parts.length - 1].split("-");
+			await rename(entry, join(entry, "..", `${t}-${dead}--${r}`));
 			if (theirs) await writeFile(p("a.txt"), "someone else\n");
 			const next = await open();
 			expect(next.recovery).toHaveLength(1);
