@@ -91,12 +91,13 @@ export class Session {
 		// other directory is swept the first time this session writes into it.
 		await backend.fs.sweepTemps(guard.workspace);
 		// A multi-file change cut off by a crash is finished (rolled back or forward) before anything else.
-		const journal = new Journal(opts.stateDir ?? defaultStateDir(), backend.kind, guard.workspace);
+		const stateDir = opts.stateDir ?? defaultStateDir();
+		const payloadDir = join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`);
+		// keel's own state is never something a sandboxed command can read or plant.
+		backend.hideFromCommands?.([stateDir, spillDir, payloadDir]);
+		const journal = new Journal(stateDir, backend.kind, guard.workspace);
 		const recovery = await recoverJournal(backend.fs, journal);
-		const payloads = new PayloadStore(
-			join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`),
-			opts.payloadLimits,
-		);
+		const payloads = new PayloadStore(payloadDir, opts.payloadLimits);
 		let spillFiles: { guard: PathGuard; fs: FileOps } | undefined;
 		if (!filesAreLocal(backend)) {
 			const fs = createLocalFs();
