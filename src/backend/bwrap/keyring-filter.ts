@@ -35,7 +35,7 @@ const KEY_CALLS: readonly { arch: number; nrs: readonly number[] }[] = [
 	{ arch: 0x40000028, nrs: [309, 310, 311] }, // arm
 	{ arch: 0xc00000f3, nrs: [217, 218, 219] }, // riscv64
 	{ arch: 0xc0000015, nrs: [269, 270, 271] }, // ppc64le
-	{ arch: 0x80000016, nrs: [218, 219, 220] }, // s390x
+	{ arch: 0x80000016, nrs: [278, 279, 280] }, // s390x
 ];
 
 type Insn = [code: number, jt: number, jf: number, k: number];
