@@ -122,13 +122,15 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 	let truncated = false;
 	let budget = MAX_SCAN_DIRS;
 
+	// What exists is kept by its canonical path (a link on the way, or the entry itself a link,
+	// resolved): that is what gets mounted, opened without following a link.
 	const note = async (path: string) => {
 		const type = await typeOf(path);
 		if (type === undefined) absent.add(path);
-		else if (type === "symlink") {
-			const target = await realpath(path).catch(() => undefined);
-			if (target) found.add(target);
-		} else found.add(path);
+		else {
+			const canonical = await realpath(path).catch(() => undefined);
+			if (canonical) found.add(canonical);
+		}
 	};
 	const visitEntry = async (dir: string, e: Dirent, next: string[]) => {
 		const path = posix.join(dir, e.name);
@@ -288,6 +290,8 @@ export async function moveAsideCreated(
 	const notes: string[] = [];
 	for (const p of new Set(created)) {
 		if ((await typeAt(p)) === undefined) continue;
+		// Reached through a link: its canonical path, when inside the roots, is in the list itself.
+		if ((await realpathAt(p).catch(() => p)) !== p) continue;
 		if (before.existing.some((q) => within(q, p))) continue; // inside a read-only mount: made before
 		// A repository the command created (git init, clone, worktree add) is its own: not moved.
 		if (posix.basename(p) === ".git") continue;
