@@ -104,15 +104,16 @@ export class Session {
 		// other directory is swept the first time this session writes into it.
 		await backend.fs.sweepTemps(guard.workspace);
 		// A multi-file change cut off by a crash is finished (rolled back or forward) before anything else.
+		const payloadDir = join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`);
+		// keel's own state is never something a sandboxed command can read or plant (the requested
+		// directory too, when the state moved away from it).
+		backend.hideFromCommands?.([...new Set([requestedState, state.dir]), spillDir, payloadDir]);
 		const journal = new Journal(state, backend.kind, guard.workspace, guard.roots);
 		const recovery = await recoverJournal(backend.fs, guard, journal);
 		// Temp files a killed writer left wherever it wrote, not only where this session will write.
 		const writerLog = new WriterLog(state);
 		if (filesAreLocal(backend)) await writerLog.sweepDead(backend.fs, guard.roots);
-		const payloads = new PayloadStore(
-			join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`),
-			opts.payloadLimits,
-		);
+		const payloads = new PayloadStore(payloadDir, opts.payloadLimits);
 		let spillFiles: { guard: PathGuard; fs: FileOps } | undefined;
 		if (!filesAreLocal(backend)) {
 			const fs = createLocalFs();

@@ -1,5 +1,5 @@
 /**
- * The `bwrap` backend (REQUIREMENTS B3): files as on `local` (keel's path guard bounds them to the
+ * The `bwrap` backend: files as on `local` (keel's path guard bounds them to the
  * roots), rg and fd inside the sandbox (bwrap/search-tools.ts), and every command inside a
  * bubblewrap sandbox (see bwrap/sandbox.ts for what a command can see). Commands go to a long-lived sandbox's command server (bwrap/server.ts):
  * abort, timeout and a command's end kill everything else in that sandbox, daemons too; a sandbox
@@ -27,10 +27,13 @@ export interface BwrapBackendOptions extends SandboxRunnerOptions {
 export interface BwrapBackend extends Backend {
 	/** Build and probe the sandbox now (otherwise the first command does): BACKEND_UNAVAILABLE names the fix. */
 	ready(): Promise<void>;
+	hideFromCommands(paths: readonly string[]): void;
 }
 
 export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
-	const runner = createSandboxRunner(opts);
+	const fs = createLocalFs(opts.hooks);
+	// The sandbox is built from the same pinned roots the path guard checks paths against.
+	const runner = createSandboxRunner(opts, fs.pins);
 	const shell = findShell();
 	// Starts what does not go through the sandbox's command server: stdin commands, the Python worker.
 	const spawner = new Spawner();
@@ -51,13 +54,18 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 			await runner.ready();
 		},
 		spawn: (req) => {
-			const child = spawnLocal({ ...req, ...runner.wrap(req.argv, req.cwd, req.env) }, spawner);
+			const wrapped = runner.wrap(req.argv, req.cwd, req.env, req.fdPipes ? 5 : 3);
+			let child: ReturnType<typeof spawnLocal>;
+			try {
+				child = spawnLocal({ ...req, ...wrapped }, spawner);
+			} finally {
+				wrapped.close(); // the child has its copies
+			}
 			// A long-lived program (python's worker) is checked when it ends, not per call.
 			void child.exited.then(() => runner.recheck()).catch(() => {});
 			return child;
 		},
 	};
-	const fs = createLocalFs(opts.hooks);
 	return {
 		kind: "bwrap",
 		fs,
@@ -72,6 +80,7 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 		ready: async () => {
 			await runner.ready();
 		},
+		hideFromCommands: (paths) => runner.hide(paths),
 		close: async () => {
 			runner.close();
 			await fs.close();

@@ -13,7 +13,11 @@ const PIPE_DRAIN_MS = 100;
 type Refable = { ref?: () => void; unref?: () => void };
 
 /** Through `spawner` (posix_spawn) when given, else Node's spawn. */
-export function spawnLocal(req: SpawnRequest, spawner?: Spawner): SpawnedProcess {
+/** `inheritFds`: descriptors of this process the program gets next (after fd3 and fd4 with fdPipes). */
+export function spawnLocal(
+	req: SpawnRequest & { inheritFds?: readonly number[] },
+	spawner?: Spawner,
+): SpawnedProcess {
 	const child = startChild(spawner, req.argv[0], req.argv.slice(1), {
 		cwd: req.cwd,
 		env: req.env ?? process.env,
@@ -23,6 +27,7 @@ export function spawnLocal(req: SpawnRequest, spawner?: Spawner): SpawnedProcess
 			"pipe",
 			"pipe",
 			...(req.fdPipes ? (["pipe", "pipe"] as const) : []),
+			...(req.inheritFds ?? []),
 		],
 	});
 	const stdio = child.stdio as unknown as (Readable | Writable | null)[];

@@ -24,6 +24,8 @@ export interface GroupRunRequest {
 	onData: (chunk: Buffer, stream: OutputStream) => void;
 	/** Starts the program (posix_spawn); without one, Node's spawn. */
 	spawner?: Spawner;
+	/** Descriptors of this process the program gets as its descriptors 3, 4, ... */
+	inheritFds?: readonly number[];
 }
 
 /** Rejects only when the program cannot be started (ENOENT, EACCES); everything else resolves. */
@@ -37,7 +39,7 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 			cwd: req.cwd,
 			detached: true,
 			env: req.env ?? process.env,
-			stdio: [req.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+			stdio: [req.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(req.inheritFds ?? [])],
 		});
 		let timedOut = false;
 		let aborted = false;

@@ -213,6 +213,11 @@ export interface Backend {
 	readonly search: SearchOps;
 	/** Absent: the backend cannot hold a process open (python is then unavailable). */
 	readonly process?: ProcessOps;
+	/**
+	 * keel's own state directories on this machine (journal, spill, payloads): a backend whose
+	 * commands could otherwise see them hides them from every command it starts from now on.
+	 */
+	hideFromCommands?(paths: readonly string[]): void;
 	/** Release connections and processes. */
 	close(): Promise<void>;
 }

@@ -4,7 +4,7 @@
  */
 import { KeelError } from "../../boundary/errors.js";
 import { runInGroup } from "../run-group.js";
-import type { Sandbox } from "./sandbox.js";
+import type { LaunchPlan } from "./launch.js";
 
 const PROBE_TIMEOUT_MS = 10_000;
 
@@ -17,6 +17,9 @@ const USERNS_HINT =
 /** The fix for a bwrap start-up failure, from its stderr. */
 export function explainBwrapFailure(stderr: string): string {
 	const s = stderr.trim();
+	if (/Unknown option --(ro-)?bind-fd/.test(s)) {
+		return `this bubblewrap cannot mount by descriptor (${s}), which keel needs to mount exactly what it checked; install bubblewrap 0.8 or newer.`;
+	}
 	if (/namespace|uid map|setgroups|unshare|Operation not permitted|No permissions/i.test(s)) {
 		return `bubblewrap cannot create its namespaces here (${s}); ${USERNS_HINT}.`;
 	}
@@ -24,12 +27,14 @@ export function explainBwrapFailure(stderr: string): string {
 }
 
 /** Resolves when a sandboxed `true` exits 0; otherwise throws BACKEND_UNAVAILABLE. */
-export async function probeBwrap(bwrap: string, sandbox: Sandbox): Promise<void> {
+export async function probeBwrap(bwrap: string, plan: LaunchPlan): Promise<void> {
 	let stderr = "";
 	let result: Awaited<ReturnType<typeof runInGroup>>;
+	const opened = plan.open();
 	try {
 		result = await runInGroup({
-			argv: [bwrap, ...sandbox.args, "--chdir", "/", "--", "true"],
+			argv: [bwrap, ...plan.options(3), "--chdir", "/", "--", "true"],
+			inheritFds: opened.fds,
 			timeoutMs: PROBE_TIMEOUT_MS,
 			onData: (c, stream) => {
 				if (stream === "stderr" && stderr.length < 4096) stderr += c.toString("utf8");
@@ -41,6 +46,8 @@ export async function probeBwrap(bwrap: string, sandbox: Sandbox): Promise<void>
 		throw new KeelError("BACKEND_UNAVAILABLE", `bubblewrap is unavailable: ${why}; ${INSTALL_HINT}.`, {
 			cause: e,
 		});
+	} finally {
+		opened.close();
 	}
 	if (result.timedOut) {
 		throw new KeelError(

@@ -1,8 +1,9 @@
 /**
- * The protected set inside the sandbox (issue 12 item 1): what safety/protected-paths.ts protects
- * from keel's own writes, found in the read-write roots before every command and mounted read-only.
+ * The protected set inside the sandbox: what safety/protected-paths.ts protects from keel's own
+ * writes, found in the read-write roots before every command and mounted read-only.
  *
- * - Existing protected files and directories: `--ro-bind P P`, after the roots' binds.
+ * - Existing protected files and directories: bound read-only over themselves, after the roots'
+ *   binds (by descriptor, like every bind: launch.ts).
  * - Each directory between a root and a protected path is bound over itself first: a mount point
  *   cannot be renamed or removed (EBUSY), so `mv .git .git.old && mkdir .git` (or the same one level
  *   up) cannot swap a writable copy in under the name git reads.
@@ -12,10 +13,14 @@
  *   tree, so the set is found again after the command: anything protected that appeared during it
  *   (an .envrc, a .vscode, a config.worktree) is moved aside to NAME.keel-refused-XXXX, never
  *   deleted, and the command's output says so.
+ *
+ * What keel itself changes on the host (a hooks directory made, a created path moved aside) it
+ * changes through a handle on the directory, opened from the guard's pinned roots without following
+ * a link (local-pin.ts): a directory swapped for a link makes keel refuse, never act outside.
  */
 import { randomBytes } from "node:crypto";
-import type { Dirent } from "node:fs";
-import { lstat, mkdir, readdir as readdirAt, realpath as realpathAt, rename } from "node:fs/promises";
+import { type Dirent, lstatSync, mkdirSync, renameSync } from "node:fs";
+import { lstat, readdir as readdirAt, realpath as realpathAt } from "node:fs/promises";
 import { posix } from "node:path";
 import {
 	commonDirOf,
@@ -31,7 +36,9 @@ import {
 	SHELL_RC_FILES,
 } from "../../safety/protected-paths.js";
 import { createLocalFs } from "../local-fs.js";
+import { DirPins } from "../local-pin.js";
 import type { FileOps } from "../types.js";
+import type { Bind } from "./sandbox.js";
 import type { ScanRecord } from "./scan-record.js";
 
 /** How many directories one scan reads at most (a larger tree is scanned this far, and the docs say so). */
@@ -49,6 +56,8 @@ export interface ProtectOptions {
 	home: string;
 	/** More protected paths (absolute, canonical where they exist). */
 	extra?: readonly string[];
+	/** The guard's pinned roots, through which a missing hooks directory is made (default: none, walks from "/"). */
+	pins?: DirPins;
 }
 
 export interface ProtectedScan {
@@ -113,13 +122,15 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 	let truncated = false;
 	let budget = MAX_SCAN_DIRS;
 
+	// What exists is kept by its canonical path (a link on the way, or the entry itself a link,
+	// resolved): that is what gets mounted, opened without following a link.
 	const note = async (path: string) => {
 		const type = await typeOf(path);
 		if (type === undefined) absent.add(path);
-		else if (type === "symlink") {
-			const target = await realpath(path).catch(() => undefined);
-			if (target) found.add(target);
-		} else found.add(path);
+		else {
+			const canonical = await realpath(path).catch(() => undefined);
+			if (canonical) found.add(canonical);
+		}
 	};
 	const visitEntry = async (dir: string, e: Dirent, next: string[]) => {
 		const path = posix.join(dir, e.name);
@@ -175,7 +186,7 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 		for (const f of GIT_DIR_FILES) await note(`${g}/${f}`);
 		const hooks = `${g}/${GIT_HOOKS_DIR}`;
 		if ((await typeOf(hooks)) === undefined && opts.roots.some((r) => within(r, g))) {
-			await mkdir(hooks).catch(() => {});
+			atPinned(opts.pins, g, (dir) => mkdirSync(dir.at(GIT_HOOKS_DIR)));
 		}
 		await note(hooks);
 		for (const f of ["config", "config.worktree"]) {
@@ -221,9 +232,9 @@ export async function scanProtected(opts: ProtectOptions, record?: ScanRecord): 
 	};
 }
 
-/** bwrap options for a scan: each directory between a root and a protected path pinned, then the path read-only. */
-export function protectArgs(scan: ProtectedScan, roots: readonly string[]): string[] {
-	const args: string[] = [];
+/** The binds for a scan: each directory between a root and a protected path pinned, then the path read-only. */
+export function protectBinds(scan: ProtectedScan, roots: readonly string[]): Bind[] {
+	const binds: Bind[] = [];
 	const pinned = new Set<string>();
 	for (const p of scan.existing) {
 		const root = roots.filter((r) => within(r, p)).sort((a, b) => b.length - a.length)[0];
@@ -233,34 +244,71 @@ export function protectArgs(scan: ProtectedScan, roots: readonly string[]): stri
 		for (const d of chain) {
 			if (pinned.has(d)) continue;
 			pinned.add(d);
-			args.push("--bind", d, d);
+			binds.push({ source: d, target: d, readOnly: false, dir: true });
 		}
-		args.push("--ro-bind", p, p);
+		binds.push({ source: p, target: p, readOnly: true, dir: false });
 	}
-	return args;
+	return binds;
+}
+
+/**
+ * Runs `act` on a handle of canonical directory `dir`, opened from the pinned roots without following
+ * a link; false (nothing done) when it cannot be opened so or `act` fails.
+ */
+function atPinned(
+	pins: DirPins | undefined,
+	dir: string,
+	act: (d: ReturnType<DirPins["open"]>) => void,
+): boolean {
+	let pinned: ReturnType<DirPins["open"]>;
+	try {
+		pinned = (pins ?? new DirPins()).open(dir);
+	} catch {
+		return false;
+	}
+	try {
+		act(pinned);
+		return true;
+	} catch {
+		return false;
+	} finally {
+		pinned.release();
+	}
 }
 
 /**
  * After a command: protected paths that did not exist before and do now are moved aside (renamed in
  * their directory, never deleted). Returns one line per path, for the command's output.
  */
-export async function moveAsideCreated(before: ProtectedScan, after: ProtectedScan): Promise<string[]> {
+export async function moveAsideCreated(
+	before: ProtectedScan,
+	after: ProtectedScan,
+	pins?: DirPins,
+): Promise<string[]> {
 	const had = new Set(before.existing);
 	const created = [...before.absent, ...after.existing].filter((p) => !had.has(p));
 	const notes: string[] = [];
 	for (const p of new Set(created)) {
 		if ((await typeAt(p)) === undefined) continue;
+		// Reached through a link: its canonical path, when inside the roots, is in the list itself.
+		if ((await realpathAt(p).catch(() => p)) !== p) continue;
 		if (before.existing.some((q) => within(q, p))) continue; // inside a read-only mount: made before
 		// A repository the command created (git init, clone, worktree add) is its own: not moved.
 		if (posix.basename(p) === ".git") continue;
 		if (after.gitDirs.some((g) => within(g, p) && !before.gitDirs.includes(g))) continue;
-		const aside = `${p}.keel-refused-${randomBytes(4).toString("hex")}`;
-		try {
-			await rename(p, aside);
-			notes.push(`keel: ${p} is protected and was created by the command; it was moved to ${aside}.`);
-		} catch {
-			notes.push(`keel: ${p} is protected and was created by the command; it could not be moved aside.`);
-		}
+		const name = posix.basename(p);
+		const asideName = `${name}.keel-refused-${randomBytes(4).toString("hex")}`;
+		const aside = posix.join(posix.dirname(p), asideName);
+		// Renamed within its directory's handle: the entry itself (a link is moved, not followed).
+		const moved = atPinned(pins, posix.dirname(p), (dir) => {
+			if (!lstatSync(dir.at(name), { throwIfNoEntry: false })) throw new Error("gone");
+			renameSync(dir.at(name), dir.at(asideName));
+		});
+		notes.push(
+			moved
+				? `keel: ${p} is protected and was created by the command; it was moved to ${aside}.`
+				: `keel: ${p} is protected and was created by the command; it could not be moved aside.`,
+		);
 	}
 	return notes;
 }

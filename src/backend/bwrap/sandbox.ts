@@ -1,12 +1,19 @@
 /**
- * What a command sees inside bubblewrap (REQUIREMENTS B3): the system directories read-only, the
- * configured roots read-write at their own paths, everything else absent; a private /tmp, /proc
- * and /dev; new PID, IPC, UTS and (unless network is on) network namespaces; no capabilities.
+ * What a command sees inside bubblewrap: the system directories read-only, the configured roots
+ * read-write at their own paths, everything else absent; a private /tmp, /proc and /dev; new user,
+ * PID, IPC, UTS and (unless network is on) network namespaces; no capabilities.
  *
  * /etc is bound whole (resolv.conf, passwd, ld.so.cache, certificates, Debian's alternatives...:
  * an allowlist breaks tools in ways that are hard to diagnose) with its secrets masked: shadow
  * files, ssh host keys and /etc/ssl/private. Extra paths (e.g. /opt, a toolchain in $HOME) are
  * opt-in through `readOnly`.
+ *
+ * The host kernel's state stays out of reach, for root too: the user namespace is always new (the
+ * sandbox holds no capability over the host), /proc/sys and /proc/sysrq-trigger are read-only,
+ * /proc/keys is empty, /sys is not mounted, and the keyring calls fail (keyring-filter.ts).
+ *
+ * The roots, read-only paths and extra binds are not given to bwrap by name: `binds` lists them, and
+ * every start opens them through the path guard's handles and passes the descriptors (launch.ts).
  */
 import { lstat, readdir, readlink, realpath, stat } from "node:fs/promises";
 import { posix } from "node:path";
@@ -30,6 +37,11 @@ export interface SandboxOptions {
 	network?: boolean;
 }
 
+/** Host kernel interfaces under /proc that are writable by uid 0 whatever its namespace: read-only. */
+const PROC_READ_ONLY = ["/proc/sys", "/proc/sysrq-trigger"];
+/** Under /proc, what lists the host's keys (descriptions, owners): empty. */
+const PROC_EMPTIED = ["/proc/keys", "/proc/key-users"];
+
 /** Top-level system paths, bound read-only (or recreated as the symlinks they are on merged-/usr systems). */
 const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 const SECRET_FILES = [
@@ -41,9 +53,22 @@ const SECRET_FILES = [
 ];
 const SECRET_DIRS = ["/etc/ssl/private"];
 
+/** A bind of a canonical path, opened and passed by descriptor at every start. */
+export interface Bind {
+	source: string;
+	target: string;
+	readOnly: boolean;
+	/** Whether the source is one of the roots or read-only paths (opened from the guard's handles). */
+	dir: boolean;
+}
+
 export interface Sandbox {
-	/** bwrap options up to (not including) --chdir; the same for every command. */
+	/** bwrap options before the binds: system paths, /proc, /dev, /tmp; the same for every command. */
 	readonly args: readonly string[];
+	/** The roots, read-only paths and extra binds, in mount order. */
+	readonly binds: readonly Bind[];
+	/** bwrap options after every mount: namespaces, capabilities. */
+	readonly flags: readonly string[];
 	/** Canonical paths bound into the sandbox (read-write and read-only), for env and cwd checks. */
 	readonly bound: readonly string[];
 	/** The canonical read-write roots (where the protected set is looked for). */
@@ -109,26 +134,32 @@ export async function buildSandbox(opts: SandboxOptions): Promise<Sandbox> {
 	const roots = await Promise.all(opts.roots.map((r) => canonicalDir(r, "Root")));
 	const readOnly = await Promise.all((opts.readOnly ?? []).map((r) => canonicalDir(r, "Read-only path")));
 	const args = await systemArgs();
-	args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+	args.push("--proc", "/proc");
+	for (const p of PROC_READ_ONLY) if ((await kindOf(p)) !== undefined) args.push("--ro-bind", p, p);
+	for (const p of PROC_EMPTIED) if ((await kindOf(p)) === "file") args.push("--ro-bind", "/dev/null", p);
+	args.push("--dev", "/dev", "--tmpfs", "/tmp");
 	if (opts.network) {
 		// resolv.conf is often a link into /run (systemd-resolved).
 		args.push("--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve");
 	}
 	// Roots after /tmp's tmpfs, so a root under /tmp is bound over it rather than hidden by it.
-	for (const r of readOnly) args.push("--ro-bind", r, r);
-	for (const r of roots) args.push("--bind", r, r);
+	const binds: Bind[] = [
+		...readOnly.map((r) => ({ source: r, target: r, readOnly: true, dir: true })),
+		...roots.map((r) => ({ source: r, target: r, readOnly: false, dir: true })),
+	];
 	const bound = [...roots, ...readOnly];
 	for (const b of opts.extraBinds ?? []) {
 		const source = await realpath(b.source).catch(() => {
 			throw new KeelError("NOT_FOUND", `Bind source ${b.source} does not exist.`, { path: b.source });
 		});
 		const target = posix.resolve(b.target ?? source);
-		args.push(b.readOnly ? "--ro-bind" : "--bind", source, target);
+		binds.push({ source, target, readOnly: b.readOnly ?? false, dir: false });
 		bound.push(target);
 	}
-	args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
-	if (!opts.network) args.push("--unshare-net");
+	// A user namespace as root too: otherwise the sandbox is the host's uid 0 with the host's limits.
+	const flags = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
+	if (!opts.network) flags.push("--unshare-net");
 	// --die-with-parent: if keel dies, the sandbox dies. --new-session: no TIOCSTI into a terminal.
-	args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-	return { args, bound, roots };
+	flags.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
+	return { args, binds, flags, bound, roots };
 }

@@ -8,6 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import type { ExecResult } from "../types.js";
+import type { LaunchPlan } from "./launch.js";
 import { NotStarted, SandboxServer, SERVER_PYTHON, type ServerRunRequest } from "./server.js";
 
 /** Idle sandboxes kept for the next command (more are started when commands run concurrently). */
@@ -32,25 +33,27 @@ export class ServerPool {
 
 	/** Runs through a long-lived sandbox; undefined when the server cannot run here (use one bwrap per command). */
 	async run(
-		bwrapArgv: readonly string[],
+		bwrap: string,
+		plan: LaunchPlan,
 		bound: readonly string[],
 		req: ServerRunRequest,
 	): Promise<ExecResult | undefined> {
 		try {
-			return await this.runOnce(bwrapArgv, bound, req);
+			return await this.runOnce(bwrap, plan, bound, req);
 		} catch (e) {
 			// An idle sandbox that died (killed from the host) before taking the command: nothing ran.
 			if (!(e instanceof NotStarted)) throw e;
-			return this.runOnce(bwrapArgv, bound, req);
+			return this.runOnce(bwrap, plan, bound, req);
 		}
 	}
 
 	private async runOnce(
-		bwrapArgv: readonly string[],
+		bwrap: string,
+		plan: LaunchPlan,
 		bound: readonly string[],
 		req: ServerRunRequest,
 	): Promise<ExecResult | undefined> {
-		const key = bwrapArgv.join("\0");
+		const key = plan.key;
 		let server: SandboxServer | undefined;
 		while (!server && this.idle.length > 0) {
 			const s = this.idle.pop() as SandboxServer;
@@ -59,7 +62,7 @@ export class ServerPool {
 		}
 		if (!server) {
 			const emptied = SCRATCH_DIRS.filter((d) => !bound.some((b) => within(b, d)));
-			server = new SandboxServer(bwrapArgv, emptied, key);
+			server = new SandboxServer(bwrap, plan, emptied);
 			this.live.add(server);
 			void server.exited.then(() => this.live.delete(server as SandboxServer));
 			this.started++;

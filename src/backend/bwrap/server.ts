@@ -13,6 +13,7 @@ import { setLongTimeout } from "../../boundary/timing.js";
 import { killChildGroup } from "../group-kill.js";
 import type { OutputStream } from "../run-group.js";
 import type { ExecResult } from "../types.js";
+import type { LaunchPlan } from "./launch.js";
 import { SERVER_CODE } from "./server-code.js";
 
 /** The interpreter the server runs on, from the read-only system directories. */
@@ -59,31 +60,37 @@ export class SandboxServer {
 	/** Whether it may take another command (false once anything went wrong). */
 	healthy = true;
 	readonly exited: Promise<void>;
+	/** What the sandbox was built with (its launch plan's key): reused only while it matches. */
+	readonly key: string;
 
-	/** `bwrapArgv`: bwrap and its options up to `--`; the server is put after them. */
-	constructor(
-		bwrapArgv: readonly string[],
-		emptied: readonly string[],
-		/** What the sandbox was built with (its protected-set mounts): reused only while it matches. */
-		readonly key: string,
-	) {
-		this.child = spawn(
-			bwrapArgv[0],
-			[
-				...bwrapArgv.slice(1),
-				"--as-pid-1",
-				"--chdir",
-				"/",
-				"--",
-				SERVER_PYTHON,
-				"-I",
-				"-S",
-				"-c",
-				SERVER_CODE,
-				...emptied,
-			],
-			{ detached: true, stdio: ["pipe", "pipe", "pipe"], env: { PATH: "/usr/bin:/bin" } },
-		);
+	/**
+	 * Starts bwrap (`bwrap`, the program) with `plan`'s options and the server after them. Throws
+	 * (CHANGED_ON_DISK) when the plan's sources cannot be opened as checked: nothing started then.
+	 */
+	constructor(bwrap: string, plan: LaunchPlan, emptied: readonly string[]) {
+		this.key = plan.key;
+		const opened = plan.open();
+		try {
+			this.child = spawn(
+				bwrap,
+				[
+					...plan.options(3),
+					"--as-pid-1",
+					"--chdir",
+					"/",
+					"--",
+					SERVER_PYTHON,
+					"-I",
+					"-S",
+					"-c",
+					SERVER_CODE,
+					...emptied,
+				],
+				{ detached: true, stdio: ["pipe", "pipe", "pipe", ...opened.fds], env: { PATH: "/usr/bin:/bin" } },
+			) as ChildProcessWithoutNullStreams;
+		} finally {
+			opened.close(); // bwrap has its copies (or never started)
+		}
 		this.child.stdin.on("error", () => {});
 		this.child.stderr.resume(); // diagnostics only; never shown to the model
 		this.child.stdout.setEncoding("utf8");

@@ -15,7 +15,8 @@ import { isMainThread } from "node:worker_threads";
 import { type ChildLike, type ChildOwner, SpawnedChild } from "./child.js";
 import { type ChildFd, type LibcSpawn, lazyLibcSpawn } from "./libc-spawn.js";
 
-export type StdioChoice = "pipe" | "ignore";
+/** A number: that descriptor of this process, given to the child as its descriptor at this index. */
+export type StdioChoice = "pipe" | "ignore" | number;
 
 export interface StartOptions {
 	cwd?: string;
@@ -62,7 +63,10 @@ export class Spawner implements ChildOwner {
 
 	start(file: string, args: readonly string[], opts: StartOptions): ChildLike {
 		const libc = this.binding(opts.holdStderr ?? false);
-		if (!libc) return forkStart(file, args, opts);
+		// posix_spawn's dup2s run in order: a given descriptor numbered like an earlier target would
+		// be overwritten before it is used. libuv moves such descriptors out of the way first.
+		const clash = opts.stdio.some((c) => typeof c === "number" && c < opts.stdio.length);
+		if (!libc || clash) return forkStart(file, args, opts);
 		const argv = [file, ...args];
 		const envp = Object.entries(opts.env ?? process.env)
 			.filter((e): e is [string, string] => e[1] !== undefined)
@@ -82,6 +86,11 @@ export class Spawner implements ChildOwner {
 			return child;
 		};
 		for (const [target, choice] of opts.stdio.entries()) {
+			if (typeof choice === "number") {
+				parentEnds.push(null);
+				fds.push({ target, fd: choice });
+				continue;
+			}
 			if (choice === "ignore") {
 				parentEnds.push(null);
 				fds.push({ target, devNull: target === 0 ? "r" : "rw" });
