@@ -201,7 +201,8 @@ export function nameRule(relative: string): string | undefined {
 		}
 		if (FOLDED_GIT_FILES.has(parts[last])) return "git configuration";
 	}
-	if (last >= 0 && FOLDED_RC_FILES.has(parts[last])) return "start-up file (a shell, session or editor runs it)";
+	if (last >= 0 && FOLDED_RC_FILES.has(parts[last]))
+		return "start-up file (a shell, session or editor runs it)";
 	if (last >= 1 && parts[last - 1] === "fish" && parts[last] === "config.fish") return "shell start-up file";
 	return undefined;
 }
