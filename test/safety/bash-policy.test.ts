@@ -23,6 +23,7 @@ const REMOVALS = [
 	"rm --no-preserve-root -rf /",
 	"rm -r -f --no-preserve-root /",
 	'rm -rf "$HOME"',
+	// biome-ignore lint/suspicious/noTemplateCurlyInString: shell source, not a template
 	"rm -rf ${HOME}/",
 	"rm -rf ~",
 	"rm -rf ~/*",
