@@ -110,3 +110,22 @@ describe("a file mounted over its path cannot be replaced, and the error says so
 		expect(await readFile(source, "utf8")).toBe("mounted text\n");
 	});
 });
+
+describe("a grep over directories nested past the path length limit says so", () => {
+	it("instead of 'No matches'", async () => {
+		const segment = "d".repeat(200);
+		// 30 levels of 200 characters: the file's path is over 6,000 bytes long (chdir by one level
+		// at a time: no call ever names the whole path).
+		const make = `import os\nfor _ in range(30):\n os.mkdir("${segment}")\n os.chdir("${segment}")\nopen("f.txt", "w").write("needle\\n")\n`;
+		execFileSync("python3", ["-c", make], { cwd: root });
+		const s = await open();
+		const r = await s.call("grep", { pattern: "needle" });
+		// rm -r (and fs.rm) name whole paths; Python's rmtree walks by descriptor.
+		execFileSync("python3", ["-c", `import shutil\nshutil.rmtree("${segment}")`], { cwd: root });
+		expect(r.ok, JSON.stringify(r).slice(0, 400)).toBe(false);
+		if (r.ok) return;
+		expect(r.error.code).toBe("PATH_INVALID");
+		expect(r.error.retry).not.toBe("retry");
+		expect(r.error.message).toMatch(/path length limit/);
+	});
+});

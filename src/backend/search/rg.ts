@@ -79,6 +79,17 @@ function rgFailure(stderr: string, path: string): KeelError | undefined {
 			path,
 		});
 	}
+	// ENAMETOOLONG: a directory nested past the system's path limit was not searched. Skipping it
+	// silently would answer "No matches" for files that are there.
+	const tooDeep = lines.find((l) => l.endsWith("(os error 36)"));
+	if (tooDeep) {
+		const where = tooDeep.slice(0, tooDeep.lastIndexOf(": "));
+		return new KeelError(
+			"PATH_INVALID",
+			`Part of ${path} is nested deeper than the system's path length limit and could not be searched (${where.length > 120 ? `${where.slice(0, 120)}…` : where}); matches there would be missing. Search from a directory further down, or with bash (cd into it first).`,
+			{ path },
+		);
+	}
 	const fatal = lines.filter((l) => !/: .*\(os error \d+\)$/.test(l));
 	if (fatal.length === 0) return undefined; // unreadable files are skipped, as the JS engine does
 	const text = fatal.join("\n");
