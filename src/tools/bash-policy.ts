@@ -15,8 +15,16 @@ import { type BashParse, lazyBashParser, type SyntaxNode } from "./shell-syntax.
 
 const bashParser = lazyBashParser();
 
+/**
+ * Text every command this policy refuses contains: a command name it judges, `/dev/`, a function
+ * definition, a nested shell, or the quoting, escapes, expansions and braces that could spell one.
+ * A command without any (`ls -la`, `npm test`) is not parsed, and the grammar is not even loaded.
+ */
+const MAY_REFUSE = /rm|find|mk|dd|wipefs|blkdiscard|tee|cp|shred|\/dev\/|\(|function|eval|sh|[\\'"$`{]/;
+
 /** Why `command` is refused (a sentence for the model), or undefined when it may run. */
 export async function refusalFor(command: string): Promise<string | undefined> {
+	if (!MAY_REFUSE.test(command)) return undefined;
 	const parse = await bashParser();
 	const what = parse ? meaning(parse, command, 0) : fallback(command);
 	return what ? `Refused: the command is ${what}. Run a narrower command.` : undefined;
@@ -52,10 +60,13 @@ function meaning(parse: BashParse, source: string, depth: number): string | unde
 function commandMeaning(parse: BashParse, node: SyntaxNode, depth: number): string | undefined {
 	const name = node.childForFieldName("name");
 	if (!name) return undefined;
-	const words = unwrap([
-		wordValue(name),
-		...node.childrenForFieldName("argument").map((a) => (a ? wordValue(a) : UNKNOWN)),
-	]);
+	// Brace lists expand into words (`sudo {rm,-rf} /` is `sudo rm -rf /`).
+	const words = unwrap(
+		[
+			wordValue(name),
+			...node.childrenForFieldName("argument").map((a) => (a ? wordValue(a) : UNKNOWN)),
+		].flatMap(expandBraces),
+	);
 	if (words.length === 0) return undefined;
 	const cmd = words[0].replace(/^.*\//, "");
 	const args = words.slice(1);

@@ -42,6 +42,7 @@ const REMOVALS = [
 	'"rm" -rf /',
 	"/bin/rm -rf /",
 	"sudo rm -rf /",
+	"sudo {rm,-rf} /",
 	"sudo -u root rm -rf --no-preserve-root /",
 	"env X=1 nice -n 5 rm -rf /",
 	"timeout 5 rm -rf /",
@@ -76,6 +77,8 @@ const OTHERS = [
 ];
 /** Look-alikes: these must run. */
 const ALLOWED = [
+	"ls -la",
+	"npm test -- --run",
 	"rm -rf ./build",
 	"rm -rf build/",
 	"rm -rf /tmp/x",
