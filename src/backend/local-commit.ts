@@ -33,6 +33,7 @@ import type { LazyLibc } from "./local-libc.js";
 import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
 import { toFileStat } from "./local-stat.js";
 import type { XattrCopier, XattrSnapshot } from "./local-xattrs.js";
+import { isMountPoint } from "./mount-table.js";
 import { sameIdentity, tempNameFor } from "./temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "./types.js";
 
@@ -76,6 +77,9 @@ async function fsyncMadeDirs(pins: DirPins, made: readonly string[]): Promise<vo
 		}
 	}
 }
+
+const MOUNTED_OVER =
+	"is a mount point (a file mounted over this path): keel replaces a file by renaming a new one over it, which a mount point refuses every time. Change it in place instead (e.g. with bash).";
 
 function refuse(target: string, why: string): KeelError {
 	return new KeelError("PERMISSION_DENIED", `${target} ${why}`, { path: target });
@@ -274,6 +278,8 @@ export async function commitVia(
 		await Promise.all([fsyncDir(dir, syncFd), released]);
 		return toFileStat(lstatSync(at, { bigint: true }));
 	} catch (e) {
+		if (!committed && (e as NodeJS.ErrnoException)?.code === "EBUSY" && isMountPoint(target))
+			throw refuse(target, MOUNTED_OVER);
 		const err = renamePathError(e, dir.path, dir.dir);
 		// From the link or rename on, the new file is what the name shows: the commit happened.
 		if (committed) throw new AfterCommitError(lstatSyncOrNull(at) ?? undefined, err);

@@ -91,3 +91,12 @@ export function localThroughout(dir: string, mounts: ReadonlyMap<string, string>
 	}
 	return holding;
 }
+
+/** Whether `path` is a mount point (a bind-mounted file too): rename(2) over it fails with EBUSY, always. */
+export function isMountPoint(path: string): boolean {
+	try {
+		return [...mountIds(readFileSync("/proc/self/mountinfo", "utf8")).values()].includes(path);
+	} catch {
+		return false;
+	}
+}

@@ -34,6 +34,7 @@ export const ERROR_CATALOGUE = {
 	COMMAND_FAILED: "change-approach",
 	COMMAND_REFUSED: "change-approach",
 	INVALID_PATTERN: "change-approach",
+	TOO_LARGE: "change-approach",
 	TIMEOUT: "retry",
 	ABORTED: "retry",
 	BACKEND_UNAVAILABLE: "retry",
@@ -186,7 +187,7 @@ function unclassified(e: unknown, path: string | undefined): KeelError {
 		/string length|allocation failed|too large|Maximum call stack/i.test(message)
 	) {
 		return new KeelError(
-			"IO_ERROR",
+			"TOO_LARGE",
 			`The data${on} is too large to handle in one call; work on a smaller part (a narrower path, an offset and limit, or a script).`,
 			init,
 		);
@@ -207,7 +208,7 @@ const SYSTEM_CODES: Record<string, [ErrorCode, string, string?]> = {
 	],
 	ENOSPC: ["IO_ERROR", "No space left on the device", "free some space, then retry"],
 	EDQUOT: ["IO_ERROR", "The disk quota is exhausted", "free some space, then retry"],
-	EFBIG: ["IO_ERROR", "The file would be too large for its file system", "write less data"],
+	EFBIG: ["TOO_LARGE", "The file would be too large for its file system", "write less data"],
 	EROFS: ["PERMISSION_DENIED", "The file system is read-only", "write somewhere else"],
 	EMFILE: ["IO_ERROR", "Too many open files", "retry in a moment"],
 	ENFILE: ["IO_ERROR", "Too many open files on this system", "retry in a moment"],
@@ -224,6 +225,6 @@ const SYSTEM_CODES: Record<string, [ErrorCode, string, string?]> = {
 	ECONNRESET: ["BACKEND_UNAVAILABLE", "The connection to the backend was reset", "retry"],
 	ECONNREFUSED: ["BACKEND_UNAVAILABLE", "The backend refused the connection", "check that it is running"],
 	EPIPE: ["BACKEND_UNAVAILABLE", "The connection to a process or backend was closed", "retry"],
-	ERR_STRING_TOO_LONG: ["IO_ERROR", "The data is too large to handle as text", "work on a smaller part"],
-	ERR_FS_FILE_TOO_LARGE: ["IO_ERROR", "The file is too large to read whole", "read part of it"],
+	ERR_STRING_TOO_LONG: ["TOO_LARGE", "The data is too large to handle as text", "work on a smaller part"],
+	ERR_FS_FILE_TOO_LARGE: ["TOO_LARGE", "The file is too large to read whole", "read part of it"],
 };

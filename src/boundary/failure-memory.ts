@@ -48,6 +48,7 @@ const ADVICE: Partial<Record<ErrorCode, string>> = {
 	COMMAND_FAILED: "Read the command's output and fix the cause; do not rerun the command unchanged.",
 	COMMAND_REFUSED: "The command is refused by policy; do the task another way.",
 	INVALID_PATTERN: "Fix the pattern, or escape it and search for a literal string.",
+	TOO_LARGE: "Work on a smaller part (an offset and limit, a narrower path) or with a script through bash.",
 	TIMEOUT:
 		"Make the command finish sooner (narrow its scope, run it in the background) or raise the timeout.",
 	STALE_READ: "Read the file again before writing it.",

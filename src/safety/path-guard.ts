@@ -1,5 +1,5 @@
 /**
- * The path guard (REQUIREMENTS P1, P2, P3): every path a tool touches is resolved here.
+ * The path guard: every path a tool touches is resolved here.
  *
  * Input is expanded as pi does (`@` prefix, `~`), made absolute against the workspace root (never
  * the process cwd), canonicalized through the backend with symlinks followed (a dangling link to
@@ -183,7 +183,8 @@ export class PathGuard {
 					{ path: shown },
 				);
 			}
-			const via = canonical === abs ? "" : ` (it resolves to ${canonical})`;
+			// Only the path as given: where a link leads outside is not the model's to learn.
+			const via = canonical === abs ? "" : " (through a symbolic link)";
 			throw new KeelError(
 				"PATH_OUTSIDE_ROOTS",
 				`${shown} is outside the allowed roots${via}; use a path inside ${this.workspace}.`,

@@ -1,38 +1,109 @@
 /**
- * The protected set (REQUIREMENTS P2): files that run code or are trusted without asking, so a
- * write to them is a way out of the roots the next time the user runs git, opens an editor or a
- * shell. The one place that decides it: the path guard asks `ProtectedPaths.reason` before every
- * write, and the bwrap sandbox mounts what `protected-scan.ts` finds from the same rules read-only.
+ * The protected set: files that run code or are trusted without asking, so a write to them is a
+ * way out of the roots the next time the user runs git, opens an editor or a shell. The one place
+ * that decides it: the path guard asks `ProtectedPaths.reason` before every write, and the bwrap
+ * sandbox mounts what `bwrap/protect.ts` finds from the same lists and rules read-only.
  *
- * What is in it, and where the list came from, is in docs/SAFETY.md ("Protected paths").
+ * Names are compared folded (`foldName`): the way the loosest file system keel may write to
+ * compares them (case-insensitive exFAT, FAT, APFS, NTFS, ext4 with casefold). A case-sensitive
+ * file system thereby refuses a few spellings no tool reads (`.ENVRC`); probing each directory
+ * instead would be a race, since code in the sandbox can turn casefold on for an empty directory.
+ *
+ * What is in it, and which tool executes each entry, is in docs/SAFETY.md ("Protected paths").
  */
 import { posix } from "node:path";
 import type { FileOps } from "../backend/types.js";
 
-/** `child` is `parent` or below it (the path guard's test; kept here so the two modules do not import each other). */
+/**
+ * `name` as every file system keel writes to would compare it: Unicode compatibility-decomposed,
+ * default-ignorable code points dropped (HFS+ ignores them), case folded (`ſ` and `K` too), trailing
+ * dots and spaces dropped (Windows file systems ignore them).
+ */
+export function foldName(name: string): string {
+	// ASCII without upper case, dots or spaces at the end is its own fold (nearly every name).
+	if (/^[\x21-\x40\x5b-\x7e]*$/.test(name) && !/[. ]$/.test(name)) return name;
+	return name
+		.normalize("NFKD")
+		.replace(/\p{Default_Ignorable_Code_Point}/gu, "")
+		.toUpperCase()
+		.toLowerCase()
+		.replace(/[. ]+$/, "");
+}
+
+/** A path with every component folded (see foldName). */
+export function foldPath(path: string): string {
+	return path.split("/").map(foldName).join("/");
+}
+
+/** `child` is `parent` or below it, by folded components. */
 function isWithin(parent: string, child: string): boolean {
-	const rel = posix.relative(parent, child);
+	const rel = posix.relative(foldPath(parent), foldPath(child));
 	return rel === "" || (!posix.isAbsolute(rel) && rel.split("/", 1)[0] !== "..");
 }
 
-/** Directories and files protected wherever they appear (the whole subtree of a directory). */
+/**
+ * Protected wherever they appear, with everything below them: project files that an editor, an
+ * agent, a shell hook or a git hook runner reads and acts on without asking.
+ */
 export const PROTECTED_NAMES: ReadonlySet<string> = new Set([
 	".vscode", // tasks.json runs on folder open, settings.json names shells and interpreters
 	".idea",
+	".zed", // tasks and language-server commands
+	".helix", // languages.toml names language-server commands
 	".claude", // agent settings and hooks
 	".codex",
 	".pi",
-	".husky", // git hooks through core.hooksPath
-	".envrc", // direnv
 	".mcp.json", // MCP servers an agent starts
+	".envrc", // direnv
+	".exrc", // vi and vim with 'exrc'
+	".nvimrc", // neovim with 'exrc'
+	".nvim.lua",
+	".husky", // git hooks through core.hooksPath
+	".lefthook", // lefthook's scripts
+	".pre-commit-config.yaml", // pre-commit: every hook's command
+	".pre-commit-config.yml",
+	"lefthook.yml",
+	"lefthook.yaml",
+	"lefthook.json",
+	"lefthook.toml",
+	".lefthook.yml",
+	".lefthook.yaml",
+	".lefthook.json",
+	".lefthook.toml",
+	"lefthook-local.yml",
+	"lefthook-local.yaml",
+	".lefthook-local.yml",
+	".lefthook-local.yaml",
+	".overcommit.yml",
+	".simple-git-hooks.json",
+	".simple-git-hooks.js",
+	".simple-git-hooks.cjs",
+	"simple-git-hooks.json",
+	"simple-git-hooks.js",
+	"simple-git-hooks.cjs",
+	".lintstagedrc", // lint-staged: commands run at commit time
+	".lintstagedrc.json",
+	".lintstagedrc.yaml",
+	".lintstagedrc.yml",
+	".lintstagedrc.js",
+	".lintstagedrc.cjs",
+	".lintstagedrc.mjs",
+	"lint-staged.config.js",
+	"lint-staged.config.cjs",
+	"lint-staged.config.mjs",
 ]);
 
-/** Shell start-up files, protected by name anywhere (they run when a shell starts in that home). */
+/**
+ * Start-up files, protected by name anywhere (they run when a shell, a session or an editor starts
+ * in the home they are in): the files shells read, those the usual default rc files source, X
+ * session scripts, editors' init files.
+ */
 export const SHELL_RC_FILES: ReadonlySet<string> = new Set([
 	".bashrc",
 	".bash_profile",
 	".bash_login",
 	".bash_logout",
+	".bash_aliases", // sourced by Debian's and Ubuntu's default .bashrc
 	".profile",
 	".zshrc",
 	".zshenv",
@@ -41,15 +112,29 @@ export const SHELL_RC_FILES: ReadonlySet<string> = new Set([
 	".zlogout",
 	".cshrc",
 	".tcshrc",
+	".login", // csh and tcsh login shells
+	".logout",
 	".kshrc",
+	".mkshrc",
 	".inputrc",
+	".pam_environment",
+	".xprofile",
+	".xinitrc",
+	".xsession",
+	".xsessionrc",
+	".vimrc",
+	".gvimrc",
+	".emacs",
+	".emacs.el",
 ]);
 
 /** Entries of a git directory that git executes or reads as configuration. */
 export const GIT_DIR_FILES = ["config", "config.worktree", "commondir"] as const;
 export const GIT_HOOKS_DIR = "hooks";
+/** The one entry every git directory has (git's own test starts with it). */
+export const GIT_HEAD = "HEAD";
 
-/** Relative to the home directory, when the home is inside the roots. */
+/** Relative to the home directory, when the home is inside the roots: each with everything below it. */
 export const HOME_ENTRIES = [
 	".gitconfig",
 	".git-credentials",
@@ -57,39 +142,77 @@ export const HOME_ENTRIES = [
 	".ssh",
 	".gnupg",
 	".npmrc",
+	".claude.json",
+	".bashrc.d", // sourced by Fedora's default .bashrc
 	".config/fish",
+	".config/environment.d", // the user's systemd environment (LD_PRELOAD, PATH)
 	".config/systemd",
 	".config/autostart",
-	".claude.json",
+	".config/nvim",
+	".local/share/nvim", // packages neovim loads at start
+	".vim", // plugin/, ftplugin/, autoload/
+	".emacs.d",
+	".config/emacs",
+	".local/bin", // on PATH in Debian's default .profile: a file there shadows a command
+	"bin",
 ] as const;
 
-/** Why `relative` (inside a root) is protected by name alone, or undefined. */
+const FOLDED_NAMES: ReadonlySet<string> = new Set([...PROTECTED_NAMES].map(foldName));
+const FOLDED_RC_FILES: ReadonlySet<string> = new Set([...SHELL_RC_FILES].map(foldName));
+const FOLDED_GIT_FILES: ReadonlySet<string> = new Set(GIT_DIR_FILES.map(foldName));
+const FOLDED_HOME_ENTRIES = HOME_ENTRIES.map((e) => ({ entry: e, folded: foldPath(e) }));
+const DOT_GIT = ".git";
+const FOLDED_HEAD = foldName(GIT_HEAD);
+
+/** Whether entry `name` (of a directory named `parent`) is protected by its name alone (the bwrap scan asks the same). */
+export function protectedByName(name: string, isDir: boolean, parent: string): boolean {
+	const f = foldName(name);
+	if (FOLDED_NAMES.has(f)) return true;
+	if (FOLDED_RC_FILES.has(f) && !isDir) return true;
+	return f === "config.fish" && foldName(parent) === "fish";
+}
+
+/** Whether `name` is a `.git` entry, in any spelling a file system takes for it. */
+export function isDotGit(name: string): boolean {
+	return foldName(name) === DOT_GIT;
+}
+
+/**
+ * Why `relative` (inside a root) is protected by name alone, or undefined. Besides the lists, the
+ * path guard's half of the git rule, which must not depend on the order of writes: a directory
+ * becomes a git directory when it gets a HEAD, whether its hooks and config came before or after.
+ * So the tools never write a file named HEAD (git writes it, through bash), and hooks and config
+ * are protected in every directory that has one (`ProtectedPaths.reason`). Checking the HEAD
+ * against the directory's other entries instead would race with a concurrent write of those.
+ */
 export function nameRule(relative: string): string | undefined {
-	const parts = relative.split("/").filter(Boolean);
+	const parts = relative.split("/").filter(Boolean).map(foldName);
 	const last = parts.length - 1;
+	if (last >= 0 && parts[last] === FOLDED_HEAD) return "HEAD (it makes its directory a git directory)";
 	for (let i = 0; i <= last; i++) {
 		const name = parts[i];
-		if (PROTECTED_NAMES.has(name)) return `${name} (tool configuration that runs code)`;
-		if (name !== ".git") continue;
+		if (FOLDED_NAMES.has(name)) return `${name} (tool configuration that runs code)`;
+		if (name !== DOT_GIT) continue;
 		if (i === last) return ".git (which git directory git uses)";
 		// Below a .git directory: its hooks and config files, and those of the git directories
 		// nested in it (modules/NAME, worktrees/NAME).
 		for (let j = i + 1; j <= last; j++) {
 			if (parts[j] === GIT_HOOKS_DIR) return "git hooks";
 		}
-		if ((GIT_DIR_FILES as readonly string[]).includes(parts[last])) return "git configuration";
+		if (FOLDED_GIT_FILES.has(parts[last])) return "git configuration";
 	}
-	if (last >= 0 && SHELL_RC_FILES.has(parts[last])) return "shell start-up file";
+	if (last >= 0 && FOLDED_RC_FILES.has(parts[last]))
+		return "start-up file (a shell, session or editor runs it)";
 	if (last >= 1 && parts[last - 1] === "fish" && parts[last] === "config.fish") return "shell start-up file";
 	return undefined;
 }
 
 /** Why `path` (absolute) is protected as part of the home directory `home`, or undefined. */
 export function homeRule(home: string, path: string): string | undefined {
-	if (!isWithin(home, path) || home === path) return undefined;
-	const rel = posix.relative(home, path);
-	for (const entry of HOME_ENTRIES) {
-		if (rel === entry || rel.startsWith(`${entry}/`)) return `~/${entry} (user configuration)`;
+	if (!isWithin(home, path) || foldPath(home) === foldPath(path)) return undefined;
+	const rel = posix.relative(foldPath(home), foldPath(path));
+	for (const { entry, folded } of FOLDED_HOME_ENTRIES) {
+		if (rel === folded || rel.startsWith(`${folded}/`)) return `~/${entry} (user configuration)`;
 	}
 	return undefined;
 }
@@ -113,18 +236,23 @@ export async function isGitDir(fs: FileOps, dir: string): Promise<boolean> {
 	return objects === "dir" || commondir === "file";
 }
 
+/** Whether `dir` has a HEAD: every git directory has one, so protection cannot wait for the rest. */
+export async function hasGitHead(fs: FileOps, dir: string): Promise<boolean> {
+	const head = await kind(fs, `${dir}/${GIT_HEAD}`);
+	return head === "file" || head === "symlink";
+}
+
 /**
- * The git directories whose hooks or config `parts` (below `base`) would be: each ancestor D such
- * that the rest of the path is D/hooks/... or D/config (etc.). Only those need the git-dir test, so
- * a write to an ordinary path costs no file-system call here.
+ * The directories `parts` (below `base`) would be hooks or config of: each ancestor D such that
+ * the rest of the path is D/hooks[/...] or D/config (etc.). Only those need a look at D, so a write
+ * to an ordinary path costs no file-system call here.
  */
 export function gitDirCandidates(base: string, parts: string[]): string[] {
 	const out: string[] = [];
-	const last = parts.length - 1;
+	const folded = parts.map(foldName);
+	const last = folded.length - 1;
 	for (let k = 0; k <= last; k++) {
-		const isMember =
-			(parts[k] === GIT_HOOKS_DIR && k < last) ||
-			(k === last && (GIT_DIR_FILES as readonly string[]).includes(parts[k]));
+		const isMember = folded[k] === GIT_HOOKS_DIR || (k === last && FOLDED_GIT_FILES.has(folded[k]));
 		if (isMember) out.push(posix.join(base, ...parts.slice(0, k)));
 	}
 	return out;
@@ -178,14 +306,14 @@ export interface ProtectedPathsConfig {
  */
 export class ProtectedPaths {
 	private configured: Promise<string[]> | undefined;
-	/** The home directory normalized, for a prefix test before homeRule's path arithmetic. */
+	/** The home directory normalized and folded, for a prefix test before homeRule's path arithmetic. */
 	private readonly home: string;
 
 	constructor(
 		private readonly fs: FileOps,
 		private readonly cfg: ProtectedPathsConfig,
 	) {
-		this.home = posix.resolve(cfg.home);
+		this.home = foldPath(posix.resolve(cfg.home));
 	}
 
 	/**
@@ -201,13 +329,15 @@ export class ProtectedPaths {
 			if (isWithin(p, canonical)) return `listed as protected (${p})`;
 		}
 		// A canonical path can only be in the home when it starts with it (most writes are not).
-		const inHome = canonical.startsWith(this.home);
+		const inHome = foldPath(canonical).startsWith(this.home);
 		const byName = nameRule(relative) ?? (inHome ? homeRule(this.cfg.home, canonical) : undefined);
 		if (byName) return byName;
+		// Hooks and config are protected in any directory with a HEAD (nameRule refuses writing a
+		// HEAD at all): see nameRule.
 		const candidates = gitDirCandidates(root, relative.split("/").filter(Boolean));
 		if (candidates.length > 0) {
-			const found = await Promise.all(candidates.map((d) => isGitDir(this.fs, d)));
-			if (found.some(Boolean)) return "git hooks or configuration";
+			const found = await Promise.all(candidates.map((d) => hasGitHead(this.fs, d)));
+			if (found.some(Boolean)) return "git hooks or configuration (its directory has a HEAD)";
 		}
 		this.configured ??= configuredGitPaths(this.fs, this.cfg.workspace, this.cfg.home);
 		for (const p of await this.configured) {

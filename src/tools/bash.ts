@@ -99,7 +99,7 @@ const bashDefinition = (withBackground: boolean) =>
 					`background runs on the local backend only; on ${session.backend.kind} a command's processes end with it.`,
 				);
 			}
-			const refusal = refusalFor(args.command);
+			const refusal = await refusalFor(args.command);
 			if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
 
 			const sink = new OutputSink(session.spill, "bash");

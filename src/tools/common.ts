@@ -3,6 +3,7 @@
 import { sameIdentity, sameObject } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { formatSize } from "../boundary/truncate.js";
 import type { Session } from "../session.js";
 
 /** A positive integer option, or its default; fractional values are floored. */
@@ -24,6 +25,12 @@ export async function statPath(session: Session, canonical: string, shown: strin
 }
 
 /**
+ * The largest file read whole to be edited: its bytes, its text and the new text are held at once,
+ * and a JavaScript string holds at most 512 MiB.
+ */
+export const MAX_EDIT_BYTES = 256 * 1024 * 1024;
+
+/**
  * A regular file's bytes and the identity they were read from, for a change planned on them. The
  * stat gives the plain errors (NOT_FOUND, IS_DIRECTORY, NOT_A_FILE) before anything is opened; the
  * bytes then come with the open handle's own stat (FileOps.readCurrent), so another writer's
@@ -39,6 +46,13 @@ export async function readRegular(
 ): Promise<{ stat: FileStat; bytes: Buffer }> {
 	const st = await statPath(session, canonical, shown);
 	requireFile(st, shown);
+	if (st.size > MAX_EDIT_BYTES) {
+		throw new KeelError(
+			"TOO_LARGE",
+			`${shown} is ${formatSize(st.size)}; an edit holds the whole file in memory, up to ${formatSize(MAX_EDIT_BYTES)}. Change it with a script through bash (sed -i, python) instead.`,
+			{ path: shown },
+		);
+	}
 	const fs = session.backend.fs;
 	try {
 		if (fs.readCurrent) return await fs.readCurrent(canonical);

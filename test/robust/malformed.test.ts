@@ -126,12 +126,12 @@ describe("system and runtime errors are classified in keel's words", () => {
 		expect(k.message).not.toMatch(INTERNAL_TEXT);
 	});
 
-	it("a TypeError is INTERNAL, a too-long string a size problem, a regex failure INVALID_PATTERN", async () => {
+	it("a TypeError is INTERNAL, a too-long string TOO_LARGE, a regex failure INVALID_PATTERN", async () => {
 		const typeError = await realError(() => Buffer.from(undefined as unknown as string));
 		expect(fromSystemError(typeError)).toMatchObject({ code: "INTERNAL" });
 		expect(fromSystemError(typeError).message).not.toMatch(INTERNAL_TEXT);
 		const tooLong = await realError(() => "x".repeat(2 ** 30));
-		expect(fromSystemError(tooLong, "big.txt")).toMatchObject({ code: "IO_ERROR", path: "big.txt" });
+		expect(fromSystemError(tooLong, "big.txt")).toMatchObject({ code: "TOO_LARGE", path: "big.txt" });
 		expect(fromSystemError(tooLong).message).toMatch(/too large/);
 		const unterminated = ["("].join("");
 		const regex = await realError(() => new RegExp(unterminated));

@@ -29,11 +29,12 @@ import {
 	GIT_HOOKS_DIR,
 	gitPath,
 	HOME_ENTRIES,
+	isDotGit,
 	isGitDir,
 	PROTECTED_NAMES,
 	parseGitConfig,
+	protectedByName,
 	resolveDotGit,
-	SHELL_RC_FILES,
 } from "../../safety/protected-paths.js";
 import { createLocalFs } from "../local-fs.js";
 import { DirPins } from "../local-pin.js";
@@ -88,9 +89,8 @@ async function typeAt(path: string): Promise<"dir" | "file" | "symlink" | "other
 
 /** What the scan does with entry `name` of directory `dir` (the kept scan's watches ask the same). */
 export function entryRole(dir: string, name: string, isDir: boolean): "git" | "note" | "descend" | undefined {
-	if (name === ".git") return "git";
-	if (PROTECTED_NAMES.has(name) || (SHELL_RC_FILES.has(name) && !isDir)) return "note";
-	if (name === "config.fish" && posix.basename(dir) === "fish") return "note";
+	if (isDotGit(name)) return "git";
+	if (protectedByName(name, isDir, posix.basename(dir))) return "note";
 	if (isDir && !SKIPPED_DIRS.has(name)) return "descend";
 	return undefined;
 }
@@ -294,7 +294,7 @@ export async function moveAsideCreated(
 		if ((await realpathAt(p).catch(() => p)) !== p) continue;
 		if (before.existing.some((q) => within(q, p))) continue; // inside a read-only mount: made before
 		// A repository the command created (git init, clone, worktree add) is its own: not moved.
-		if (posix.basename(p) === ".git") continue;
+		if (isDotGit(posix.basename(p))) continue;
 		if (after.gitDirs.some((g) => within(g, p) && !before.gitDirs.includes(g))) continue;
 		const name = posix.basename(p);
 		const asideName = `${name}.keel-refused-${randomBytes(4).toString("hex")}`;

@@ -2,12 +2,21 @@
 import { KeelError } from "../../boundary/errors.js";
 import type { FindOutcome, FindRequest } from "../types.js";
 import type { FdTool } from "./detect.js";
-import { escapeGlob, findGlobTarget } from "./patterns.js";
+import { escapeGlob, findGlobTarget, nestedTooDeep, tooDeepLine } from "./patterns.js";
 import { type ArgvRunner, runCollect, runUntil, startingPoint } from "./runner.js";
 import { comparePaths } from "./semantics.js";
 
 export function fdArgv(fd: FdTool, req: FindRequest): string[] {
-	const argv = [fd.path, "--glob", "--color=never", "--hidden", "--case-sensitive", "--print0"];
+	// --show-errors: a directory fd cannot read is otherwise skipped in silence (see tooDeepLine).
+	const argv = [
+		fd.path,
+		"--glob",
+		"--color=never",
+		"--hidden",
+		"--case-sensitive",
+		"--print0",
+		"--show-errors",
+	];
 	argv.push("--exclude", ".git");
 	if (fd.noGlobalIgnoreFile) argv.push("--no-global-ignore-file");
 	if (fd.noRequireGit) argv.push("--no-require-git");
@@ -66,6 +75,8 @@ export async function fdFind(run: ArgvRunner, fd: FdTool, req: FindRequest): Pro
 	if (!timedOut && exitCode !== 0 && (stderr.includes("[fd error]") || chunks.length === 0)) {
 		throw await fdFailure(run, messages(stderr), req.path);
 	}
+	const tooDeep = tooDeepLine(stderr);
+	if (!timedOut && tooDeep) throw nestedTooDeep(req.path, tooDeep);
 	const prefix = root.endsWith("/") ? root : `${root}/`;
 	const records = Buffer.concat(chunks).toString("utf8").split("\0");
 	records.pop(); // "" after the last NUL, or a path cut short by the budget

@@ -44,9 +44,33 @@ export interface LineMatcher {
  * `--regex-size-limit`/`--dfa-size-limit`, the JS engines refuse a longer source or a larger
  * re2js program before matching anything.
  */
-export const RG_REGEX_SIZE_LIMIT = "16M";
+// 1 MiB holds what the JS engines accept (MAX_PROGRAM_SIZE instructions): x{20000}, a few thousand
+// alternatives. Past it the cost per byte of a line grows with the size (x{99999} over one 200 KB
+// line ran a minute), so a larger pattern is refused before it runs.
+export const RG_REGEX_SIZE_LIMIT = "1M";
 export const MAX_PATTERN_CHARS = 20_000;
 export const MAX_PROGRAM_SIZE = 20_000;
+
+/**
+ * A search that skipped a directory nested past the system's path length limit (ENAMETOOLONG,
+ * reported by rg and fd as "os error 36" on stderr and otherwise skipped): the answer would miss
+ * what is there, so the call fails naming the limit. `line` is the tool's message about it.
+ */
+export function nestedTooDeep(path: string, line: string): KeelError {
+	const cut = line.lastIndexOf(": ");
+	const where = (cut > 0 ? line.slice(0, cut) : line).replace(/^\[fd error\]: /, "");
+	const shown = where.length > 120 ? `${where.slice(0, 120)}…` : where;
+	return new KeelError(
+		"PATH_INVALID",
+		`Part of ${path} is nested deeper than the system's path length limit and could not be searched (${shown}); matches there would be missing. Search from a directory further down, or with bash (cd into it first).`,
+		{ path },
+	);
+}
+
+/** The line of a search tool's stderr that reports ENAMETOOLONG, if any. */
+export function tooDeepLine(stderr: string): string | undefined {
+	return stderr.split("\n").find((l) => l.trimEnd().endsWith("(os error 36)"));
+}
 
 export function patternTooLarge(pattern: string, what: string): KeelError {
 	return new KeelError(

@@ -5,7 +5,7 @@
 import { KeelError } from "../../boundary/errors.js";
 import type { GrepRequest } from "../types.js";
 import type { RgTool } from "./detect.js";
-import { escapeGlob, RG_REGEX_SIZE_LIMIT } from "./patterns.js";
+import { escapeGlob, nestedTooDeep, RG_REGEX_SIZE_LIMIT, tooDeepLine } from "./patterns.js";
 import { type RgFile, rgCollector } from "./rg-output.js";
 import { type ArgvRunner, lineSplitter, runUntil, startingPoint } from "./runner.js";
 import { RG_MAX_COLUMNS } from "./semantics.js";
@@ -79,6 +79,8 @@ function rgFailure(stderr: string, path: string): KeelError | undefined {
 			path,
 		});
 	}
+	const tooDeep = tooDeepLine(stderr);
+	if (tooDeep) return nestedTooDeep(path, tooDeep);
 	const fatal = lines.filter((l) => !/: .*\(os error \d+\)$/.test(l));
 	if (fatal.length === 0) return undefined; // unreadable files are skipped, as the JS engine does
 	const text = fatal.join("\n");
