@@ -8,8 +8,8 @@
  * temp file is durable, before the compare-and-swap) or, for removals, a FileOps wrapper that lets
  * the other writer change the file right before keel's unlink runs.
  */
-import { execFileSync } from "node:child_process";
-import { chmod, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -26,12 +26,14 @@ const sessions: Session[] = [];
 beforeEach(async () => {
 	work = await mkdtemp(join(tmpdir(), "keel-aon-"));
 	root = join(work, "root");
-	stateDir = join(work, "state");
+	// Beside the work directory, not in it: a session on `work` itself must not have it inside its root.
+	stateDir = `${work}-state`;
 	execFileSync("mkdir", ["-p", root]);
 });
 afterEach(async () => {
 	await Promise.all(sessions.splice(0).map((s) => s.close()));
 	await rm(work, { recursive: true, force: true });
+	await rm(stateDir, { recursive: true, force: true });
 });
 
 const p = (name: string) => join(root, name);
@@ -289,3 +291,98 @@ function deadPid(): number {
 	const out = execFileSync("sh", ["-c", "sh -c 'echo $$' & wait"], { encoding: "utf8" });
 	return Number(out.trim());
 }
+
+/**
+ * A half-done change as a killed writer leaves it: a writer stalled forever after committing
+ * a.txt (of a.txt, b.txt and c.txt's deletion), its record then made to name `writer` (sealed
+ * again with the user's key) as a SIGKILL would leave it.
+ */
+async function halfDone(writer: { pid: number; start: string }, dir = ""): Promise<void> {
+	await writeFile(p(`${dir}a.txt`), "alpha\n");
+	await writeFile(p(`${dir}b.txt`), "beta\n");
+	await writeFile(p(`${dir}c.txt`), "gamma\n");
+	const s = await open(
+		racingBackend(
+			() => `${root}/${dir}b.txt`,
+			() => new Promise<void>(() => {}),
+		),
+	);
+	void s.call("apply_patch", {
+		input: patch(
+			`*** Update File: ${dir}a.txt`,
+			"@@",
+			"-alpha",
+			"+ALPHA",
+			`*** Update File: ${dir}b.txt`,
+			"@@",
+			"-beta",
+			"+BETA",
+			`*** Delete File: ${dir}c.txt`,
+		),
+	});
+	for (let i = 0; i < 200 && (await readFile(p(`${dir}a.txt`), "utf8")) !== "ALPHA\n"; i++)
+		await new Promise((r) => setTimeout(r, 10));
+	const [entry] = await journalEntries();
+	const key = await readFile(join(stateDir, "record-key"));
+	const intent = JSON.parse(JSON.parse(await readFile(join(entry, "intent.json"), "utf8")).body);
+	intent.pid = writer.pid;
+	intent.pidStart = writer.start;
+	await writeFile(join(entry, "intent.json"), sealRecord(key, intent), { mode: 0o600 });
+	const [t, , , r] = entry.split("/").pop()!.split("-");
+	await rename(entry, join(entry, "..", `${t}-${writer.pid}-${writer.start}-${r}`));
+}
+
+describe("recovery finds every record it can reach, and is not fooled by a zombie", () => {
+	it("a writer killed but not reaped (a zombie) is dead: its change is rolled back", async () => {
+		// `sleep 0` exits at once; its parent execs `sleep 30`, which never reaps it.
+		const holder = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], {
+			stdio: ["ignore", "pipe", "ignore"],
+		});
+		try {
+			const zombie = Number(
+				(await new Promise<Buffer>((r) => holder.stdout.once("data", r))).toString().trim(),
+			);
+			let stat = "";
+			for (let i = 0; i < 100 && !/\) Z /.test(stat); i++) {
+				stat = await readFile(`/proc/${zombie}/stat`, "utf8");
+				await new Promise((r) => setTimeout(r, 10));
+			}
+			expect(stat).toMatch(/\) Z /);
+			// kill(pid, 0) succeeds on a zombie: that alone would leave the change half done.
+			expect(() => process.kill(zombie, 0)).not.toThrow();
+			const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+			await halfDone({ pid: zombie, start });
+			const next = await open();
+			expect(next.recovery.map((r) => r.outcome)).toEqual(["rolled-back"]);
+			expect(await readFile(p("a.txt"), "utf8")).toBe("alpha\n");
+		} finally {
+			holder.kill("SIGKILL");
+		}
+	});
+
+	it("a live pid with another start time (a reused pid) is not the writer", async () => {
+		await halfDone({ pid: process.pid, start: "1" });
+		const next = await open();
+		expect(next.recovery.map((r) => r.outcome)).toEqual(["rolled-back"]);
+		expect(await readFile(p("a.txt"), "utf8")).toBe("alpha\n");
+	});
+
+	it("a session on the workspace's parent finishes its change; so does one on a child root holding every file", async () => {
+		await halfDone({ pid: deadPid(), start: "" });
+		const parent = await Session.create({ root: work, profile: "unified", stateDir });
+		sessions.push(parent);
+		expect(parent.recovery.map((r) => r.outcome)).toEqual(["rolled-back"]);
+		expect(await readFile(p("a.txt"), "utf8")).toBe("alpha\n");
+		expect(await readFile(p("c.txt"), "utf8")).toBe("gamma\n");
+	});
+
+	it("a session on a child root finishes a change whose files are all inside it", async () => {
+		await mkdir(p("sub"));
+		await halfDone({ pid: deadPid(), start: "" }, "sub/");
+		const child = await Session.create({ root: p("sub"), profile: "unified", stateDir });
+		sessions.push(child);
+		expect(child.recovery.map((r) => r.outcome)).toEqual(["rolled-back"]);
+		expect(await readFile(p("sub/a.txt"), "utf8")).toBe("alpha\n");
+		expect(await readFile(p("sub/c.txt"), "utf8")).toBe("gamma\n");
+	});
+});
