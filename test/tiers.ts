@@ -67,6 +67,8 @@ export const SUITES: readonly Suite[] = [
 			"test/durability/crash.test.ts",
 			"test/durability/multi-crash.test.ts",
 			"test/durability/property.test.ts",
+			"test/durability/fault-injection.test.ts",
+			"test/durability/power-loss.test.ts",
 			"test/fuzz/*.test.ts",
 			"test/backends/leftovers-*.test.ts",
 			"test/safety/cross-process.test.ts",
