@@ -288,10 +288,17 @@ export async function moveAsideCreated(
 	const had = new Set(before.existing);
 	const created = [...before.absent, ...after.existing].filter((p) => !had.has(p));
 	const notes: string[] = [];
-	for (const p of new Set(created)) {
+	const createdSet = new Set(created);
+	for (const p of createdSet) {
 		if ((await typeAt(p)) === undefined) continue;
-		// Reached through a link: its canonical path, when inside the roots, is in the list itself.
-		if ((await realpathAt(p).catch(() => p)) !== p) continue;
+		// Reached through a link: never acted on by that name. Its canonical path, when in the list
+		// too, is moved aside itself; otherwise the note says it stays.
+		const canonical = await realpathAt(p).catch(() => p);
+		if (canonical !== p) {
+			if (!createdSet.has(canonical))
+				notes.push(`keel: ${p} is protected and was created by the command; it could not be moved aside.`);
+			continue;
+		}
 		if (before.existing.some((q) => within(q, p))) continue; // inside a read-only mount: made before
 		// A repository the command created (git init, clone, worktree add) is its own: not moved.
 		if (isDotGit(posix.basename(p))) continue;
