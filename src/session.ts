@@ -23,8 +23,8 @@ import { lookalikes } from "./safety/path-lookalikes.js";
 import { PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
+import { paletteFor } from "./session-options.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
-import { toolsForProfile } from "./tools/registry.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
@@ -69,6 +69,8 @@ export class Session {
 	}
 
 	static async create(opts: SessionOptions = {}): Promise<Session> {
+		// Before anything opens: an unknown option, profile or tool name is an error, never a default.
+		const tools = paletteFor(opts);
 		const backend = opts.backend ?? createLocalBackend();
 		const root = resolve(opts.root ?? process.cwd());
 		// A spill directory of this session's own, readable through this session's guard only.
@@ -85,8 +87,6 @@ export class Session {
 			allowProtected: opts.allowProtected,
 			protectedPaths: opts.protectedPaths,
 		});
-		const disabled = new Set(opts.disabledTools ?? []);
-		const tools = toolsForProfile(opts.profile ?? "pi").filter((t) => !disabled.has(t.name));
 		// Temp files of a writer that was killed mid-commit are swept from the workspace root; every
 		// other directory is swept the first time this session writes into it.
 		await backend.fs.sweepTemps(guard.workspace);

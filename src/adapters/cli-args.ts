@@ -3,11 +3,13 @@
  * the backend choice and the serve options. Usage errors are UsageError (exit 2).
  */
 import { parseArgs } from "node:util";
+import { KeelError } from "../boundary/errors.js";
 import type { SessionOptions } from "../session.js";
-import { PROFILES, type Profile } from "../tools/registry.js";
+import { checkProfile, checkSessionOptions, checkToolNames } from "../session-options.js";
 import { type BackendChoice, chooseBackend } from "./backend-spec.js";
 import { serveOptions, UsageError } from "./cli-serve.js";
 import type { ServeOptions } from "./mcp/serve.js";
+import { type EnvSettings, envSettings, parseList, SettingError } from "./settings-env.js";
 
 export const USAGE = `Usage:
   keel call TOOL 'JSON_ARGS' [options]   run one tool call, print one JSON object
@@ -22,6 +24,7 @@ Options:
   --allow PATH          extra read-write root (repeatable)
   --allow-read PATH     read-only root (repeatable)
   --profile pi|unified|codex  tool palette (default: pi)
+  --disable NAME        leave tool NAME out of the palette (repeatable, or comma separated)
   --backend SPEC        where tools run: local (default), bwrap (commands in a bubblewrap
                         sandbox), ssh://user@host[:port]/path, podman://NAME/path,
                         docker://NAME/path, k8s://NAMESPACE/POD[/CONTAINER]/path
@@ -45,7 +48,11 @@ Options:
   --max-message-mib N   serve: largest message, stdio line or HTTP body (default: 64)
   --client-roots        serve: use the client's MCP roots even with --root/--allow (default:
                         only when neither is given)
-  --timeout SECONDS     smoke-extension: wall-clock limit (default: 10)`;
+  --timeout SECONDS     smoke-extension: wall-clock limit (default: 10)
+Environment (a flag wins over its variable; the pi extension reads the same ones):
+  KEEL_PROFILE, KEEL_ROOT, KEEL_ALLOW, KEEL_ALLOW_READ, KEEL_DISABLE, KEEL_BACKEND,
+  KEEL_NETWORK, KEEL_ENV, KEEL_IDENTITY, KEEL_INSECURE_HOST_KEY (lists comma separated,
+  switches 1/0, true/false, yes/no, on/off)`;
 
 export interface Parsed {
 	command: string;
@@ -65,6 +72,7 @@ const OPTIONS = {
 	allow: { type: "string", multiple: true },
 	"allow-read": { type: "string", multiple: true },
 	profile: { type: "string" },
+	disable: { type: "string", multiple: true },
 	backend: { type: "string" },
 	"allow-protected": { type: "boolean" },
 	protect: { type: "string", multiple: true },
@@ -93,24 +101,61 @@ function parseOrThrow(argv: string[]) {
 	}
 }
 
-export function parse(argv: string[]): Parsed {
+/** The KEEL_* settings, a bad value as a usage error. */
+function fromEnv(env: Record<string, string | undefined>): EnvSettings {
+	try {
+		return envSettings(env);
+	} catch (e) {
+		if (e instanceof SettingError) throw new UsageError(e.message);
+		throw e;
+	}
+}
+
+/** A repeatable flag's values, each comma separated too; undefined when none was given. */
+const listFlag = (values: string[] | undefined) =>
+	values ? values.flatMap((v) => parseList(v) ?? []) : undefined;
+
+export function parse(argv: string[], environment: Record<string, string | undefined> = {}): Parsed {
 	const { values, positionals } = parseOrThrow(argv);
 	if (values.help) throw new UsageError("");
 	if (positionals.length === 0) throw new UsageError("missing command");
-	const profile = (values.profile ?? "pi") as Profile;
-	if (!PROFILES.includes(profile))
-		throw new UsageError(`unknown profile "${values.profile}" (use ${PROFILES.join(", ")})`);
+	const env = fromEnv(environment);
 	let choice: BackendChoice;
 	try {
 		choice = chooseBackend({
-			backend: values.backend,
-			network: values.network,
-			env: values.env,
-			identity: values.identity,
-			insecureHostKey: values["insecure-host-key"],
+			backend: values.backend ?? env.backend,
+			network: values.network ?? env.network,
+			env: values.env ?? env.env,
+			identity: values.identity ?? env.identity,
+			insecureHostKey: values["insecure-host-key"] ?? env.insecureHostKey,
 		});
 	} catch (e) {
 		throw new UsageError((e as Error).message);
+	}
+	const disabledTools = listFlag(values.disable) ?? env.disable;
+	let session: SessionOptions;
+	try {
+		// Each name checked where the user wrote it: the flag, else its variable.
+		const profile = checkProfile(
+			values.profile ?? env.profile ?? "pi",
+			values.profile === undefined && env.profile !== undefined ? "KEEL_PROFILE" : "--profile",
+		);
+		if (disabledTools)
+			checkToolNames(disabledTools, profile, values.disable === undefined ? "KEEL_DISABLE" : "--disable");
+		session = {
+			root: choice.root ?? values.root ?? env.root,
+			allow: values.allow ?? env.allow,
+			allowRead: values["allow-read"] ?? env.allowRead,
+			profile,
+			disabledTools,
+			allowProtected: values["allow-protected"],
+			protectedPaths: values.protect,
+			commandPrefix: values["command-prefix"],
+		};
+		checkSessionOptions(session);
+	} catch (e) {
+		if (e instanceof KeelError) throw new UsageError(e.message);
+		throw e;
 	}
 	const http = values.http === undefined ? undefined : Number(values.http);
 	if (http !== undefined && !(Number.isInteger(http) && http >= 0 && http <= 65535))
@@ -130,14 +175,6 @@ export function parse(argv: string[]): Parsed {
 		host: values.host,
 		positionals: positionals.slice(1),
 		backend: choice,
-		session: {
-			root: choice.root ?? values.root,
-			allow: values.allow,
-			allowRead: values["allow-read"],
-			profile,
-			allowProtected: values["allow-protected"],
-			protectedPaths: values.protect,
-			commandPrefix: values["command-prefix"],
-		},
+		session,
 	};
 }

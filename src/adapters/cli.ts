@@ -20,6 +20,8 @@ export interface CliIO {
 	stdout: (line: string) => void;
 	stderr: (line: string) => void;
 	stdin: NodeJS.ReadableStream;
+	/** Where the KEEL_* settings are read (default: process.env). */
+	env?: Record<string, string | undefined>;
 }
 
 function joinText(content: Content[]): string {
@@ -212,7 +214,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 			const { runAgent } = await import("./pi/launcher.js");
 			return await runAgent(argv.slice(1), { stderr: io.stderr });
 		}
-		const p = parse(argv);
+		const p = parse(argv, io.env ?? process.env);
 		switch (p.command) {
 			case "call":
 				return await runCall(io, p);

@@ -1,4 +1,5 @@
-/** Tool palettes by profile (REQUIREMENTS T4). */
+/** Tool palettes by profile. */
+import { KeelError } from "../boundary/errors.js";
 import { applyPatchTool } from "./apply-patch.js";
 import { bashTool, bashWithBackgroundTool } from "./bash.js";
 import { listDirTool, readFileTool, shellTool } from "./codex.js";
@@ -18,13 +19,18 @@ export const PROFILES: readonly Profile[] = ["pi", "unified", "codex"];
 /**
  * The tools of a profile: `pi` is pi's seven; `unified` has one file tool, apply_patch and Python;
  * `codex` has the shapes Codex's models know (apply_patch, shell, read_file, list_dir) plus keel's
- * grep and find.
+ * grep and find. Any other name is an error: an unknown profile never gets a palette.
  */
 export function toolsForProfile(profile: Profile): ToolDefinition[] {
 	const pi = [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
 	if (profile === "pi") return pi;
 	if (profile === "codex")
 		return [applyPatchTool, shellTool, readFileTool, listDirTool, grepTool, findTool] as ToolDefinition[];
+	if (profile !== "unified")
+		throw new KeelError(
+			"INVALID_ARGS",
+			`unknown profile ${JSON.stringify(profile)}: use one of ${PROFILES.join(", ")} (names are case-sensitive)`,
+		);
 	return [
 		unifiedReadTool,
 		fileTool,

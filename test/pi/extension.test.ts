@@ -159,17 +159,37 @@ describe("tool policy", () => {
 		expect(pi.state.active).toEqual(["read", "bash"]);
 	});
 
-	it("warns about a bad profile and falls back to pi", async () => {
+	it("a bad profile is a warning, then every keel tool call is refused: no palette is guessed", async () => {
 		const error = vi.spyOn(console, "error").mockImplementation(() => {});
-		const pi = fakePi({ "keel-profile": "bogus" });
-		pi.state.active = everything();
-		await pi.emit("session_start", { reason: "startup" }, ctx());
-		expect(error).toHaveBeenCalledWith(expect.stringMatching(/unknown keel profile "bogus"/));
-		expect(pi.state.active).not.toContain("file");
-		const notify = vi.fn();
-		await pi.emit("session_start", { reason: "new" }, { cwd: ws, hasUI: true, ui: { notify } });
-		expect(notify).toHaveBeenCalledWith(expect.stringMatching(/bogus/), "warning");
-		error.mockRestore();
+		try {
+			const pi = fakePi({ "keel-profile": "Unified" });
+			pi.state.active = everything();
+			await pi.emit("session_start", { reason: "startup" }, ctx());
+			expect(error).toHaveBeenCalledWith(expect.stringMatching(/unknown --keel-profile "Unified"/));
+			expect(pi.state.active).not.toContain("file");
+			expect(pi.state.active).not.toContain("python");
+			const notify = vi.fn();
+			await pi.emit("session_start", { reason: "new" }, { cwd: ws, hasUI: true, ui: { notify } });
+			expect(notify).toHaveBeenCalledWith(expect.stringMatching(/Unified.*refuse to run/), "warning");
+			const run = pi.tools
+				.get("bash")
+				.execute("c1", { command: "echo ran > ran.txt" }, undefined, undefined, ctx());
+			await expect(run).rejects.toThrow(
+				/^\[INVALID_ARGS\] keel's settings are invalid: unknown --keel-profile/,
+			);
+			expect(existsSync(join(ws, "ran.txt"))).toBe(false);
+		} finally {
+			error.mockRestore();
+		}
+	});
+
+	it("a mistyped --keel-disable name refuses every call instead of leaving the tool on", async () => {
+		const pi = fakePi({ "keel-disable": "Bash" });
+		const run = pi.tools
+			.get("bash")
+			.execute("c1", { command: "echo ran > ran.txt" }, undefined, undefined, ctx());
+		await expect(run).rejects.toThrow(/--keel-disable names an unknown tool "Bash"/);
+		expect(existsSync(join(ws, "ran.txt"))).toBe(false);
 	});
 });
 
