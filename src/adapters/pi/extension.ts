@@ -15,7 +15,8 @@
  * warning and then refuses every keel tool call; keel never falls back to this machine for it. So
  * does any other setting keel cannot use (an unknown profile or tool name): no typo widens the palette.
  *
- * pi is imported for types only: at run time this module needs nothing from pi.
+ * pi is imported for types only: at run time this module needs nothing from pi, and its public
+ * declaration names only keel's own PiExtensionHost, so a consumer compiles it without pi installed.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { FLAG_HELP, FLAGS, type FlagKey, type KeelPiConfig, SWITCHES } from "./config.js";
@@ -24,7 +25,22 @@ import { allKeelTools, applyPolicy, suppressedNames } from "./policy.js";
 import { SessionSlot } from "./sessions.js";
 import { FailureLog, toPiTool } from "./tools.js";
 
-export default function keel(pi: ExtensionAPI): void {
+/**
+ * The part of pi's ExtensionAPI keel calls, declared here so that keel's published types need
+ * nothing from pi; pi's ExtensionAPI fits it.
+ */
+export interface PiExtensionHost {
+	registerFlag(name: string, options: { description?: string; type: "boolean" | "string" }): void;
+	getFlag(name: string): unknown;
+	registerTool(tool: never): void;
+	on(event: never, handler: never): void;
+	getActiveTools(): string[];
+	setActiveTools(names: string[]): void;
+	getAllTools(): { name: string }[];
+}
+
+export default function keel(piHost: PiExtensionHost): void {
+	const pi = piHost as unknown as ExtensionAPI;
 	for (const [key, name] of Object.entries(FLAGS) as [FlagKey, string][]) {
 		pi.registerFlag(name, { description: FLAG_HELP[key], type: SWITCHES.has(key) ? "boolean" : "string" });
 	}
