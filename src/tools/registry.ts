@@ -10,8 +10,36 @@ import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
 import { pythonJobsTool, pythonTool } from "./python.js";
 import { readTool, unifiedReadTool } from "./read.js";
+import { terse } from "./terse.js";
 import type { ToolDefinition } from "./types.js";
 import { writeTool } from "./write.js";
+
+/**
+ * The unified profile's shorter text for tools it shares with pi (pi's profile keeps pi's argument
+ * text): what each argument means is said once, in the description.
+ */
+const unifiedText = {
+	read: terse(
+		unifiedReadTool,
+		"Read a file: text, or an image (jpg, png, gif, webp) as an attachment. Text is cut at 2000 lines or 50KB; page with offset (1-based line) and limit until done.",
+		{ hashline: unifiedReadTool.parameters.properties?.hashline?.description },
+	),
+	bash: terse(bashWithBackgroundTool, bashWithBackgroundTool.description, {
+		background: bashWithBackgroundTool.parameters.properties?.background?.description,
+	}),
+	grep: terse(
+		grepTool,
+		"Search file contents for a regex (or literal text); returns matching lines with paths and line numbers. Respects .gitignore. glob: file filter ('*.ts'); context: lines around matches. Cut at limit (default 100) matches or 50KB, lines at 500 chars.",
+	),
+	find: terse(
+		findTool,
+		"Find files by glob ('**/*.json') under path; returns paths relative to it. Respects .gitignore. Cut at limit (default 1000) results or 50KB.",
+	),
+	ls: terse(
+		lsTool,
+		"List path (default: root), sorted, '/' after directories, dotfiles included; cut at limit (default 500) entries or 50KB.",
+	),
+};
 
 export type Profile = "pi" | "unified" | "codex";
 export const PROFILES: readonly Profile[] = ["pi", "unified", "codex"];
@@ -32,13 +60,13 @@ export function toolsForProfile(profile: Profile): ToolDefinition[] {
 			`unknown profile ${JSON.stringify(profile)}: use one of ${PROFILES.join(", ")} (names are case-sensitive)`,
 		);
 	return [
-		unifiedReadTool,
+		unifiedText.read,
 		fileTool,
 		applyPatchTool,
-		bashWithBackgroundTool,
-		grepTool,
-		findTool,
-		lsTool,
+		unifiedText.bash,
+		unifiedText.grep,
+		unifiedText.find,
+		unifiedText.ls,
 		pythonTool,
 		pythonJobsTool,
 	] as ToolDefinition[];

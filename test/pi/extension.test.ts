@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ENV_NAMES } from "../../src/adapters/pi/config.js";
 import keel from "../../src/adapters/pi/extension.js";
+import { fileToolWithoutHashline } from "../../src/tools/file.js";
 import { toolsForProfile } from "../../src/tools/registry.js";
 
 type Handler = (event: any, ctx: any) => unknown;
@@ -94,11 +95,14 @@ describe("registration", () => {
 		});
 		// A name in both profiles is registered once, with the pi profile's definition (pi's schema:
 		// pi registers tools at load, before the profile is known).
+		// pi's read has no hashline, so neither has the file tool pi is offered.
 		const keelTools = new Map(
-			[...toolsForProfile("codex"), ...toolsForProfile("unified"), ...toolsForProfile("pi")].map((t) => [
-				t.name,
-				t,
-			]),
+			[
+				...toolsForProfile("codex"),
+				...toolsForProfile("unified"),
+				...toolsForProfile("pi"),
+				fileToolWithoutHashline,
+			].map((t) => [t.name, t]),
 		);
 		expect([...tools.keys()].sort()).toEqual([...keelTools.keys()].sort());
 		for (const name of [...BUILTINS, "file"]) expect(tools.has(name), name).toBe(true);
