@@ -250,6 +250,11 @@ export class Session {
 		}
 	}
 
+	/** `await using session = await createSession(...)` closes it at the end of the block. */
+	[Symbol.asyncDispose](): Promise<void> {
+		return this.close();
+	}
+
 	async close(): Promise<void> {
 		if (this.closed) return;
 		this.closed = true;

@@ -100,3 +100,13 @@ describe("the MCP server fails closed", () => {
 		expect(lines.join("\n")).not.toMatch(/MCP server on stdio/);
 	});
 });
+
+describe("a session disposes like a resource", () => {
+	it("Symbol.asyncDispose closes it: a later call is refused", async () => {
+		const s = await createSession({ root, spillDir: spill });
+		await s[Symbol.asyncDispose]();
+		const r = await s.call("ls", {});
+		expect(r).toMatchObject({ ok: false, error: { code: "BACKEND_UNAVAILABLE" } });
+		expect((r as { error: { message: string } }).error.message).toMatch(/session is closed/);
+	});
+});
