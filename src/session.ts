@@ -25,8 +25,8 @@ import { ReadState } from "./safety/read-state.js";
 import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
 import { defaultStateDir, StateDir } from "./safety/state-dir.js";
 import { WriterLog } from "./safety/writer-log.js";
+import { paletteFor } from "./session-options.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
-import { toolsForProfile } from "./tools/registry.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
@@ -76,6 +76,8 @@ export class Session {
 	}
 
 	static async create(opts: SessionOptions = {}): Promise<Session> {
+		// Before anything opens: an unknown option, profile or tool name is an error, never a default.
+		const tools = paletteFor(opts);
 		const backend = opts.backend ?? createLocalBackend();
 		const root = resolve(opts.root ?? process.cwd());
 		// A spill directory of this session's own, readable through this session's guard only.
@@ -98,8 +100,6 @@ export class Session {
 			requestedState,
 			filesAreLocal(backend) ? [...guard.roots, ...guard.readOnlyRoots] : [],
 		);
-		const disabled = new Set(opts.disabledTools ?? []);
-		const tools = toolsForProfile(opts.profile ?? "pi").filter((t) => !disabled.has(t.name));
 		// Temp files of a writer that was killed mid-commit are swept from the workspace root; every
 		// other directory is swept the first time this session writes into it.
 		await backend.fs.sweepTemps(guard.workspace);
@@ -270,6 +270,11 @@ export class Session {
 			if (directive) error.directive = directive;
 			return { ok: false, error, elapsedMs: elapsedSince(this.clock, startedAt) };
 		}
+	}
+
+	/** `await using session = await createSession(...)` closes it at the end of the block. */
+	[Symbol.asyncDispose](): Promise<void> {
+		return this.close();
 	}
 
 	async close(): Promise<void> {

@@ -1,17 +1,22 @@
 /**
- * The CLI (DESIGN "The CLI contract"; keep it stable):
- *   keel call TOOL 'JSON_ARGS' [options]   one call, one JSON object on stdout
+ * The CLI (keep it stable; cli-help.ts has the text):
+ *   keel call TOOL 'JSON_ARGS'|- [options] one call, one JSON object on stdout
  *   keel batch [options]                   one session over JSONL on stdin
- *   keel smoke-extension PATH [options]    a pi extension draft in a disposable child (R7)
- * Exit 0 when ok, 1 on a tool error, 2 on a usage error.
+ *   keel tools [--profile P] [--json]      a profile's tools, descriptions and schemas
+ *   keel serve / agent / smoke-extension   MCP server, pi with keel's tools, a pi extension draft
+ *   keel help [COMMAND], keel --version
+ * Exit 0 when ok, 1 on a tool error, 2 on a usage error, for every command.
  */
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { KeelError } from "../boundary/errors.js";
 import { type SmokeResult, smokeTestExtension } from "../extensions/smoke.js";
 import { type CallResult, Session, type SessionOptions } from "../session.js";
+import { paletteFor } from "../session-options.js";
 import type { Content } from "../tools/types.js";
-import { type Parsed, parse, USAGE } from "./cli-args.js";
+import { type Parsed, parse } from "./cli-args.js";
+import { COMMAND_HELP, EXIT, OVERVIEW, toolsJson, toolsText, usageLine } from "./cli-help.js";
 import { UsageError } from "./cli-serve.js";
 
 export { UsageError };
@@ -20,6 +25,8 @@ export interface CliIO {
 	stdout: (line: string) => void;
 	stderr: (line: string) => void;
 	stdin: NodeJS.ReadableStream;
+	/** Where the KEEL_* settings are read (default: process.env). */
+	env?: Record<string, string | undefined>;
 }
 
 function joinText(content: Content[]): string {
@@ -40,13 +47,16 @@ export function toWire(r: CallResult): Record<string, unknown> {
 	return out;
 }
 
+/** A usage error: one line on stderr naming the help to read, and the JSON error on stdout. */
 function usageFailure(
 	io: CliIO,
 	message: string,
+	command: string | undefined,
 	code: "INVALID_ARGS" | "UNKNOWN_TOOL" = "INVALID_ARGS",
 ): number {
-	io.stdout(JSON.stringify({ ok: false, error: new KeelError(code, message).toJSON() }));
-	return 2;
+	io.stderr(usageLine(message, command));
+	io.stdout(JSON.stringify({ ok: false, error: new KeelError(code, `Usage error: ${message}.`).toJSON() }));
+	return EXIT.usage;
 }
 
 /** Session options with the chosen backend opened; a backend that cannot start is a tool error (exit 1). */
@@ -82,10 +92,31 @@ async function openSession(io: CliIO, p: Parsed): Promise<Session | number> {
 		for (const r of session.recovery) io.stderr(r.line);
 		return session;
 	} catch (e) {
-		const msg = e instanceof Error ? e.message : String(e);
-		io.stderr(`keel: ${msg}`);
-		return usageFailure(io, msg);
+		return usageFailure(io, e instanceof Error ? e.message : String(e), p.command);
 	}
+}
+
+/** All of a stream as text (`keel call TOOL -`). */
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+	return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Errors a single `call` always meets when it changes a file it would have to read first. */
+const NEEDS_A_READ: ReadonlySet<string> = new Set(["NOT_READ", "STALE_READ", "WRITE_COLLISION"]);
+
+/**
+ * A failure of one `keel call` explained for its session: each call is a new session that has read
+ * nothing, so retrying the same call can never succeed; a batch can read and then change.
+ */
+function forOneCall(result: CallResult, tool: string): CallResult {
+	if (result.ok || !NEEDS_A_READ.has(result.error.code)) return result;
+	const hint =
+		` Each "keel call" is a new session that has read nothing, so this ${tool} can never succeed on its own: ` +
+		`send the read and the change as lines of one "keel batch" (printf '%s\\n' '{"tool":"read","args":{...}}' '{"tool":"${tool}","args":{...}}' | keel batch).`;
+	const { directive: _stale, ...error } = result.error;
+	return { ...result, error: { ...error, message: result.error.message + hint, retry: "change-approach" } };
 }
 
 async function runCall(io: CliIO, p: Parsed): Promise<number> {
@@ -94,30 +125,44 @@ async function runCall(io: CliIO, p: Parsed): Promise<number> {
 	if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
 	let args: unknown;
 	try {
-		args = JSON.parse(json ?? "{}");
+		args = JSON.parse(json === "-" ? await readAll(io.stdin) : (json ?? "{}"));
 	} catch (e) {
-		return usageFailure(io, `JSON_ARGS is not valid JSON: ${(e as Error).message}`);
+		return usageFailure(
+			io,
+			`${json === "-" ? "stdin" : "JSON_ARGS"} is not valid JSON: ${(e as Error).message}`,
+			"call",
+		);
 	}
+	// Checked before a session (and its backend) opens: a misspelt tool costs nothing.
+	const palette = paletteFor(p.session).map((t) => t.name);
+	if (!palette.includes(tool))
+		return usageFailure(
+			io,
+			`unknown tool "${tool}" in the ${p.session.profile} profile; its tools: ${palette.join(", ")}`,
+			"tools",
+			"UNKNOWN_TOOL",
+		);
 	const session = await openSession(io, p);
 	if (typeof session === "number") return session;
 	const controller = new AbortController();
 	const onSigint = () => controller.abort();
 	process.once("SIGINT", onSigint);
 	try {
-		if (!session.tools.some((t) => t.name === tool)) {
-			return usageFailure(
-				io,
-				`Unknown tool "${tool}". Available: ${session.tools.map((t) => t.name).join(", ")}.`,
-				"UNKNOWN_TOOL",
-			);
-		}
-		const result = await session.call(tool, args, { signal: controller.signal });
+		const result = forOneCall(await session.call(tool, args, { signal: controller.signal }), tool);
 		io.stdout(JSON.stringify(toWire(result)));
-		return result.ok ? 0 : 1;
+		return result.ok ? EXIT.ok : EXIT.failed;
 	} finally {
 		process.off("SIGINT", onSigint);
 		await session.close();
 	}
+}
+
+/** `keel tools`: the palette a session with these options would offer; no session is opened. */
+function runTools(io: CliIO, p: Parsed): number {
+	if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+	const tools = paletteFor({ profile: p.session.profile, disabledTools: p.session.disabledTools });
+	io.stdout(p.json ? toolsJson(tools) : toolsText(tools));
+	return EXIT.ok;
 }
 
 async function runBatch(io: CliIO, p: Parsed): Promise<number> {
@@ -200,19 +245,51 @@ async function runSmoke(io: CliIO, p: Parsed): Promise<number> {
 	}
 }
 
+/** keel's version, from its package.json (two levels up from src/adapters and dist/adapters). */
+export function version(): string {
+	const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+		version: string;
+	};
+	return pkg.version;
+}
+
+function runHelp(io: CliIO, topic: string | undefined): number {
+	if (topic === undefined) {
+		io.stdout(OVERVIEW);
+		return EXIT.ok;
+	}
+	const text = COMMAND_HELP[topic];
+	if (!text)
+		throw new UsageError(`no help for "${topic}" (commands: ${Object.keys(COMMAND_HELP).join(", ")})`);
+	io.stdout(text);
+	return EXIT.ok;
+}
+
 export async function main(argv: string[], io: CliIO): Promise<number> {
+	const command = argv[0];
 	try {
 		// pi's own flags (-p, --mode, ...) pass through untouched, so `agent` skips keel's parser.
-		if (argv[0] === "agent") {
+		if (command === "agent") {
 			const { runAgent } = await import("./pi/launcher.js");
 			return await runAgent(argv.slice(1), { stderr: io.stderr });
 		}
-		const p = parse(argv);
+		if (command === "--version" || command === "-v" || command === "version") {
+			io.stdout(version());
+			return EXIT.ok;
+		}
+		if (command === "help") return runHelp(io, argv[1]);
+		const options = argv.indexOf("--");
+		const flags = options === -1 ? argv : argv.slice(0, options);
+		if (flags.includes("--help") || flags.includes("-h"))
+			return runHelp(io, command && command in COMMAND_HELP ? command : undefined);
+		const p = parse(argv, io.env ?? process.env);
 		switch (p.command) {
 			case "call":
 				return await runCall(io, p);
 			case "batch":
 				return await runBatch(io, p);
+			case "tools":
+				return runTools(io, p);
 			case "smoke-extension":
 				return await runSmoke(io, p);
 			case "serve": {
@@ -227,15 +304,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 				throw new UsageError(`unknown command "${p.command}"`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError) {
-			if (!e.message) {
-				io.stdout(USAGE);
-				return 0;
-			}
-			io.stderr(`keel: ${e.message}`);
-			io.stderr(USAGE);
-			return usageFailure(io, `Usage error: ${e.message}.`);
-		}
+		if (e instanceof UsageError)
+			return usageFailure(io, e.message, command && command in COMMAND_HELP ? command : undefined);
 		throw e;
 	}
 }

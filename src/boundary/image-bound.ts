@@ -7,7 +7,6 @@
  * by a quarter and the candidates are tried again. An image whose header says it is too large to
  * decode safely, or that photon cannot decode, is omitted with a note: never sent at full size.
  */
-import { imageSize } from "image-size";
 
 export const IMAGE_BOUNDS = {
 	maxWidth: 2000,
@@ -36,6 +35,8 @@ const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
 
 /** `bytes` as an image a model may be sent, or why it is omitted. */
 export async function boundImage(bytes: Buffer, mimeType: string): Promise<BoundedImage> {
+	// Loaded by the first image, not by importing keel.
+	const { imageSize } = await import("image-size");
 	let size: { width?: number; height?: number };
 	try {
 		size = imageSize(bytes);

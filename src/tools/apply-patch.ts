@@ -89,35 +89,28 @@ function parentOf(canonical: string): string {
 	return i <= 0 ? "/" : canonical.slice(0, i);
 }
 
-const DESCRIPTION = `Edit files with a patch. Pass the whole patch as \`input\`. Format:
-
+const DESCRIPTION = `Edit files with a patch, given whole as \`input\`:
 *** Begin Patch
-*** Add File: <path>          (every following line starts with +: the new file's content)
+*** Add File: <path> (then + lines: the content)
 *** Delete File: <path>
 *** Update File: <path>
-*** Move to: <new path>       (optional, right after Update File: rename the file)
-@@ <a line near the change>   (optional: the hunk is searched after this line; "@@" alone is fine)
- unchanged line               (context: a space, then the line as it is in the file)
+*** Move to: <path> (optional rename)
+@@ <line near the change> (optional)
+ context line
 -removed line
 +added line
-*** End of File               (optional: the hunk's lines end the file)
+*** End of File (optional: the hunk ends the file)
 *** End Patch
-
-Give about 3 lines of context above and below each change, unchanged, so the hunk is found; a
-file's hunks go in file order. Paths are relative to the workspace root. Lines are matched exactly,
-else tolerating trailing/leading whitespace, Unicode quotes and dashes, and blank lines; the file's
-line endings, BOM and missing final newline are kept. The patch applies whole or not at all: if any
-file fails, nothing is changed. Adding a file that exists, or moving onto one, needs a read of it
-first.`;
+~3 context lines around each change, hunks in file order. Matching tolerates whitespace,
+punctuation and blank-line drift; endings and BOM are kept. All files change or none. Adding or
+moving onto an existing file needs a read of it first.`;
 
 export const applyPatchTool = defineTool<ApplyPatchArgs>({
 	name: "apply_patch",
 	label: "apply_patch",
 	description: DESCRIPTION,
 	parameters: object({
-		input: string({
-			description: "The entire contents of the patch, from *** Begin Patch to *** End Patch.",
-		}),
+		input: string(),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	execute(args, { session, signal }) {

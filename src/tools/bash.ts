@@ -28,7 +28,7 @@ const backgroundSchema = object({
 	background: optional(
 		boolean({
 			description:
-				"Keep processes the command starts in the background (cmd &) running after it returns; they are listed in the result and killed when the session closes. Without it, everything the command started is killed when it returns.",
+				"Keep background processes (cmd &) until the session closes; else they are killed when the command returns.",
 		}),
 	),
 });
@@ -65,15 +65,13 @@ export interface BashArgs {
 	background?: boolean;
 }
 
-const DESCRIPTION = `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`;
+const DESCRIPTION = `Run a bash command in the workspace root; returns stdout and stderr, truncated to the last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (the full output is saved to a file). timeout: seconds, optional.`;
 
 const bashDefinition = (withBackground: boolean) =>
 	defineTool<BashArgs>({
 		name: "bash",
 		label: "bash",
-		description: withBackground
-			? `${DESCRIPTION} Set background: true to keep background processes running until the session closes.`
-			: DESCRIPTION,
+		description: DESCRIPTION,
 		parameters: withBackground ? backgroundSchema : schema,
 		annotations: { readOnly: false, destructive: true, idempotent: false },
 		async execute(args, { session, signal, onUpdate }) {

@@ -1,75 +1,61 @@
 /** The unified `file` tool's schema (REQUIREMENTS T2) and the per-type field rules. */
 
 import { KeelError } from "../boundary/errors.js";
-import { array, boolean, integer, object, oneOf, optional, string, withRange } from "../boundary/schema.js";
+import {
+	array,
+	boolean,
+	integer,
+	type JsonSchema,
+	object,
+	oneOf,
+	optional,
+	string,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
 import { CONTENT_REF_SHAPE } from "../safety/content-refs.js";
 import { PAYLOAD_REF_SHAPE } from "../safety/payloads.js";
 import { RANGES } from "./ranges.js";
 
 export const MAX_QUERIES = 50;
 
-const editItem = object({
-	oldText: optional(
-		string({
-			description:
-				"Text to replace, copied from the file. Optional for lineRange: when given it must equal those lines.",
-		}),
-	),
-	newText: string({ description: "Replacement text." }),
-	matchMode: optional(
-		oneOf(["exact", "normalized", "lineRange", "hashline"], {
-			description:
-				"Unset (default): oldText is matched exactly, else with quote/dash/blank, indentation and blank-line differences tolerated (new lines re-indented to the file's style); a match must be unique. exact: byte for byte only. normalized: the tolerant steps only. lineRange: replace lines startLine..endLine of a freshly read file. hashline: replace lines start..end named by refs from a read with hashline: true.",
-		}),
-	),
-	replaceAll: optional(
-		boolean({ description: "Replace every occurrence instead of requiring a unique one." }),
-	),
-	startLine: optional(
-		withRange(integer({ description: "First line (1-based) for lineRange." }), RANGES.lineNumber),
-	),
-	endLine: optional(
-		withRange(integer({ description: "Last line (inclusive) for lineRange." }), RANGES.lineNumber),
-	),
-	start: optional(
-		string({
-			description: 'hashline: ref of the first line to replace, e.g. "12#a3f", as a hashline read shows it.',
-		}),
-	),
-	end: optional(string({ description: "hashline: ref of the last line to replace (default: start)." })),
-});
+/**
+ * The file tool's arguments. `hashline: false` is the shape offered where `read` has no hashline
+ * option (pi's read): no hashline match mode, no start/end refs, so the model is never told to use
+ * a read it does not have. What each field means is said in file's description.
+ */
+export function fileSchemaFor(hashline: boolean): JsonSchema {
+	const editItem = object({
+		oldText: optional(
+			string({ description: "Copied from the file (lineRange: optional, must equal the lines)." }),
+		),
+		newText: string(),
+		matchMode: optional(
+			oneOf(
+				hashline ? ["exact", "normalized", "lineRange", "hashline"] : ["exact", "normalized", "lineRange"],
+				{
+					description: `exact: bytes only; normalized: tolerant only; lineRange: startLine..endLine${hashline ? '; hashline: start..end refs ("12#a3f") from read with hashline: true' : ""}.`,
+				},
+			),
+		),
+		replaceAll: optional(boolean()),
+		startLine: optional(withUnpublishedRange(integer(), RANGES.lineNumber)),
+		endLine: optional(withUnpublishedRange(integer(), RANGES.lineNumber)),
+		...(hashline
+			? { start: optional(string()), end: optional(string({ description: "Default: start." })) }
+			: {}),
+	});
+	const query = object({
+		type: oneOf(["edit", "write", "delete"]),
+		path: string(),
+		content: optional(string()),
+		contentRef: optional(string()),
+		payloadRef: optional(string()),
+		edits: optional(array(editItem, { minItems: 1 })),
+	});
+	return object({ queries: array(query, { minItems: 1, maxItems: MAX_QUERIES }) });
+}
 
-const query = object({
-	type: oneOf(["edit", "write", "delete"], {
-		description:
-			"edit: targeted replacements; write: create a file or replace one you have read; delete: remove a file or symlink.",
-	}),
-	path: string({ description: "File path (relative to the workspace root or absolute)." }),
-	content: optional(string({ description: "write: the whole new content." })),
-	contentRef: optional(
-		string({ description: "write: a contentRef from an earlier result, instead of content." }),
-	),
-	payloadRef: optional(
-		string({
-			description:
-				"write/edit: a payloadRef from a failed call, to retry it on a corrected path without resending the payload.",
-		}),
-	),
-	edits: optional(
-		array(editItem, {
-			minItems: 1,
-			description: "edit: one or more replacements, all matched against the original file.",
-		}),
-	),
-});
-
-export const fileSchema = object({
-	queries: array(query, {
-		minItems: 1,
-		maxItems: MAX_QUERIES,
-		description: "Mutations, preflighted together, then run in order.",
-	}),
-});
+export const fileSchema = fileSchemaFor(true);
 
 export interface EditItem {
 	oldText?: string;

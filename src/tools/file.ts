@@ -10,16 +10,16 @@ import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js"
 import { checkAborted } from "./common.js";
 import { type Prepared, preparePlan, type QueryResult, replannable, resultOf } from "./file-commit.js";
 import { type Plan, planQuery } from "./file-plan.js";
-import { checkQueryFields, type FileArgs, fileSchema } from "./file-schema.js";
-import { defineTool, text } from "./types.js";
+import { checkQueryFields, type FileArgs, fileSchema, fileSchemaFor } from "./file-schema.js";
+import { defineTool, type ToolSpec, text } from "./types.js";
 
 export type { QueryResult } from "./file-commit.js";
 
-export const fileTool = defineTool<FileArgs>({
+const fileSpec: ToolSpec<FileArgs> = {
 	name: "file",
 	label: "file",
 	description:
-		'Create, edit or delete files. queries: [{type, path, ...}] — edit: {edits:[{oldText,newText}]} matched against the current file (exactly, else tolerating quote, blank, indentation and blank-line drift, always uniquely; or matchMode lineRange with startLine/endLine after a read, or hashline with start/end refs like "12#a3f" from read with hashline: true); write: {content} creates a new file or replaces a file you have read (or {contentRef} to copy content written earlier); delete: removes a file or symlink. All queries are checked before any runs, and they apply together or not at all: if one fails, nothing is changed. A failure that is only about the path returns a payloadRef: retry with it and a corrected path instead of resending the content.',
+		"Create, edit or delete files: queries [{type, path, ...}] are checked together, then run in order; all apply or none. edit: edits [{oldText, newText}], each matched in the original file exactly, else tolerating quote, whitespace, indentation and blank-line drift, uniquely unless replaceAll; or matchMode lineRange: startLine..endLine (1-based, inclusive) of a fresh read. write: content (or contentRef from an earlier result) for a new file or one you have read. delete: a file or symlink. A failure only about the path returns a payloadRef: retry with it and the corrected path.",
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, { session, signal }) {
@@ -115,7 +115,12 @@ export const fileTool = defineTool<FileArgs>({
 		);
 		return { content: [text(lines.join("\n"))], details: { results } };
 	},
-});
+};
+
+export const fileTool = defineTool(fileSpec);
+
+/** The same tool as offered where `read` has no hashline option (pi): no hashline match mode. */
+export const fileToolWithoutHashline = defineTool({ ...fileSpec, parameters: fileSchemaFor(false) });
 
 /** A failed commit, named by its query; a write's content is kept under a payloadRef when it was only in the way. */
 async function commitFailure(

@@ -44,7 +44,7 @@ export interface LsArgs {
 export const lsTool = defineTool<LsArgs>({
 	name: "ls",
 	label: "ls",
-	description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
+	description: `List a directory: entries sorted, '/' after directories, dotfiles included. Truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
 	async execute(args, { session, signal }) {

@@ -8,7 +8,7 @@
  * starts a process. An invalid cwd fails before the code is looked at.
  */
 import { KeelError } from "../boundary/errors.js";
-import { number, object, oneOf, optional, string, withRange } from "../boundary/schema.js";
+import { number, object, oneOf, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import type { PythonCoordinator } from "../python/coordinator.js";
 import { DEFAULT_BACKGROUND_AFTER_MS } from "../python/coordinator.js";
 import { outcomeToResult, renderJobList, renderRunning } from "../python/format.js";
@@ -108,22 +108,19 @@ export interface PythonArgs {
 const pythonSchema = object({
 	code: optional(
 		string({
-			description:
-				"Python code to run in the session's persistent interpreter (variables and imports persist between calls). The value of a trailing expression is shown.",
+			description: "State persists between calls.",
 		}),
 	),
 	scriptPath: optional(
 		string({
-			description:
-				"A .py file to run like `python script.py` (fresh __main__; the persistent namespace is untouched).",
+			description: "Run as `python script.py` (fresh __main__).",
 		}),
 	),
-	cwd: optional(string({ description: "Working directory (default: the workspace root)." })),
+	cwd: optional(string()),
 	timeout: optional(
-		withRange(
+		withUnpublishedRange(
 			number({
-				description:
-					"Timeout in seconds (optional). On timeout the interpreter is restarted and its state lost.",
+				description: "Seconds; on timeout the interpreter restarts, losing its state.",
 			}),
 			RANGES.timeoutSeconds,
 		),
@@ -134,7 +131,7 @@ export const pythonTool = defineTool<PythonArgs>({
 	name: "python",
 	label: "python",
 	description:
-		"Run Python 3 code (or a script) in this session's persistent interpreter. Give exactly one of code or scriptPath. Returns stdout, stderr, the repr of a trailing expression, or the exception with its traceback. Output is truncated to the last 2000 lines or 50KB per stream, the full text saved to a file. Jobs running longer than 15 s continue in the background and return a job id for python_jobs.",
+		"Run Python 3 (code or scriptPath) in this session's persistent interpreter; returns stdout, stderr, a trailing expression's repr or the traceback, each cut to its last 2000 lines or 50KB (full text saved). Past 15 s a run continues as a python_jobs job.",
 	parameters: pythonSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	execute(args, { session, signal }): Promise<ToolResult> {
@@ -187,13 +184,11 @@ export interface PythonJobsArgs {
 }
 
 const jobsSchema = object({
-	action: oneOf(["list", "status", "wait", "cancel"], {
-		description: "list the session's Python jobs, or status/wait/cancel one of them",
-	}),
-	jobId: optional(string({ description: "The job id a python call returned (not for list)." })),
+	action: oneOf(["list", "status", "wait", "cancel"]),
+	jobId: optional(string({ description: "From a python call." })),
 	timeout: optional(
-		withRange(
-			number({ description: `For wait: seconds to wait (default ${DEFAULT_BACKGROUND_AFTER_MS / 1000}).` }),
+		withUnpublishedRange(
+			number({ description: `wait: seconds (default ${DEFAULT_BACKGROUND_AFTER_MS / 1000}).` }),
 			RANGES.waitSeconds,
 		),
 	),
@@ -208,7 +203,7 @@ export const pythonJobsTool = defineTool<PythonJobsArgs>({
 	name: "python_jobs",
 	label: "python jobs",
 	description:
-		"Manage this session's background Python jobs (python calls that ran past 15 s): list them, get a job's status, wait for its result, or cancel it (which restarts the interpreter; its state is lost).",
+		"Python runs past 15 s: list, status, wait for the result, or cancel (restarts the interpreter, losing its state).",
 	parameters: jobsSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, { session, signal }): Promise<ToolResult> {

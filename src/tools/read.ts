@@ -32,7 +32,7 @@ const fields = {
 const hashlineField = optional(
 	boolean({
 		description:
-			'Prefix each line with its number and a short content hash, as "12#a3f|text", so a file edit can name lines by these refs (matchMode "hashline") instead of repeating their text. The prefix is not part of the line.',
+			'Show lines as "12#a3f|text" so file edits can name them by ref (matchMode hashline); the prefix is not file content.',
 	}),
 );
 
@@ -43,7 +43,7 @@ export interface ReadArgs {
 	hashline?: boolean;
 }
 
-const DESCRIPTION = `Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.`;
+const DESCRIPTION = `Read a file: text, or an image (jpg, png, gif, webp) sent as an attachment. Text is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB; page with offset/limit, continuing with offset until done.`;
 
 const annotations = { readOnly: true, destructive: false, idempotent: true };
 
@@ -60,7 +60,7 @@ export const readTool = defineTool<ReadArgs>({
 export const unifiedReadTool = defineTool<ReadArgs>({
 	name: "read",
 	label: "read",
-	description: `${DESCRIPTION} With hashline: true each line is shown as "12#a3f|text" (number#hash|text) for hashline file edits.`,
+	description: DESCRIPTION,
 	parameters: object({ ...fields, hashline: hashlineField }),
 	annotations,
 	execute: readFile,

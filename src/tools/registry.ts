@@ -1,4 +1,5 @@
-/** Tool palettes by profile (REQUIREMENTS T4). */
+/** Tool palettes by profile. */
+import { KeelError } from "../boundary/errors.js";
 import { applyPatchTool } from "./apply-patch.js";
 import { bashTool, bashWithBackgroundTool } from "./bash.js";
 import { listDirTool, readFileTool, shellTool } from "./codex.js";
@@ -9,8 +10,36 @@ import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
 import { pythonJobsTool, pythonTool } from "./python.js";
 import { readTool, unifiedReadTool } from "./read.js";
+import { terse } from "./terse.js";
 import type { ToolDefinition } from "./types.js";
 import { writeTool } from "./write.js";
+
+/**
+ * The unified profile's shorter text for tools it shares with pi (pi's profile keeps pi's argument
+ * text): what each argument means is said once, in the description.
+ */
+const unifiedText = {
+	read: terse(
+		unifiedReadTool,
+		"Read a file: text, or an image (jpg, png, gif, webp) as an attachment. Text is cut at 2000 lines or 50KB; page with offset (1-based line) and limit until done.",
+		{ hashline: unifiedReadTool.parameters.properties?.hashline?.description },
+	),
+	bash: terse(bashWithBackgroundTool, bashWithBackgroundTool.description, {
+		background: bashWithBackgroundTool.parameters.properties?.background?.description,
+	}),
+	grep: terse(
+		grepTool,
+		"Search file contents for a regex (or literal text); returns matching lines with paths and line numbers. Respects .gitignore. glob: file filter ('*.ts'); context: lines around matches. Cut at limit (default 100) matches or 50KB, lines at 500 chars.",
+	),
+	find: terse(
+		findTool,
+		"Find files by glob ('**/*.json') under path; returns paths relative to it. Respects .gitignore. Cut at limit (default 1000) results or 50KB.",
+	),
+	ls: terse(
+		lsTool,
+		"List path (default: root), sorted, '/' after directories, dotfiles included; cut at limit (default 500) entries or 50KB.",
+	),
+};
 
 export type Profile = "pi" | "unified" | "codex";
 export const PROFILES: readonly Profile[] = ["pi", "unified", "codex"];
@@ -18,21 +47,26 @@ export const PROFILES: readonly Profile[] = ["pi", "unified", "codex"];
 /**
  * The tools of a profile: `pi` is pi's seven; `unified` has one file tool, apply_patch and Python;
  * `codex` has the shapes Codex's models know (apply_patch, shell, read_file, list_dir) plus keel's
- * grep and find.
+ * grep and find. Any other name is an error: an unknown profile never gets a palette.
  */
 export function toolsForProfile(profile: Profile): ToolDefinition[] {
 	const pi = [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
 	if (profile === "pi") return pi;
 	if (profile === "codex")
 		return [applyPatchTool, shellTool, readFileTool, listDirTool, grepTool, findTool] as ToolDefinition[];
+	if (profile !== "unified")
+		throw new KeelError(
+			"INVALID_ARGS",
+			`unknown profile ${JSON.stringify(profile)}: use one of ${PROFILES.join(", ")} (names are case-sensitive)`,
+		);
 	return [
-		unifiedReadTool,
+		unifiedText.read,
 		fileTool,
 		applyPatchTool,
-		bashWithBackgroundTool,
-		grepTool,
-		findTool,
-		lsTool,
+		unifiedText.bash,
+		unifiedText.grep,
+		unifiedText.find,
+		unifiedText.ls,
 		pythonTool,
 		pythonJobsTool,
 	] as ToolDefinition[];

@@ -25,7 +25,7 @@ export const writeTool = defineTool<WriteArgs>({
 	name: "write",
 	label: "write",
 	description:
-		"Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
+		"Create a file, or replace one read in this session and unchanged since; any other existing file is refused (read it first). Creates parent directories.",
 	parameters: schema,
 	annotations: { readOnly: false, destructive: true, idempotent: true },
 	async execute(args, { session, signal }) {

@@ -1,7 +1,9 @@
 /**
  * T1: keel's pi-profile tools have pi's names and argument schemas. Compared against the installed
- * pi (0.73.1): same properties, types, required fields and descriptions. keel adds
- * `additionalProperties: false` everywhere (extra fields are errors); pi has it on edit only.
+ * pi (0.73.1): same properties, types, required fields and argument descriptions. keel adds
+ * `additionalProperties: false` everywhere (extra fields are errors); pi has it on edit only. The
+ * tool descriptions are keel's own where keel behaves otherwise (write refuses to overwrite an
+ * unread file) or says the same in fewer words (test/contract/tool-text.test.ts holds them).
  */
 import * as pi from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
@@ -33,12 +35,11 @@ describe("pi-compatible schemas", () => {
 	});
 
 	for (const [name, factory] of Object.entries(factories)) {
-		it(`${name}: same properties, types, required fields and descriptions as pi`, () => {
+		it(`${name}: same properties, types, required fields and argument descriptions as pi`, () => {
 			const theirs = factory("/tmp");
 			const ours = keel.find((t) => t.name === name)!;
 			expect(theirs.name).toBe(name);
 			expect(comparable(ours.parameters)).toEqual(comparable(theirs.parameters));
-			expect(ours.description).toBe(theirs.description);
 		});
 
 		it(`${name}: keel refuses extra fields`, () => {

@@ -83,7 +83,11 @@ describe("pi extension config: the backend", () => {
 		});
 		expect(ssh.backend).toEqual({ spec: "local", network: false, insecureHostKey: false });
 		expect(ssh.root).toBe("/w");
-		expect(ssh.warnings).toEqual([]);
+		// Said aloud, so the user is not left believing the project's choice took effect.
+		expect(ssh.warnings).toEqual([
+			"the project's .pi/settings.json may set only profile and disable; its backend, identity, insecureHostKey are ignored",
+		]);
+		expect(ssh.error).toBeUndefined();
 	});
 
 	it("a bad spec is an error and a warning, never this machine", () => {
@@ -133,7 +137,7 @@ describe("pi extension config: the backend", () => {
 		expect(rel.backend.identity).toBe("/w/keys/id");
 	});
 
-	it("switches: words and JSON booleans; an unreadable one is off, with a warning", () => {
+	it("switches: words and JSON booleans; an unreadable one is off and an error that refuses every call", () => {
 		const env = (KEEL_NETWORK: string) =>
 			resolveConfig({
 				cwd: "/w",
@@ -145,9 +149,10 @@ describe("pi extension config: the backend", () => {
 		expect(env("0").backend.network).toBe(false);
 		const bad = env("please");
 		expect(bad.backend.network).toBe(false);
-		expect(bad.warnings).toEqual([
-			'keel network setting "please" is not a switch (use true or false); it is off',
-		]);
+		expect(bad.error).toBe(
+			'KEEL_NETWORK is "please", not a switch (use 1, true, yes, on, or 0, false, no, off)',
+		);
+		expect(bad.warnings).toEqual([expect.stringContaining(bad.error!)]);
 		const json = resolveConfig({
 			cwd: "/w",
 			flag: none,

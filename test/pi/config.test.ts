@@ -53,17 +53,38 @@ describe("pi extension config", () => {
 		expect(c).toMatchObject({ profile: "unified", root: "/w", allow: [], allowRead: [], disabled: ["bash"] });
 	});
 
-	it("reports a bad profile and a flag without a value", () => {
+	it("a bad profile and a flag without a value are errors, named where they were set", () => {
 		const c = resolveConfig({
 			cwd: "/w",
 			flag: (n) => (n === "keel-disable" ? true : undefined),
 			env: { KEEL_PROFILE: "x" },
 		});
 		expect(c.profile).toBe("pi");
-		expect(c.warnings).toEqual([
-			'unknown keel profile "x" (use pi, unified, codex); using "pi"',
-			"--keel-disable needs a value",
-		]);
+		expect(c.error).toBe(
+			'unknown KEEL_PROFILE "x": use one of pi, unified, codex (names are case-sensitive); --keel-disable needs a value',
+		);
+		expect(c.warnings).toEqual([expect.stringContaining(c.error!)]);
+	});
+
+	it("fails closed on every name it does not know: profile case, tool case, settings keys", () => {
+		const errorOf = (src: Partial<Parameters<typeof resolveConfig>[0]>) =>
+			resolveConfig({ cwd: "/w", flag: none, env: {}, ...src }).error;
+		expect(errorOf({ flag: (n) => (n === "keel-profile" ? "Unified" : undefined) })).toMatch(
+			/^unknown --keel-profile "Unified": use one of pi, unified, codex/,
+		);
+		expect(errorOf({ env: { KEEL_DISABLE: "Bash" } })).toMatch(
+			/^KEEL_DISABLE names an unknown tool "Bash" \(names are case-sensitive; tools: read, write, edit, bash,/,
+		);
+		expect(errorOf({ projectSettings: { disable: ["bassh"] } })).toMatch(
+			/^keel disable in \.pi\/settings\.json names an unknown tool "bassh"/,
+		);
+		expect(errorOf({ globalSettings: { profle: "unified" } })).toBe(
+			'unknown key "profle" in "keel" of pi\'s global settings.json (keys: profile, root, allow, allowRead, disable, backend, network, env, identity, insecureHostKey)',
+		);
+		// pi's other tools (another extension's) may be disabled by name; keel's own always may.
+		expect(
+			errorOf({ env: { KEEL_DISABLE: "web_search,python" }, otherTools: ["web_search"] }),
+		).toBeUndefined();
 	});
 
 	it("reads the keel object of the project and global settings.json", async () => {

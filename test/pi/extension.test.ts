@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ENV_NAMES } from "../../src/adapters/pi/config.js";
 import keel from "../../src/adapters/pi/extension.js";
+import { fileToolWithoutHashline } from "../../src/tools/file.js";
 import { toolsForProfile } from "../../src/tools/registry.js";
 
 type Handler = (event: any, ctx: any) => unknown;
@@ -94,11 +95,14 @@ describe("registration", () => {
 		});
 		// A name in both profiles is registered once, with the pi profile's definition (pi's schema:
 		// pi registers tools at load, before the profile is known).
+		// pi's read has no hashline, so neither has the file tool pi is offered.
 		const keelTools = new Map(
-			[...toolsForProfile("codex"), ...toolsForProfile("unified"), ...toolsForProfile("pi")].map((t) => [
-				t.name,
-				t,
-			]),
+			[
+				...toolsForProfile("codex"),
+				...toolsForProfile("unified"),
+				...toolsForProfile("pi"),
+				fileToolWithoutHashline,
+			].map((t) => [t.name, t]),
 		);
 		expect([...tools.keys()].sort()).toEqual([...keelTools.keys()].sort());
 		for (const name of [...BUILTINS, "file"]) expect(tools.has(name), name).toBe(true);
@@ -159,17 +163,37 @@ describe("tool policy", () => {
 		expect(pi.state.active).toEqual(["read", "bash"]);
 	});
 
-	it("warns about a bad profile and falls back to pi", async () => {
+	it("a bad profile is a warning, then every keel tool call is refused: no palette is guessed", async () => {
 		const error = vi.spyOn(console, "error").mockImplementation(() => {});
-		const pi = fakePi({ "keel-profile": "bogus" });
-		pi.state.active = everything();
-		await pi.emit("session_start", { reason: "startup" }, ctx());
-		expect(error).toHaveBeenCalledWith(expect.stringMatching(/unknown keel profile "bogus"/));
-		expect(pi.state.active).not.toContain("file");
-		const notify = vi.fn();
-		await pi.emit("session_start", { reason: "new" }, { cwd: ws, hasUI: true, ui: { notify } });
-		expect(notify).toHaveBeenCalledWith(expect.stringMatching(/bogus/), "warning");
-		error.mockRestore();
+		try {
+			const pi = fakePi({ "keel-profile": "Unified" });
+			pi.state.active = everything();
+			await pi.emit("session_start", { reason: "startup" }, ctx());
+			expect(error).toHaveBeenCalledWith(expect.stringMatching(/unknown --keel-profile "Unified"/));
+			expect(pi.state.active).not.toContain("file");
+			expect(pi.state.active).not.toContain("python");
+			const notify = vi.fn();
+			await pi.emit("session_start", { reason: "new" }, { cwd: ws, hasUI: true, ui: { notify } });
+			expect(notify).toHaveBeenCalledWith(expect.stringMatching(/Unified.*refuse to run/), "warning");
+			const run = pi.tools
+				.get("bash")
+				.execute("c1", { command: "echo ran > ran.txt" }, undefined, undefined, ctx());
+			await expect(run).rejects.toThrow(
+				/^\[INVALID_ARGS\] keel's settings are invalid: unknown --keel-profile/,
+			);
+			expect(existsSync(join(ws, "ran.txt"))).toBe(false);
+		} finally {
+			error.mockRestore();
+		}
+	});
+
+	it("a mistyped --keel-disable name refuses every call instead of leaving the tool on", async () => {
+		const pi = fakePi({ "keel-disable": "Bash" });
+		const run = pi.tools
+			.get("bash")
+			.execute("c1", { command: "echo ran > ran.txt" }, undefined, undefined, ctx());
+		await expect(run).rejects.toThrow(/--keel-disable names an unknown tool "Bash"/);
+		expect(existsSync(join(ws, "ran.txt"))).toBe(false);
 	});
 });
 

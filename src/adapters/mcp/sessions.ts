@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
 import { type CallOptions, type CallResult, Session, type SessionOptions } from "../../session.js";
-import { toolsForProfile } from "../../tools/registry.js";
+import { paletteFor } from "../../session-options.js";
 import type { ToolDefinition } from "../../tools/types.js";
 import { clientRootsApply, optionsWithRoots } from "./roots.js";
 
@@ -65,9 +65,8 @@ export class LazySession implements SessionProvider {
 		private readonly log: (line: string) => void = () => {},
 		private readonly clientRoots: ClientRootsPolicy = "unless-configured",
 	) {
-		// The same palette Session.create builds, without opening a session.
-		const disabled = new Set(base.disabledTools ?? []);
-		this.tools = toolsForProfile(base.profile ?? "pi").filter((t) => !disabled.has(t.name));
+		// The palette Session.create builds, without opening a session (bad options throw here).
+		this.tools = paletteFor(base);
 	}
 
 	async call(name: string, args: unknown, opts: CallOptions, peer: ClientPeer): Promise<CallResult> {

@@ -6,7 +6,11 @@
  * KEEL_INSECURE_HOST_KEY), the "keel" object of the project's .pi/settings.json, then of the global
  * settings.json in pi's agent dir (keys: profile, root, allow, allowRead, disable, backend, network,
  * env, identity, insecureHostKey). Lists are comma separated (arrays in JSON); switches are 1/true/yes/on or
- * 0/false/no/off (booleans in JSON).
+ * 0/false/no/off (booleans in JSON). The environment is read as the CLI reads it (../settings-env.ts).
+ *
+ * Any setting keel cannot use (an unknown profile, tool name or settings key, a switch that is not
+ * one) is `error`: every keel tool call is refused with it until the user fixes it, and a warning
+ * says so when the session starts. A typo never falls back to a default that offers more.
  *
  * The backend takes the CLI's grammar, through the CLI's parser (../backend-spec.ts): local (the
  * default), bwrap, or ssh://user@host[:port]/path, whose path becomes the root.
@@ -25,7 +29,9 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { PROFILES, type Profile } from "../../tools/registry.js";
+import type { KeelError } from "../../boundary/errors.js";
+import { allToolNames, checkProfile } from "../../session-options.js";
+import type { Profile } from "../../tools/registry.js";
 import {
 	type BackendChoice,
 	type BackendFlags,
@@ -33,6 +39,7 @@ import {
 	BackendSpecError,
 	chooseBackend,
 } from "../backend-spec.js";
+import { parseList, parseSwitch, parseText, SETTING_ENV, SWITCH_SETTINGS } from "../settings-env.js";
 
 export const FLAGS = {
 	profile: "keel-profile",
@@ -50,7 +57,7 @@ export const FLAGS = {
 export type FlagKey = keyof typeof FLAGS;
 
 /** Flags that are switches (pi parses `--name` alone as true); the rest take a value. */
-export const SWITCHES: ReadonlySet<FlagKey> = new Set<FlagKey>(["network", "insecureHostKey"]);
+export const SWITCHES: ReadonlySet<FlagKey> = SWITCH_SETTINGS;
 
 export const FLAG_HELP: Record<FlagKey, string> = {
 	profile:
@@ -67,21 +74,7 @@ export const FLAG_HELP: Record<FlagKey, string> = {
 	insecureHostKey: "keel ssh backend: skip host key checking against known_hosts",
 };
 
-const ENV: Record<FlagKey, string> = {
-	profile: "KEEL_PROFILE",
-	root: "KEEL_ROOT",
-	allow: "KEEL_ALLOW",
-	allowRead: "KEEL_ALLOW_READ",
-	disable: "KEEL_DISABLE",
-	backend: "KEEL_BACKEND",
-	network: "KEEL_NETWORK",
-	env: "KEEL_ENV",
-	identity: "KEEL_IDENTITY",
-	insecureHostKey: "KEEL_INSECURE_HOST_KEY",
-};
-
-/** The environment variables keel reads, for hosts and tests that must start from none of them. */
-export const ENV_NAMES: readonly string[] = Object.values(ENV);
+export { ENV_NAMES } from "../settings-env.js";
 
 /** Keys a project's .pi/settings.json may set; every other key comes from the user alone. */
 const PROJECT_KEYS: ReadonlySet<FlagKey> = new Set<FlagKey>(["profile", "disable"]);
@@ -121,7 +114,9 @@ export interface KeelPiConfig {
 	backend: BackendSetting;
 	/** pi's own `shellCommandPrefix` setting, run before every keel bash command as pi runs it. */
 	commandPrefix?: string;
-	/** Problems worth telling the user about (a bad profile name, unreadable settings). */
+	/** Why the settings are unusable (an unknown profile, tool or key): every keel tool call is refused with it. */
+	error?: string;
+	/** Problems worth telling the user about (unusable or ignored settings). */
 	warnings: string[];
 }
 
@@ -134,91 +129,105 @@ export interface ConfigSources {
 	globalSettings?: Record<string, unknown>;
 	/** pi's `shellCommandPrefix` (its project settings over its global ones, as pi merges them). */
 	shellCommandPrefix?: string;
-}
-
-function list(v: unknown): string[] | undefined {
-	if (typeof v === "string") {
-		const items = v
-			.split(",")
-			.map((s) => s.trim())
-			.filter(Boolean);
-		return items;
-	}
-	if (Array.isArray(v)) return v.filter((s): s is string => typeof s === "string" && s.trim() !== "");
-	return undefined;
-}
-
-const text = (v: unknown): string | undefined =>
-	typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
-
-const TRUE = new Set(["1", "true", "yes", "on"]);
-const FALSE = new Set(["0", "false", "no", "off"]);
-
-/**
- * A switch's value; undefined when absent. An unreadable value is off (`bad` hears it) rather than
- * passed over for a lower source: off is the contained choice (no network, host keys checked).
- */
-function parseSwitch(v: unknown, bad: (v: string) => void): boolean | undefined {
-	if (typeof v === "boolean") return v;
-	if (typeof v !== "string" || v.trim() === "") return undefined;
-	const word = v.trim().toLowerCase();
-	if (TRUE.has(word)) return true;
-	if (!FALSE.has(word)) bad(v);
-	return false;
+	/** Tool names pi has besides keel's (its built-ins, other extensions'), which --keel-disable may name. */
+	otherTools?: readonly string[];
 }
 
 /** `~/x` in the user's home, anything else against `cwd`. */
 const expandPath = (cwd: string, p: string) =>
 	p.startsWith("~/") ? join(homedir(), p.slice(2)) : resolve(cwd, p);
 
+/** The keys a settings.json "keel" object may hold. */
+const SETTING_KEYS = Object.keys(FLAGS) as FlagKey[];
+
 /** Resolve the configuration (pure: the caller gathers flags, env and settings). */
 export function resolveConfig(src: ConfigSources): KeelPiConfig {
 	const warnings: string[] = [];
-	const pick = <T>(key: FlagKey, parse: (v: unknown) => T | undefined) => {
-		const flag = src.flag(FLAGS[key]);
-		if (flag === true && !SWITCHES.has(key)) warnings.push(`--${FLAGS[key]} needs a value`);
-		return (
-			parse(flag) ??
-			parse(src.env[ENV[key]]) ??
-			(PROJECT_KEYS.has(key) ? parse(src.projectSettings?.[key]) : undefined) ??
-			parse(src.globalSettings?.[key])
+	const errors: string[] = [];
+	for (const [where, settings] of [
+		["the project's .pi/settings.json", src.projectSettings],
+		["pi's global settings.json", src.globalSettings],
+	] as const) {
+		const unknown = Object.keys(settings ?? {}).filter((k) => !(SETTING_KEYS as string[]).includes(k));
+		if (unknown.length)
+			errors.push(
+				`unknown key ${unknown.map((k) => JSON.stringify(k)).join(", ")} in "keel" of ${where} (keys: ${SETTING_KEYS.join(", ")})`,
+			);
+	}
+	const ignored = Object.keys(src.projectSettings ?? {}).filter(
+		(k) => (SETTING_KEYS as string[]).includes(k) && !PROJECT_KEYS.has(k as FlagKey),
+	);
+	if (ignored.length)
+		warnings.push(
+			`the project's .pi/settings.json may set only ${[...PROJECT_KEYS].join(" and ")}; its ${ignored.join(", ")} ${ignored.length > 1 ? "are" : "is"} ignored`,
 		);
+	/** The first source that gives `key`, parsed; `where` names that source for error messages. */
+	const pick = <T>(key: FlagKey, parse: (v: unknown, where: string) => T | undefined) => {
+		const flag = src.flag(FLAGS[key]);
+		if (flag === true && !SWITCHES.has(key)) errors.push(`--${FLAGS[key]} needs a value`);
+		const sources: [unknown, string][] = [
+			[flag, `--${FLAGS[key]}`],
+			[src.env[SETTING_ENV[key]], SETTING_ENV[key]],
+			[PROJECT_KEYS.has(key) ? src.projectSettings?.[key] : undefined, `keel ${key} in .pi/settings.json`],
+			[src.globalSettings?.[key], `keel ${key} in pi's settings.json`],
+		];
+		for (const [value, where] of sources) {
+			try {
+				const parsed = parse(value, where);
+				if (parsed !== undefined) return { value: parsed, where };
+			} catch (e) {
+				errors.push((e as Error).message);
+				return undefined;
+			}
+		}
+		return undefined;
 	};
-	const onOff = (key: FlagKey) =>
-		pick(key, (v) =>
-			parseSwitch(v, (bad) =>
-				warnings.push(`keel ${key} setting "${bad}" is not a switch (use true or false); it is off`),
-			),
-		) ?? false;
-	const profileName = pick("profile", text) ?? "pi";
+	const onOff = (key: FlagKey) => pick(key, parseSwitch)?.value ?? false;
+	const profileSetting = pick("profile", parseText);
 	let profile: Profile = "pi";
-	if ((PROFILES as readonly string[]).includes(profileName)) profile = profileName as Profile;
-	else warnings.push(`unknown keel profile "${profileName}" (use ${PROFILES.join(", ")}); using "pi"`);
+	try {
+		profile = checkProfile(profileSetting?.value ?? "pi", profileSetting?.where);
+	} catch (e) {
+		errors.push((e as KeelError).message);
+	}
+	const disableSetting = pick("disable", parseList);
+	const disabled = disableSetting?.value ?? [];
+	const known = new Set([...allToolNames(), ...(src.otherTools ?? [])]);
+	const unknownTool = disabled.find((n) => !known.has(n));
+	if (unknownTool !== undefined)
+		errors.push(
+			`${disableSetting?.where} names an unknown tool ${JSON.stringify(unknownTool)} (names are case-sensitive; tools: ${[...known].join(", ")})`,
+		);
 	const { backend, root: remoteRoot } = resolveBackend(
 		{
-			backend: pick("backend", text),
+			backend: pick("backend", parseText)?.value,
 			network: onOff("network"),
-			env: pick("env", list),
-			identity: pick("identity", text),
+			env: pick("env", parseList)?.value,
+			identity: pick("identity", parseText)?.value,
 			insecureHostKey: onOff("insecureHostKey"),
 		},
 		src.cwd,
 		warnings,
 	);
-	const rootSetting = pick("root", text);
+	const rootSetting = pick("root", parseText)?.value;
 	if (remoteRoot && rootSetting)
 		warnings.push(
 			`keel root "${rootSetting}" is ignored: an ssh backend works in its spec's path (${remoteRoot})`,
 		);
 	const root = remoteRoot ?? resolve(src.cwd, rootSetting ?? ".");
+	const allow = (pick("allow", parseList)?.value ?? []).map((p) => resolve(root, p));
+	const allowRead = (pick("allowRead", parseList)?.value ?? []).map((p) => resolve(root, p));
+	const error = errors.length ? errors.join("; ") : undefined;
+	if (error) warnings.push(`keel settings: ${error}. keel's tools will refuse to run until it is fixed`);
 	return {
 		profile,
 		root,
-		allow: (pick("allow", list) ?? []).map((p) => resolve(root, p)),
-		allowRead: (pick("allowRead", list) ?? []).map((p) => resolve(root, p)),
-		disabled: pick("disable", list) ?? [],
+		allow,
+		allowRead,
+		disabled,
 		backend,
 		...(src.shellCommandPrefix ? { commandPrefix: src.shellCommandPrefix } : {}),
+		...(error ? { error } : {}),
 		warnings,
 	};
 }

@@ -12,9 +12,11 @@
  * KEEL_BACKEND, or "backend" in pi's global settings.json; config.ts): this machine, a bubblewrap
  * sandbox, or a remote host. It covers keel's tools only: pi's own `!command` shell and other
  * extensions' tools still run on this machine. A backend setting that does not parse is shown as a
- * warning and then refuses every keel tool call; keel never falls back to this machine for it.
+ * warning and then refuses every keel tool call; keel never falls back to this machine for it. So
+ * does any other setting keel cannot use (an unknown profile or tool name): no typo widens the palette.
  *
- * pi is imported for types only: at run time this module needs nothing from pi.
+ * pi is imported for types only: at run time this module needs nothing from pi, and its public
+ * declaration names only keel's own PiExtensionHost, so a consumer compiles it without pi installed.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { FLAG_HELP, FLAGS, type FlagKey, type KeelPiConfig, SWITCHES } from "./config.js";
@@ -23,7 +25,22 @@ import { allKeelTools, applyPolicy, suppressedNames } from "./policy.js";
 import { SessionSlot } from "./sessions.js";
 import { FailureLog, toPiTool } from "./tools.js";
 
-export default function keel(pi: ExtensionAPI): void {
+/**
+ * The part of pi's ExtensionAPI keel calls, declared here so that keel's published types need
+ * nothing from pi; pi's ExtensionAPI fits it.
+ */
+export interface PiExtensionHost {
+	registerFlag(name: string, options: { description?: string; type: "boolean" | "string" }): void;
+	getFlag(name: string): unknown;
+	registerTool(tool: never): void;
+	on(event: never, handler: never): void;
+	getActiveTools(): string[];
+	setActiveTools(names: string[]): void;
+	getAllTools(): { name: string }[];
+}
+
+export default function keel(piHost: PiExtensionHost): void {
+	const pi = piHost as unknown as ExtensionAPI;
 	for (const [key, name] of Object.entries(FLAGS) as [FlagKey, string][]) {
 		pi.registerFlag(name, { description: FLAG_HELP[key], type: SWITCHES.has(key) ? "boolean" : "string" });
 	}
@@ -35,7 +52,9 @@ export default function keel(pi: ExtensionAPI): void {
 
 	const configFor = (ctx: ExtensionContext): KeelPiConfig => {
 		if (config?.cwd !== ctx.cwd) {
-			const value = loadConfig(ctx.cwd, (name) => pi.getFlag(name));
+			// pi's other tools (its built-ins, other extensions') are names --keel-disable may turn off.
+			const others = typeof pi.getAllTools === "function" ? pi.getAllTools().map((t) => t.name) : [];
+			const value = loadConfig(ctx.cwd, (name) => pi.getFlag(name), process.env, others);
 			config = { cwd: ctx.cwd, value };
 			for (const w of value.warnings) {
 				if (ctx.hasUI) ctx.ui.notify(`keel: ${w}`, "warning");
@@ -60,12 +79,14 @@ export default function keel(pi: ExtensionAPI): void {
 				profile: c.profile,
 				allow: c.allow,
 				allowRead: c.allowRead,
-				disabledTools: c.disabled,
+				disabledTools: c.disabled.filter((n) => keelNames.has(n)),
+				settingsError: c.error,
 				backendSetting: c.backend,
 				commandPrefix: c.commandPrefix,
 			});
 		},
 	};
+	const keelNames = new Set(allKeelTools().map((t) => t.name));
 	for (const def of allKeelTools()) pi.registerTool(toPiTool(def, host));
 
 	pi.on("session_start", (_event, ctx) => {

@@ -47,6 +47,7 @@ export function loadConfig(
 	cwd: string,
 	flag: (name: string) => unknown,
 	env: Record<string, string | undefined> = process.env,
+	otherTools: readonly string[] = [],
 ): KeelPiConfig {
 	const warnings: string[] = [];
 	const project = readSettings(join(cwd, ".pi", "settings.json"), warnings);
@@ -59,6 +60,7 @@ export function loadConfig(
 		globalSettings: objectAt(global, "keel"),
 		// pi's own bash runs it from either file, so keel's does too (it adds no reach: bash runs code).
 		shellCommandPrefix: stringAt(project, "shellCommandPrefix") ?? stringAt(global, "shellCommandPrefix"),
+		otherTools,
 	});
 	config.warnings.unshift(...warnings);
 	return config;

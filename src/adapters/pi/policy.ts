@@ -5,6 +5,7 @@
  * disabled names are switched off. The policy only removes names: tools the user left inactive
  * (pi's --tools) stay inactive.
  */
+import { fileToolWithoutHashline } from "../../tools/file.js";
 import { PROFILES, type Profile, toolsForProfile } from "../../tools/registry.js";
 import type { ToolDefinition } from "../../tools/types.js";
 
@@ -12,12 +13,14 @@ import type { ToolDefinition } from "../../tools/types.js";
  * Every keel tool, each name once (the union of the profiles' palettes). Where both profiles have
  * a name (read), the pi profile's definition wins: pi registers tools once, at load, before the
  * profile of a session is known, and its read must keep pi's schema (so the unified read's
- * `hashline` option is not offered inside pi).
+ * `hashline` option is not offered inside pi, nor file's hashline mode).
  */
 export function allKeelTools(): ToolDefinition[] {
 	const byName = new Map<string, ToolDefinition>();
 	for (const p of PROFILES)
 		for (const t of toolsForProfile(p)) if (!byName.has(t.name)) byName.set(t.name, t);
+	// pi's read has no hashline option, so the file tool pi offers has no hashline mode either.
+	byName.set("file", fileToolWithoutHashline);
 	return [...byName.values()];
 }
 

@@ -20,7 +20,15 @@ export type SessionFactory = (opts: SessionOptions) => Promise<Session>;
 export interface SessionRequest extends Omit<SessionOptions, "backend" | "home"> {
 	/** Where the tools run (default: this machine); part of what identifies the session. */
 	backendSetting?: BackendSetting;
+	/** Why keel's settings are unusable: every call is refused with it. */
+	settingsError?: string;
 }
+
+/** The text every tool call gets while keel's settings cannot be used. */
+export const badSettingsMessage = (error: string) =>
+	`keel's settings are invalid: ${error}. keel runs no tool until the user fixes them ` +
+	'(the --keel-* flags, KEEL_* variables, or "keel" in pi\'s settings.json) and starts a new session; ' +
+	"retrying will not help, tell the user.";
 
 /** The text every tool call gets while the backend setting cannot be used. */
 export const badBackendMessage = (b: BackendSetting) =>
@@ -43,6 +51,7 @@ export class SessionSlot {
 			req.allowRead,
 			req.disabledTools,
 			req.commandPrefix,
+			req.settingsError,
 			b && [b.spec, b.network, b.env, b.identity, b.insecureHostKey, b.error],
 		]);
 		if (this.current?.key === key) return this.current.session;
@@ -59,7 +68,8 @@ export class SessionSlot {
 	}
 
 	private async open(req: SessionRequest): Promise<Session> {
-		const { backendSetting: b, ...opts } = req;
+		const { backendSetting: b, settingsError, ...opts } = req;
+		if (settingsError) throw new KeelError("INVALID_ARGS", badSettingsMessage(settingsError));
 		if (b?.error) throw new KeelError("BACKEND_UNAVAILABLE", badBackendMessage(b));
 		if (!b?.open) return this.create(opts);
 		const root = resolve(opts.root ?? process.cwd());

@@ -5,7 +5,7 @@
  * skipping that takes an explicit `insecureHostKey`.
  */
 import type { Socket } from "node:net";
-import { Client } from "ssh2";
+import type { Client } from "ssh2";
 import { KeelError } from "../../boundary/errors.js";
 import { resolveSshTarget, type SshTarget } from "./client-config.js";
 import { type ConnectPlace, connectError, hostKeyMessage } from "./connect-errors.js";
@@ -162,7 +162,9 @@ export class SshConnection {
 		const files = target.knownHostsFiles;
 		const known = this.opts.insecureHostKey ? [] : readKnownHosts(files, name);
 		let hostKeyProblem: string | undefined;
-		const client = new Client();
+		// ssh2 is loaded by the first connection, not by importing keel (it is most of keel's load time).
+		const { Client: SshClient } = await import("ssh2");
+		const client: Client = new SshClient();
 		const { auth, keyFile } = authConfig(this.opts, this.target, this.label);
 		const place: ConnectPlace = {
 			given: this.opts.host,

@@ -31,6 +31,7 @@ import {
 } from "./fs-replies.js";
 import { formatIdentity, parseIdentity, typeOfSftpMode } from "./identity.js";
 import { ask, type Live } from "./live.js";
+import type { SshFsOptions } from "./options.js";
 import {
 	readSftp,
 	sftpClose,
@@ -49,12 +50,7 @@ import {
 } from "./sftp-io.js";
 import type { HelperReply } from "./shell.js";
 
-export interface SshFsOptions {
-	/** sweepTemps removes keel temp files older than this (default 60 minutes). */
-	staleTempMinutes?: number;
-	/** Called after the temp file is durable, before the commit (tests interleave here). */
-	beforeCommit?: (target: string) => Promise<void> | void;
-}
+export type { SshFsOptions } from "./options.js";
 
 /** Undo a failed commit's mkdir -p: remove `dir` and its parents up to `top`, while they are empty. */
 async function removeEmptyDirs(sftp: SFTPWrapper, dir: string, top: string): Promise<void> {

@@ -3,27 +3,14 @@
  * (plus a helper shell for identity, hashes and the commit), commands in persistent shells started
  * without login files, search with the host's rg/fd or a find/grep fallback. See README.md here.
  */
-import type { Backend } from "../types.js";
-import { SshConnection, type SshConnectOptions } from "./connection.js";
+import { SshConnection } from "./connection.js";
 import { createSshExec } from "./exec.js";
-import { createSshFs, type SshFsOptions } from "./fs.js";
-import { createSshSearch, type SshSearchEngine } from "./search.js";
+import { createSshFs } from "./fs.js";
+import type { SshBackend, SshBackendOptions } from "./options.js";
+import { createSshSearch } from "./search.js";
 import { createSshProcess } from "./spawn.js";
 
-export interface SshBackendOptions extends SshConnectOptions, SshFsOptions {
-	/** "auto" (default): rg/fd when the host has them, else the find/grep fallback. */
-	searchEngine?: SshSearchEngine;
-}
-
-export interface SshBackend extends Backend {
-	readonly kind: "ssh";
-	/** user@host:port, or `alias (user@host:port)` when ~/.ssh/config maps the name to another host. */
-	readonly target: string;
-	/** Connect now (instead of on the first call); throws the connection error, if any. */
-	connect(): Promise<void>;
-	/** The remote user's home directory (for `~` and a default root). */
-	remoteHome(): Promise<string>;
-}
+export type { SshBackend, SshBackendOptions, SshFsOptions, SshSearchEngine } from "./options.js";
 
 export function createSshBackend(opts: SshBackendOptions): SshBackend {
 	const conn = new SshConnection(opts);
@@ -42,5 +29,5 @@ export function createSshBackend(opts: SshBackendOptions): SshBackend {
 	};
 }
 
-export type { SshConnectOptions } from "./connection.js";
+export type { SshConnectOptions } from "./connect-options.js";
 export { parseSshSpec, type SshSpec } from "./spec.js";

@@ -5,12 +5,13 @@
  */
 import type { Client, ClientChannel, SFTPWrapper } from "ssh2";
 import { KeelError } from "../../boundary/errors.js";
+import { channelPipe, openChannel } from "./channel.js";
 import type { SshConnectOptions } from "./connect-options.js";
 import { unavailable } from "./errors.js";
 import { PeekCache } from "./peek.js";
 import { PY_FUNCS, pyInit, pyRequest } from "./remote-py.js";
 import type { CommandRunner } from "./run-client.js";
-import { channelPipe, type HelperReply, HelperShell, JobShell, openChannel } from "./shell.js";
+import { type HelperReply, HelperShell, JobShell } from "./shell.js";
 
 export interface RemoteCaps {
 	/** The shell commands run in: bash, or sh when the host has no bash. */

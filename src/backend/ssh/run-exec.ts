@@ -9,12 +9,12 @@
 import { randomBytes } from "node:crypto";
 import { setLongTimeout } from "../../boundary/timing.js";
 import type { ExecRequest, ExecResult } from "../types.js";
+import { channelPipe, openChannel } from "./channel.js";
 import type { SshConnection } from "./connection.js";
 import { sysError, unavailable } from "./errors.js";
 import type { Live } from "./live.js";
 import { runnerInit } from "./remote-run.js";
 import { CommandRunner } from "./run-client.js";
-import { channelPipe, openChannel } from "./shell.js";
 
 /** How long a runner's end waits to be explained by the connection dropping. */
 const LOST_GRACE_MS = 250;

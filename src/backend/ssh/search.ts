@@ -18,7 +18,9 @@ import type { GrepMatch, GrepRequest, SearchOps } from "../types.js";
 import type { SshConnection } from "./connection.js";
 import { runRemoteJob, sshArgvRunner } from "./exec.js";
 
-export type SshSearchEngine = "auto" | "native" | "fallback";
+import type { SshSearchEngine } from "./options.js";
+
+export type { SshSearchEngine } from "./options.js";
 
 /** Files per grep invocation, and their argument bytes: keeps each argv far below ARG_MAX. */
 const GREP_BATCH = 500;

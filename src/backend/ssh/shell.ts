@@ -8,10 +8,9 @@
  *    requests are pipelined and answered in order, one round trip each.
  *  - JobShell: one command (or argv) at a time, output streamed, the job in its own process group.
  */
-import type { Client, ClientChannel } from "ssh2";
 import { shq } from "../shell-quote.js";
 import { newMarker, RecordSplitter } from "./framing.js";
-import { START_SHELL, shellInit } from "./remote-lib.js";
+import { shellInit } from "./remote-lib.js";
 
 /** A shell's stdin, stdout and stderr, whatever carries them. */
 export interface ShellPipe {
@@ -22,35 +21,6 @@ export interface ShellPipe {
 	onClose(fn: (e: Error) => void): void;
 	/** End the shell's input and release the carrier. */
 	close(): void;
-}
-
-export function openChannel(client: Client): Promise<ClientChannel> {
-	return new Promise((resolve, reject) => {
-		try {
-			client.exec(START_SHELL, (err, chan) => (err ? reject(err) : resolve(chan)));
-		} catch (e) {
-			reject(e);
-		}
-	});
-}
-
-/** An ssh2 exec channel as a ShellPipe. */
-export function channelPipe(chan: ClientChannel): ShellPipe {
-	return {
-		write: (text) => {
-			chan.write(text);
-		},
-		onStdout: (fn) => chan.on("data", fn),
-		onStderr: (fn) => chan.stderr.on("data", fn),
-		onClose: (fn) => {
-			chan.on("close", () => fn(new Error("the remote shell closed")));
-			chan.on("error", (e: Error) => fn(e));
-		},
-		close: () => {
-			chan.end();
-			chan.close();
-		},
-	};
 }
 
 /** Shared channel plumbing: stdout/stderr routing, death, the last bytes of stray stderr for errors. */

@@ -1,0 +1,2 @@
+// keel/langchain from CommonJS (load.cjs says why this is a separate file).
+module.exports = require("./load.cjs")("../dist/adapters/langchain/index.js", "keel/langchain");

@@ -1,0 +1,2 @@
+// keel/mastra from CommonJS (load.cjs says why this is a separate file).
+module.exports = require("./load.cjs")("../dist/adapters/mastra.js", "keel/mastra");

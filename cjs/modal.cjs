@@ -1,0 +1,2 @@
+// keel/modal from CommonJS (load.cjs says why this is a separate file).
+module.exports = require("./load.cjs")("../dist/backend/container/modal.js", "keel/modal");

@@ -1,0 +1,23 @@
+/**
+ * A tool with shorter model-facing text: its description replaced and its arguments' descriptions
+ * replaced or dropped, for a profile that pays for every character of tool text each turn (the
+ * unified profile). Descriptions do not change validation, so the tool's checker is kept.
+ */
+import type { JsonSchema } from "../boundary/schema.js";
+import type { ToolDefinition } from "./types.js";
+
+export function terse<A>(
+	tool: ToolDefinition<A>,
+	description: string,
+	args: Record<string, string | undefined> = {},
+): ToolDefinition<A> {
+	const schema = tool.parameters as { properties?: Record<string, Record<string, unknown>> };
+	const properties = Object.fromEntries(
+		Object.entries(schema.properties ?? {}).map(([name, prop]) => {
+			const { description: _old, ...rest } = prop;
+			const text = args[name];
+			return [name, text === undefined ? rest : { ...rest, description: text }];
+		}),
+	);
+	return { ...tool, description, parameters: { ...schema, properties } as JsonSchema };
+}

@@ -1,0 +1,189 @@
+/**
+ * keel as a user installs it: `npm pack`, the tarball installed into a fresh project (dependencies
+ * from the npm cache, else the registry), then what the README tells that user to run. The consumer
+ * has none of keel's dev dependencies, so a published declaration that imports one (ssh2's types,
+ * pi's) fails `tsc --strict` here, without skipLibCheck.
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO } from "../fixtures/keel-cli.js";
+
+const run = promisify(execFile);
+const TSC = join(REPO, "node_modules", ".bin", "tsc");
+
+let dir: string;
+let project: string;
+/** Why the install could not be made here (no registry and no cache); the tests then skip. */
+let unavailable: string | undefined;
+
+async function sh(cmd: string, args: string[], cwd = project, input?: string) {
+	const child = run(cmd, args, {
+		cwd,
+		maxBuffer: 64 * 1024 * 1024,
+		env: { ...process.env, npm_config_yes: "true" },
+	});
+	if (input !== undefined) {
+		child.child.stdin?.end(input);
+	}
+	return child;
+}
+
+beforeAll(async () => {
+	if (!existsSync(join(REPO, "dist", "index.js")))
+		throw new Error("The package needs the build: run `npx tsc -p tsconfig.build.json` first.");
+	dir = await mkdtemp(join(tmpdir(), "keel-packed-"));
+	project = join(dir, "project");
+	await mkdir(project);
+	// The build is already there (CI builds first): pack it as it stands.
+	const packed = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], { cwd: REPO });
+	const tarball = join(dir, packed.stdout.trim().split("\n").pop()!);
+	await writeFile(
+		join(project, "package.json"),
+		JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }),
+	);
+	try {
+		await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], {
+			cwd: project,
+			maxBuffer: 64 * 1024 * 1024,
+		});
+	} catch (e) {
+		const text = String((e as { stderr?: string }).stderr ?? e);
+		if (/ENOTCACHED|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|network/i.test(text)) {
+			unavailable = `npm could not fetch keel's dependencies (no cache, no registry): ${text.slice(0, 300)}`;
+			return;
+		}
+		throw e;
+	}
+	// Node's own types, as any TypeScript project on Node has them; nothing else of keel's dev set.
+	await mkdir(join(project, "node_modules", "@types"), { recursive: true });
+	await symlink(
+		join(REPO, "node_modules", "@types", "node"),
+		join(project, "node_modules", "@types", "node"),
+	);
+	await writeFile(join(project, "a.txt"), "alpha\n");
+}, 600_000);
+
+afterAll(async () => {
+	if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const skip = () => {
+	if (unavailable) console.warn(`skipped: ${unavailable}`);
+	return unavailable !== undefined;
+};
+
+describe("the packed package in a fresh project", () => {
+	it("has none of keel's dev-only packages, so the checks below mean something", () => {
+		if (skip()) return;
+		expect(existsSync(join(project, "node_modules", "keel", "dist", "index.js"))).toBe(true);
+		expect(existsSync(join(project, "node_modules", "@types", "ssh2"))).toBe(false);
+		expect(existsSync(join(project, "node_modules", "@mariozechner", "pi-coding-agent"))).toBe(false);
+	});
+
+	it("the README's CLI commands work: --version, call, call -, batch, tools", async () => {
+		if (skip()) return;
+		const { version } = JSON.parse(await readFile(join(REPO, "package.json"), "utf8"));
+		expect((await sh("npx", ["keel", "--version"])).stdout.trim()).toBe(version);
+		const read = await sh("npx", ["keel", "call", "read", '{"path":"a.txt"}']);
+		expect(JSON.parse(read.stdout)).toMatchObject({ ok: true, content: "alpha" });
+		const fromStdin = await sh("npx", ["keel", "call", "ls", "-"], project, '{"path":"."}');
+		expect(JSON.parse(fromStdin.stdout)).toMatchObject({
+			ok: true,
+			content: expect.stringContaining("a.txt"),
+		});
+		const batch = await sh(
+			"npx",
+			["keel", "batch"],
+			project,
+			'{"tool":"read","args":{"path":"a.txt"}}\n{"tool":"write","args":{"path":"a.txt","content":"beta\\n"}}\n',
+		);
+		expect(
+			batch.stdout
+				.trim()
+				.split("\n")
+				.map((l) => JSON.parse(l).ok),
+		).toEqual([true, true]);
+		expect(await readFile(join(project, "a.txt"), "utf8")).toBe("beta\n");
+		await writeFile(join(project, "a.txt"), "alpha\n");
+		const tools = JSON.parse((await sh("npx", ["keel", "tools", "--json"])).stdout);
+		expect(tools.map((t: { name: string }) => t.name)).toContain("edit");
+	}, 120_000);
+
+	it("a consumer's TypeScript compiles with --strict and no skipLibCheck, and runs", async () => {
+		if (skip()) return;
+		await writeFile(
+			join(project, "consumer.ts"),
+			[
+				'import { createSession, type CallResult, type SshBackendOptions } from "keel";',
+				'import keelExtension, { type PiExtensionHost } from "keel/pi";',
+				'const ssh: SshBackendOptions = { host: "example.invalid" };',
+				"const host: PiExtensionHost | undefined = undefined;",
+				'const session = await createSession({ root: "." });',
+				'const r: CallResult = await session.call("read", { path: "a.txt" });',
+				"await session.close();",
+				"console.log(JSON.stringify({ ok: r.ok, pi: typeof keelExtension, ssh: ssh.host, host }));",
+				"",
+			].join("\n"),
+		);
+		await writeFile(
+			join(project, "tsconfig.json"),
+			JSON.stringify({
+				compilerOptions: {
+					strict: true,
+					skipLibCheck: false,
+					module: "nodenext",
+					moduleResolution: "nodenext",
+					target: "es2022",
+					types: ["node"],
+					outDir: "out",
+				},
+				files: ["consumer.ts"],
+			}),
+		);
+		const compiled = await sh(TSC, ["-p", "."]).catch((e: { stdout?: string }) => e);
+		expect((compiled as { stdout?: string }).stdout ?? "").toBe("");
+		const out = await sh(process.execPath, [join("out", "consumer.js")]);
+		expect(JSON.parse(out.stdout)).toEqual({ ok: true, pi: "function", ssh: "example.invalid" });
+	}, 120_000);
+
+	it('require("keel") works from CommonJS, or names import() when this Node cannot', async () => {
+		if (skip()) return;
+		const script =
+			'try { console.log(typeof require("keel").createSession) } catch (e) { console.log(e.message) }';
+		expect((await sh(process.execPath, ["-e", script])).stdout.trim()).toBe("function");
+		const old = await sh(process.execPath, ["--no-experimental-require-module", "-e", script]);
+		expect(old.stdout).toMatch(/keel is an ES module, which this Node .* cannot require\(\)\. Use `import/);
+	});
+
+	it("pi's entry loads keel's extension, and a copy without dist/ fails loudly", async () => {
+		if (skip()) return;
+		const installed = join(project, "node_modules", "keel");
+		const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8"));
+		const entry = join(installed, manifest.pi.extensions[0]);
+		const registered: string[] = [];
+		const fakePi = {
+			registerFlag: () => {},
+			getFlag: () => undefined,
+			registerTool: (t: { name: string }) => registered.push(t.name),
+			on: () => {},
+			getActiveTools: () => [],
+			setActiveTools: () => {},
+			getAllTools: () => [],
+		};
+		await (await import(entry)).default(fakePi);
+		expect(registered).toEqual(expect.arrayContaining(["read", "write", "edit", "bash"]));
+		// A fresh clone: the same package without its build.
+		const clone = join(dir, "clone");
+		await cp(installed, clone, { recursive: true, filter: (p) => !p.includes(`${clone}/dist`) });
+		await rm(join(clone, "dist"), { recursive: true, force: true });
+		const unbuilt = (await import(join(clone, manifest.pi.extensions[0]))).default(fakePi);
+		await expect(unbuilt).rejects.toThrow(
+			/keel is not built: .*dist\/adapters\/pi\/extension\.js is missing.*npm install/,
+		);
+	});
+});
