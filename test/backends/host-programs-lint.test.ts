@@ -36,7 +36,7 @@ function filesUnder(dir: string, ext: string): string[] {
 function asSent(file: string): string {
 	const text = readFileSync(file, "utf8");
 	if (placeholdersOf(text).length === 0) return text;
-	const quoted = placeholdersOf(text).includes("REPLACE_PY") ? { REPLACE_PY } : {};
+	const quoted: Record<string, string> = placeholdersOf(text).includes("REPLACE_PY") ? { REPLACE_PY } : {};
 	return fillPlaceholders(text, { ...execPlaceholders(statFormat(true)), PRECISE: "1" }, quoted);
 }
 
