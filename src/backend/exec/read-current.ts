@@ -17,16 +17,12 @@
  * the open is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
  */
 import { KeelError } from "../../boundary/errors.js";
-import { fillPlaceholders, readHostFile } from "../remote/host-programs.js";
+import { readHostFile } from "../remote/host-programs.js";
 import type { FileStat } from "../types.js";
-import { execPlaceholders } from "./scripts.js";
-
-const READ_CURRENT = readHostFile("exec_read_current.sh");
+import { perFormat } from "./scripts.js";
 
 /** readCurrent PATH LIMIT (LIMIT empty: unbounded). */
-export function readCurrentScript(fmt: string): string {
-	return fillPlaceholders(READ_CURRENT, execPlaceholders(fmt));
-}
+export const readCurrentScript = perFormat(readHostFile("exec_read_current.sh"));
 
 /** The script's output: its stat line and the bytes (null: larger than the bound). */
 export function parseReadCurrent(

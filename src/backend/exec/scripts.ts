@@ -23,6 +23,28 @@ export function execPlaceholders(fmt?: string): Record<string, string> {
 /** A script that takes no stat format. */
 const fixed = (name: HostFile) => fillPlaceholders(readHostFile(name), execPlaceholders());
 
+/**
+ * A script that takes the stat format, filled once per process for both formats a target can have
+ * (statFormat: precise or not), so a call costs no filling. PRECISE is "1" or "0" with it.
+ */
+export function perFormat(
+	text: string,
+	quotedPrograms: Readonly<Record<string, string>> = {},
+): (fmt: string) => string {
+	const filled = new Map(
+		[true, false].map((precise) => {
+			const fmt = statFormat(precise);
+			const values = { ...execPlaceholders(fmt), PRECISE: precise ? "1" : "0" };
+			return [fmt, fillPlaceholders(text, values, quotedPrograms)] as const;
+		}),
+	);
+	return (fmt) => {
+		const script = filled.get(fmt);
+		if (script === undefined) throw new Error(`exec scripts: unknown stat format ${JSON.stringify(fmt)}`);
+		return script;
+	};
+}
+
 /** stat(1) format of a FileStat: raw mode (hex), size, dev, ino, mtime, ctime. */
 export function statFormat(precise: boolean): string {
 	return precise ? "%f %s %d %i %.9Y %.9Z" : "%f %s %d %i %Y %Z";
@@ -37,15 +59,9 @@ export const PROBE = fixed("exec_probe.sh");
 
 export const REALPATH = fixed("exec_realpath.sh");
 
-const LSTAT = readHostFile("exec_lstat.sh");
-export function lstatScript(fmt: string): string {
-	return fillPlaceholders(LSTAT, execPlaceholders(fmt));
-}
+export const lstatScript = perFormat(readHostFile("exec_lstat.sh"));
 
-const STAT = readHostFile("exec_stat.sh");
-export function statScript(fmt: string): string {
-	return fillPlaceholders(STAT, execPlaceholders(fmt));
-}
+export const statScript = perFormat(readHostFile("exec_stat.sh"));
 
 export const READLINK = fixed("exec_readlink.sh");
 
@@ -66,8 +82,7 @@ export const MKDIRP = fixed("exec_mkdirp.sh");
  * mode counts: a chmod within one ctime tick leaves ctime as it was.
  */
 const IDENT = readHostFile("exec_ident.sh");
-const WRITE = IDENT + readHostFile("exec_write.sh");
-const UNLINK = IDENT + readHostFile("exec_unlink.sh");
+const WRITE = perFormat(IDENT + readHostFile("exec_write.sh"), { REPLACE_PY });
 
 /**
  * The durable commit, run remotely:
@@ -83,16 +98,15 @@ const UNLINK = IDENT + readHostFile("exec_unlink.sh");
  * owner (or refuses) and refuses an unwritable file, but drops the attributes.
  */
 export function writeScript(fmt: string, precise: boolean): string {
-	return fillPlaceholders(WRITE, { ...execPlaceholders(fmt), PRECISE: precise ? "1" : "0" }, { REPLACE_PY });
+	if (fmt !== statFormat(precise)) throw new Error("exec scripts: the stat format and precision disagree");
+	return WRITE(fmt);
 }
 
 /** SHA-256 of a file (not through a link at the last component). */
 export const HASH_FILE = fixed("exec_hash_file.sh");
 
 /** unlink PATH DIR [WANT_ID]: a file or link, never a directory; with WANT_ID it must still be that. */
-export function unlinkScript(fmt: string): string {
-	return fillPlaceholders(UNLINK, execPlaceholders(fmt));
-}
+export const unlinkScript = perFormat(IDENT + readHostFile("exec_unlink.sh"));
 
 /**
  * Remove keel temp files in DIR older than MINUTES. A temp name's pid means nothing on this side
