@@ -1,5 +1,5 @@
 /**
- * The ssh backend's command runner (src/backend/ssh/remote-run-procs.ts): what a command leaves
+ * The ssh backend's command runner (src/backend/remote/host/runner_procs.py): what a command leaves
  * running is gone when its call returns even when the CPU it runs on is busy (REQUIREMENTS P4).
  * SIGKILL only marks a process: it lives on, environment and command line intact, until the
  * scheduler lets it run its exit. Here an untagged busy loop holds one CPU and the call's

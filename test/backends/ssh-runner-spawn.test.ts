@@ -1,5 +1,5 @@
 /**
- * How the ssh backend's command runner starts a command (src/backend/ssh/remote-run-procs.ts:
+ * How the ssh backend's command runner starts a command (src/backend/remote/host/runner_procs.py:
  * posix_spawn, else subprocess.Popen), attacked from the login side: the shell sshd starts the
  * runner's channel through sources an rc file (sshd's SetEnv BASH_ENV) that leaves descriptors
  * open, one of them writable. A command must get none of them, sit in its own session, and have

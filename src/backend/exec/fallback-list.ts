@@ -4,9 +4,11 @@
  * contents fetched in batches (base64: framing that survives any byte).
  */
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
+import { fillPlaceholders, readHostFile } from "../remote/host-programs.js";
 import { joinPath } from "../search/ignore-rules.js";
 import { comparePaths, throwIfAborted } from "../search/semantics.js";
 import { EXIT, errnoError } from "./errors.js";
+import { execPlaceholders } from "./scripts.js";
 import { type ExecTransport, runScript } from "./transport.js";
 
 export type Kind = "file" | "dir" | "symlink" | "other";
@@ -27,32 +29,11 @@ export interface Listing {
 	gitDirs: Set<string>;
 }
 
-const LIST = `LC_ALL=C; export LC_ALL
-root=$1 custom=$2
-shift 2
-command -v base64 >/dev/null 2>&1 || exit 127
-if [ -f "$root" ]; then printf 'T\\0f\\0'; exit 0; fi
-if [ ! -d "$root" ]; then
-  if [ -e "$root" ]; then exit ${EXIT.ENOTDIR}; fi
-  exit ${EXIT.ENOENT}
-fi
-for d do
-  case $d in /) p=;; *) p=$d;; esac
-  x=
-  if [ -e "$p/.git" ]; then printf 'G\\0%s\\0' "$d"; x=$p/.git/info/exclude; fi
-  for f in "$p/$custom" "$p/.ignore" "$p/.gitignore" \${x:+"$x"}; do
-    if [ -f "$f" ] && [ -r "$f" ]; then printf 'I\\0%s\\0' "$f"; base64 -w0 < "$f"; printf '\\0'; fi
-  done
-done
-find "$root" -mindepth 1 \\( -name .git -printf 'E\\0%y\\0%s\\0%P\\0' -prune \\) -o -printf 'E\\0%y\\0%s\\0%P\\0'
-exit 0
-`;
+/** The listing (exec_list_tree.sh): ROOT CUSTOM_IGNORE_NAME ANCESTORS... Read once per process. */
+const LIST = fillPlaceholders(readHostFile("exec_list_tree.sh"), execPlaceholders());
 
 /** One record per argument: "1" + base64 of the file, or "0" when it is not a readable file. */
-const FETCH = `for f do
-  if [ -f "$f" ] && [ -r "$f" ]; then printf 1; base64 -w0 < "$f"; printf '\\0'; else printf '0\\0'; fi
-done
-`;
+const FETCH = readHostFile("exec_fetch_files.sh");
 
 export const FETCH_MAX_FILES = 256;
 export const FETCH_MAX_BYTES = 4 * 1024 * 1024;

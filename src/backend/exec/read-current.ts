@@ -1,7 +1,8 @@
 /**
- * The exec backend's FileOps.readCurrent: the file as opened, in one transport call. The bytes
- * come with the stat of the descriptor they were read from, so another writer's replace between
- * the tool's stat and this read is the newer file read, not CHANGED_ON_DISK.
+ * The exec backend's FileOps.readCurrent (src/backend/remote/host/exec_read_current.sh): the file
+ * as opened, in one transport call. The bytes come with the stat of the descriptor they were read
+ * from, so another writer's replace between the tool's stat and this read is the newer file read,
+ * not CHANGED_ON_DISK.
  *
  * The script tests the name, opens it, and after the open requires the name to be a regular file
  * (not a link) with the descriptor's device and inode: a link swapped in for the last component
@@ -16,27 +17,12 @@
  * the open is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
  */
 import { KeelError } from "../../boundary/errors.js";
+import { readHostFile } from "../remote/host-programs.js";
 import type { FileStat } from "../types.js";
-import { EXIT } from "./errors.js";
+import { perFormat } from "./scripts.js";
 
 /** readCurrent PATH LIMIT (LIMIT empty: unbounded). */
-export function readCurrentScript(fmt: string): string {
-	return `LC_ALL=C; export LC_ALL
-if [ -L "$1" ]; then exit ${EXIT.ELOOP}; fi
-if [ ! -e "$1" ]; then exit ${EXIT.ENOENT}; fi
-if [ -d "$1" ]; then exit ${EXIT.EISDIR}; fi
-[ -f "$1" ] || exit ${EXIT.SWAPPED}
-exec <"$1" || exit 1
-s=$(stat -L -c '${fmt}' -) || exit 1
-set -- "$1" "$2" $s
-[ $((0x$3 & 61440)) -eq 32768 ] || exit ${EXIT.SWAPPED}
-[ ! -L "$1" ] && [ "$(stat -c '%d %i' -- "$1")" = "$5 $6" ] || exit ${EXIT.SWAPPED}
-if [ -n "$2" ] && [ "$4" -gt "$2" ]; then printf 'big %s\\n' "$s"; exit 0; fi
-printf 'st %s\\n' "$s"
-if [ -z "$2" ]; then exec cat; fi
-exec head -c "$4"
-`;
-}
+export const readCurrentScript = perFormat(readHostFile("exec_read_current.sh"));
 
 /** The script's output: its stat line and the bytes (null: larger than the bound). */
 export function parseReadCurrent(

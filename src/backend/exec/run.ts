@@ -12,6 +12,7 @@
  */
 import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
+import { readHostFile } from "../remote/host-programs.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Target } from "./target.js";
 import { unreachable } from "./transport.js";
@@ -21,22 +22,8 @@ const HEADER_GRACE_MS = 2000;
 /** Bound on the kill call. */
 const KILL_TIMEOUT_MS = 5000;
 
-const WRAPPER = `d=$1 sh=$2 cmd=$3
-shift 3
-cd -- "$d" || exit 1
-for kv do export "$kv" || exit 1; done
-inner='printf "%s\\n" "$$"; exec "$0" -c "$1"'
-if command -v setsid >/dev/null 2>&1; then
-  setsid "$sh" -c "$inner" "$sh" "$cmd" &
-else
-  "$sh" -c "$inner" "$sh" "$cmd" &
-fi
-p=$!
-wait "$p"
-r=$?
-kill -s KILL -- "-$p" 2>/dev/null
-exit "$r"
-`;
+/** The wrapper (exec_run.sh): ARGS are CWD SHELL COMMAND then NAME=VALUE pairs. Read once per process. */
+const WRAPPER = readHostFile("exec_run.sh");
 
 /** Splits the group-id line off the front of stdout. */
 function headerSplitter(onPgid: (pgid: number) => void, onData: (chunk: Buffer) => void) {

@@ -2,7 +2,7 @@
  * The guard's resolution, stat and read in one request. The tools ask FileOps for `realpath`, then
  * `stat` of the canonical path, then `readFile` of it: three round trips. With the file helper,
  * `realpath` sends `k_look`, which resolves the path, stats it and, for a regular file up to
- * LOOK_MAX_BYTES, reads it, name, stat and bytes all of one handle (remote-py-look.ts) — all at
+ * LOOK_MAX_BYTES, reads it, name, stat and bytes all of one handle (remote/host/file_helper_look.py) — all at
  * one instant on the host. The answer to the
  * `stat` and the `readFile` that follow is kept here, each handed out once:
  *

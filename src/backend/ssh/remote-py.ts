@@ -1,7 +1,7 @@
 /**
- * The fast file helper: one long-lived `python3` on the host (when it has one) that answers the
- * file facts and commits with system calls instead of a `stat`, `sha256sum` or `mv` process per
- * request. Each of those costs a fork and exec on the host (measured ~2.3 ms each on loopback,
+ * The fast file helper (src/backend/remote/host/file_helper*.py): one long-lived `python3` on the
+ * host (when it has one) that answers the file facts and commits with system calls instead of a
+ * `stat`, `sha256sum` or `mv` process per request. Each of those costs a fork and exec on the host (measured ~2.3 ms each on loopback,
  * against ~0.2 ms for the round trip itself), so a read or an edit spent most of its time starting
  * processes. Without python3 the shell helper (remote-lib.ts) does the same work.
  *
@@ -12,236 +12,8 @@
  * read it: no window between the check and the read) and `k_put` (the whole durable write of a
  * small file, compare-and-swap included, in one request).
  */
+import { joinHostFiles } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
-import { PY_CORE } from "./remote-py-core.js";
-import { PY_LOOK } from "./remote-py-look.js";
-
-const PY_OPS = String.raw`
-def k_lstat(p):
-    return ident(lstat_at(p)) + "\n"
-
-def k_stat(p):
-    # Follows a link in the last component only (stat -L); the directories on the way are pinned.
-    fd, name = walk(p)
-    try:
-        return ident(os.stat(name, dir_fd=fd)) + "\n"
-    finally:
-        os.close(fd)
-
-def k_hash(p):
-    fd, name = walk(p)
-    try:
-        return hash_in(fd, name, p) + "  -\n"
-    finally:
-        os.close(fd)
-
-def k_read(p):
-    f, st = open_regular(p)
-    try:
-        return b"st " + ident(st).encode() + b"\n" + read_fd(f)
-    finally:
-        os.close(f)
-
-def k_readc(p, limit):
-    # The file as opened (FileOps.readCurrent): the handle's stat, then its bytes. With a limit:
-    # none when it is larger ("big"), else exactly the size it had at the open ("short": it was
-    # truncated meanwhile; what is appended meanwhile is not read).
-    f, st = open_regular(p)
-    try:
-        head = ident(st).encode()
-        if limit == "":
-            return b"st " + head + b"\n" + read_fd(f)
-        size = st.st_size
-        if size > int(limit):
-            return b"big " + head + b"\n"
-        parts, n = [], 0
-        while n < size:
-            b = os.read(f, min(1 << 20, size - n))
-            if not b:
-                return b"short\n"
-            parts.append(b)
-            n += len(b)
-        return b"st " + head + b"\n" + b"".join(parts)
-    finally:
-        os.close(f)
-
-def unchanged(fd, name, sha, want):
-    try:
-        if hash_in(fd, name, name) != sha:
-            return False
-        return ident(os.lstat(name, dir_fd=fd)) == want
-    except (OSError, Fail):
-        return False
-
-# Not copied to a replacement: file capabilities, which a write in place drops too.
-NOT_COPIED = ("security.capability",)
-
-class AttrFail(Exception):
-    pass
-
-def attrs_of(fd, name):
-    # Every extended attribute of entry name (never following a link); None if it is gone.
-    try:
-        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC, dir_fd=fd)
-    except OSError:
-        return None
-    try:
-        return [(n, os.getxattr(f, n)) for n in os.listxattr(f)]
-    except OSError as e:
-        if e.errno in (errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", errno.ENOTSUP)):
-            return []
-        raise
-    finally:
-        os.close(f)
-
-def keep_attrs(fd, name, tname):
-    # The target's extended attributes onto the temp file, made durable with it.
-    attrs = attrs_of(fd, name)
-    if not attrs:
-        return attrs
-    t = os.open(tname, os.O_RDONLY | os.O_NOFOLLOW | CLOEXEC, dir_fd=fd)
-    try:
-        for n, v in attrs:
-            if n in NOT_COPIED:
-                continue
-            if n.startswith("security."):
-                try:
-                    if os.getxattr(t, n) == v:
-                        continue  # the label policy already gave the new file
-                except OSError:
-                    pass
-            try:
-                os.setxattr(t, n, v)
-            except OSError as e:
-                raise AttrFail("%s (%s)" % (n, errno.errorcode.get(e.errno, e.errno)))
-        os.fsync(t)
-    finally:
-        os.close(t)
-    return attrs
-
-def swap_at(fd, name, tname, sha, want):
-    try:
-        kept = keep_attrs(fd, name, tname)
-    except AttrFail as e:
-        return "attrs %s\n" % e
-    if sha and not unchanged(fd, name, sha, want):
-        return "changed\n"
-    # ctime misses an attribute changed within one clock tick (kernels before 6.13): compare them.
-    if sha and kept and attrs_of(fd, name) != kept:
-        return "changed\n"
-    os.rename(tname, name, src_dir_fd=fd, dst_dir_fd=fd)
-    sync_dir(fd)
-    return "moved\n" + st_line(fd, name)
-
-def k_swap(temp, target, d, sha, want):
-    fd, name, tname = in_dir(temp, target)
-    try:
-        return swap_at(fd, name, tname, sha, want)
-    finally:
-        os.close(fd)
-
-def k_fin(temp, target, d):
-    fd, name, tname = in_dir(temp, target)
-    try:
-        unlink_quiet(fd, tname)
-        sync_dir(fd)
-        return st_line(fd, name)
-    finally:
-        os.close(fd)
-
-def k_rm(p, d, want):
-    fd, name = walk(p)
-    try:
-        try:
-            st = os.lstat(name, dir_fd=fd)
-        except OSError:
-            if want:
-                return "changed\n"
-            raise
-        if want and ident(st) != want:
-            return "changed\n"
-        if S.S_ISDIR(st.st_mode):
-            raise Fail("rm: %s: Is a directory" % p)
-        os.unlink(name, dir_fd=fd)
-        sync_dir(fd)
-        return "ok\n"
-    finally:
-        os.close(fd)
-
-def k_put(target, temp, d, defmode, kind, sha, want, data):
-    # The durable write in one request: mode from what is there, temp created exclusively,
-    # written, fchmod (umask), fsync, then link (create) or compare-and-swap (replace). Every
-    # step is relative to the pinned directory; a failure removes the temp file.
-    fd, name, tname = in_dir(temp, target)
-    try:
-        try:
-            st = os.lstat(name, dir_fd=fd)
-        except FileNotFoundError:
-            st = None
-        if st is not None and S.S_ISDIR(st.st_mode):
-            raise Fail("%s: Is a directory" % target)
-        regular = st is not None and S.S_ISREG(st.st_mode)
-        mode = S.S_IMODE(st.st_mode) if regular else int(defmode, 8)
-        body = base64.b64decode(data)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | CLOEXEC
-        f = os.open(tname, flags, mode, dir_fd=fd)
-        try:
-            try:
-                view = memoryview(body)
-                while view:
-                    view = view[os.write(f, view):]
-                os.fchmod(f, mode)
-                os.fsync(f)
-            finally:
-                os.close(f)
-            if kind == "link":
-                try:
-                    os.link(tname, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
-                except FileExistsError:
-                    unlink_quiet(fd, tname)
-                    return "exists\n"
-                unlink_quiet(fd, tname)
-                sync_dir(fd)
-                return "linked\n" + st_line(fd, name)
-            r = swap_at(fd, name, tname, sha, want)
-            if r == "changed\n" or r.startswith("attrs "):
-                unlink_quiet(fd, tname)
-            return r
-        except BaseException:
-            unlink_quiet(fd, tname)
-            raise
-    finally:
-        os.close(fd)
-
-FUNCS = {f.__name__: f for f in (k_lstat, k_stat, k_hash, k_read, k_readc, k_look, k_swap, k_fin, k_rm, k_put)}
-
-def main():
-    for line in sys.stdin.buffer:
-        try:
-            req = json.loads(line.decode("utf-8", "surrogateescape"))
-            marker, fn, args = str(req[0]), req[1], req[2:]
-        except Exception:
-            continue
-        status = 0
-        try:
-            body = FUNCS[fn](*args)
-        except Swapped:
-            status, body = 1, "swapped\n"
-        except Fail as e:
-            status, body = 1, "%s\n" % e
-        except OSError as e:
-            status, body = 1, "%s: %s\n" % (e.filename or "", e.strerror)
-        except Exception as e:
-            status, body = 1, "keel helper: %s\n" % type(e).__name__
-        if isinstance(body, str):
-            body = body.encode("utf-8", "surrogateescape")
-        # One write for the answer and its record: sshd then sends it as one packet, not two.
-        view = memoryview(body + ("\x1f%s r %d\n" % (marker, status)).encode())
-        while view:
-            view = view[out.write(view):]
-
-main()
-`;
 
 /** The functions the fast helper answers (all else goes to the shell helper). */
 export const PY_FUNCS = new Set([
@@ -257,8 +29,16 @@ export const PY_FUNCS = new Set([
 	"k_put",
 ]);
 
-/** The helper's Python program (it serves requests on stdin until EOF). */
-export const PY_HELPER_SOURCE = PY_CORE + PY_LOOK + PY_OPS;
+/**
+ * The helper's Python program (it serves requests on stdin until EOF), read once per process: the
+ * primitives (the stat line, the pinned walk, opening without following a link), k_look, then the
+ * request functions and the loop.
+ */
+export const PY_HELPER_SOURCE = joinHostFiles([
+	"file_helper_core.py",
+	"file_helper_look.py",
+	"file_helper.py",
+]);
 
 /** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
 export function pyInit(path?: string): string {

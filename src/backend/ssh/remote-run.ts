@@ -1,8 +1,8 @@
 /**
- * The command runner: one long-lived `python3` on the host, on its own channel, that starts each
- * command (`bash --norc --noprofile -c CMD`, else `sh -c`) without a shell, `setsid` or `cat`
- * relay of its own: posix_spawn with a new session (glibc's vfork and exec; else subprocess.Popen,
- * see remote-run-procs.ts). What carries over between commands is the file system only: every command gets the runner's start-up environment afresh (plus its own env and
+ * The command runner (src/backend/remote/host/runner*.py): one long-lived `python3` on the host,
+ * on its own channel, that starts each command (`bash --norc --noprofile -c CMD`, else `sh -c`)
+ * without a shell, `setsid` or `cat` relay of its own: posix_spawn with a new session (glibc's vfork and exec; else subprocess.Popen,
+ * see runner_procs.py). What carries over between commands is the file system only: every command gets the runner's start-up environment afresh (plus its own env and
  * a fresh KEEL_CALL_TAG made by the client), its own session and process group, stdin from /dev/null, and one pipe
  * for stdout and stderr together.
  *
@@ -21,241 +21,17 @@
  * (pid and start time; before the job's other frames, within 5 ms); `o` output; `x` exit status (128+n for a signal); `n` no such cwd; `d`
  * done (always last for an id). Frames are written together once per turn of the loop.
  */
+import { joinHostFiles } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
-import { RUN_PROCS } from "./remote-run-procs.js";
 
-const RUNNER_HEAD = String.raw`
-import json, os, select, signal, struct, subprocess, sys, time
-# What the runner relies on (Linux /proc, waitid without reaping); else the job shells run commands.
-if not (hasattr(os, "waitid") and hasattr(os, "set_blocking") and os.path.isdir("/proc/self")):
-    sys.exit(127)
-TAG = "KEEL_CALL_TAG"
-DRAIN = 0.25
-# A job's p frame goes out by this long after it started (see announce).
-ANNOUNCE_S = 0.005
-SHELL = ["/bin/sh"]
-for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
-    if d and os.access(os.path.join(d, "bash"), os.X_OK):
-        SHELL = [os.path.join(d, "bash"), "--norc", "--noprofile"]
-        break
-BASE = dict(os.environ)
-for k in ("BASH_ENV", "ENV", "CDPATH", "HISTFILE", "PWD", "OLDPWD"):
-    BASE.pop(k, None)
-jobs = {}
-# Frames are collected and written together before the loop waits again: a command's last output,
-# its exit status and its end then leave in one write (one ssh packet) instead of one each.
-pending_out = bytearray()
-
-def send(kind, jid, payload=b""):
-    pending_out.extend(struct.pack(">cII", kind, jid, len(payload)))
-    pending_out.extend(payload)
-    if len(pending_out) >= 1 << 18:
-        flush()
-
-def flush():
-    if not pending_out:
-        return
-    view = memoryview(bytes(pending_out))
-    pending_out.clear()
-    while view:
-        try:
-            view = view[os.write(1, view):]
-        except InterruptedError:
-            pass
-`;
-
-const RUNNER_LOOP = String.raw`
-class Job:
-    pass
-
-def run(jid, cwd, cmd, env, tag):
-    j = Job()
-    j.tag = str(tag)
-    e = dict(BASE)
-    e.update({str(k): str(v) for k, v in env.items()})
-    e[TAG] = j.tag
-    cwd = os.path.join(START_DIR, cwd)
-    r, w = os.pipe()
-    try:
-        pid, proc = spawn(SHELL + ["-c", cmd], cwd, e, w)
-    except (OSError, ValueError):  # ValueError: a NUL in the command or the environment
-        os.close(r)
-        os.close(w)
-        if not os.path.isdir(cwd):
-            send(b"n", jid)
-        else:
-            send(b"x", jid, b"126")
-        send(b"d", jid)
-        return
-    os.close(w)
-    # Pids are handed out in order: whatever the command creates comes after its leader's, so the
-    # sweep's window starts there (no /proc read before the spawn).
-    j.mark = pid - 1
-    os.set_blocking(r, False)
-    j.proc, j.pid, j.r, j.status, j.exited, j.killed = proc, pid, r, None, None, False
-    j.spawned, j.announced = time.monotonic(), False
-    jobs[jid] = j
-
-def announce(jid, j):
-    # The p frame (pid, start time), before any other frame of the job. Not at once: reading
-    # /proc/PID/stat while the new process is still being set up waits for it (up to ~1 ms
-    # measured), so it is read when the job first has output or an exit, or ANNOUNCE_S after it
-    # started, whichever comes first: a short command's p, o, x and d then leave in one write.
-    if not j.announced:
-        j.announced = True
-        send(b"p", jid, ("%d %s" % (j.pid, start_time(j.pid))).encode())
-
-def end_group(j, then=None):
-    try:
-        os.killpg(j.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    sweep(j.tag, j.mark, then)
-
-def finish(jid):
-    j = jobs.pop(jid)
-    announce(jid, j)
-    if j.r is not None:
-        # What is already in the pipe still goes out (at most one pipe buffer's worth is left).
-        try:
-            for _ in range(64):
-                b = os.read(j.r, 65536)
-                if not b:
-                    break
-                send(b"o", jid, b)
-        except BlockingIOError:
-            pass
-        os.close(j.r)
-    end_group(j, lambda: done(jid, j))
-
-def done(jid, j):
-    # Once the sweep is over: nothing of the job is left.
-    try:
-        os.waitpid(j.pid, 0)  # the leader was left a zombie until now: its pid stayed taken
-    except ChildProcessError:
-        pass
-    if j.proc is not None:
-        j.proc.returncode = j.status  # reaped here: Popen must not wait for it again
-    send(b"d", jid)
-
-def exited(j):
-    # The leader's status without reaping it (WNOWAIT).
-    try:
-        info = os.waitid(os.P_PID, j.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return 127
-    if info is None:
-        return None
-    if info.si_code == os.CLD_EXITED:
-        return info.si_status
-    return 128 + info.si_status
-
-def shutdown():
-    for j in list(jobs.values()):
-        end_group(j)
-    finish_sweeps()
-    os._exit(0)  # frames not yet written go nowhere: the channel is closing
-
-def handle(line):
-    try:
-        req = json.loads(line.decode("utf-8", "surrogateescape"))
-    except ValueError:
-        return
-    if req[0] == "r":
-        jid = int(req[1])
-        try:
-            run(jid, req[2], req[3], req[4], req[5])
-        except Exception:
-            if jid not in jobs:
-                send(b"x", jid, b"126")
-                send(b"d", jid)
-    elif req[0] == "k":
-        j = jobs.get(int(req[1]))
-        if j is not None:
-            j.killed = True
-            end_group(j)
-    elif req[0] == "s":
-        sweep(req[1], None)
-
-def main():
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda s, f: None)
-    signal.signal(signal.SIGHUP, lambda s, f: shutdown())
-    signal.signal(signal.SIGTERM, lambda s, f: shutdown())
-    no_inherit()
-    pending = b""
-    send(b"h", 0)
-    while True:
-        timeout = run_sweeps()
-        now = time.monotonic()
-        if timeout is not None:
-            timeout = max(0.0, timeout - now)
-        for j in jobs.values():
-            if not j.announced:
-                left = max(0.0, j.spawned + ANNOUNCE_S - now)
-                timeout = left if timeout is None else min(timeout, left)
-            if j.exited is not None:
-                left = max(0.0, j.exited + (0 if j.killed else DRAIN) - now)
-                timeout = left if timeout is None else min(timeout, left)
-        fds = [0, wake_r] + [j.r for j in jobs.values() if j.r is not None]
-        flush()
-        try:
-            ready = select.select(fds, [], [], timeout)[0]
-        except InterruptedError:
-            ready = []
-        if wake_r in ready:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except BlockingIOError:
-                pass
-        for jid, j in list(jobs.items()):
-            if j.r is None or j.r in ready or time.monotonic() >= j.spawned + ANNOUNCE_S:
-                announce(jid, j)
-            if j.r is not None and j.r in ready:
-                # Read on to what the pipe holds now (up to 1 MB a turn): when the command has already
-                # exited, its end of output is seen in this turn and its frames leave together.
-                for _ in range(16):
-                    try:
-                        b = os.read(j.r, 65536)
-                    except BlockingIOError:
-                        break
-                    if not b:
-                        os.close(j.r)
-                        j.r = None
-                        break
-                    send(b"o", jid, b)
-            if j.exited is None:
-                st = exited(j)
-                if st is not None:
-                    j.status, j.exited = st, time.monotonic()
-                    announce(jid, j)
-                    send(b"x", jid, str(st).encode())
-            if j.exited is not None and (j.r is None or j.killed or time.monotonic() >= j.exited + DRAIN):
-                finish(jid)
-        if 0 in ready:
-            b = os.read(0, 65536)
-            if not b:
-                shutdown()
-            pending += b
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                try:
-                    handle(line)
-                except Exception:
-                    pass
-
-try:
-    main()
-except BaseException:
-    shutdown()
-`;
+/**
+ * The runner's Python program, read once per process: its globals and frames, the process handling
+ * (runner_procs.py: the pids since a mark, the sweep of a call tag, starting a command), the loop.
+ */
+export const RUNNER_SOURCE = joinHostFiles(["runner_head.py", "runner_procs.py", "runner.py"]);
 
 /** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
 export function runnerInit(path?: string): string {
 	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(RUNNER_HEAD + RUN_PROCS + RUNNER_LOOP)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(RUNNER_SOURCE)}\n`;
 }

@@ -1,10 +1,3 @@
-/**
- * The command runner's process handling (Python source, joined with remote-run.ts's loop): the
- * pids created since a mark (the pid before a leader's; /proc/loadavg gives the last pid now), the sweep that kills every one of
- * them carrying a call tag (a pass at a time, until none is left, dying ones included: see
- * Sweep), a leader's start time, and starting a command.
- */
-export const RUN_PROCS = String.raw`
 def read_small(path):
     # A /proc file in one read: fewer system calls than a file object.
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -234,5 +227,3 @@ def no_inherit():
                 os.set_inheritable(int(n), False)
             except OSError:
                 pass
-
-`;

@@ -1,14 +1,3 @@
-/**
- * The file helper's k_look (Python source, joined with remote-py.ts's request functions): the
- * guard's realpath, the stat and a small file's bytes in one answer. The path is opened once as a
- * lookup-only handle (O_PATH, following links as realpath does) and named by the kernel through
- * /proc/self/fd; that name is checked to still be the handle's (lstat, device and inode); the stat
- * is the handle's and the bytes are read through it (/proc/self/fd reopened for reading), so name,
- * stat and bytes are one object. Where that cannot be had (no O_PATH or /proc, a missing or
- * looping path, a name unlinked or changed meanwhile) the walk answers as k_look did before:
- * os.path.realpath, stat for the exact errno, then k_read's pinned walk.
- */
-export const PY_LOOK = String.raw`
 def look_handle(p):
     # realpath by the kernel: one lookup-only handle that follows links as realpath does, named by
     # /proc/self/fd. None where that cannot be had (no O_PATH or /proc, a missing or looping path,
@@ -93,5 +82,3 @@ def utf8_or_fail(real):
 def look_answer(real, st, data):
     head = json.dumps([real, ident(st), -1 if data is None else len(data)])
     return head.encode() + b"\n" + (data or b"")
-
-`;

@@ -1,11 +1,3 @@
-/**
- * The file helper's primitives (Python source, joined with remote-py.ts's request functions): the
- * stat line, the walk from \`/\` that pins every directory of a canonical path (O_DIRECTORY |
- * O_NOFOLLOW, O_PATH on Linux) and fails with \`Swapped\` at a link, opening the last component
- * without following a link and never blocking on a FIFO, hashing, directory fsync, and the temp
- * file's place beside its target.
- */
-export const PY_CORE = String.raw`
 import base64, errno, hashlib, json, os, stat as S, sys
 out = sys.stdout.buffer
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -130,5 +122,3 @@ def in_dir(temp, target):
         os.close(fd)
         raise Fail("%s: temp file not beside its target" % temp)
     return fd, name, tname
-
-`;

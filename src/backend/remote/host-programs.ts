@@ -1,0 +1,93 @@
+/**
+ * The programs keel runs on a remote host (host/*.sh, host/*.py) are real files, read from the
+ * package at run time (it ships src/, so they are found from src/backend/remote and from
+ * dist/backend/remote alike) and sent as text: nothing is installed on the host.
+ *
+ * A program made of several files is joined here, in a stated order. A program with parameters
+ * has `@@NAME@@` placeholders, filled by fillPlaceholders: every placeholder must get a value,
+ * and a value is a plain word (digits, letters, `%`, `.`, space), never shell or Python syntax.
+ * The one exception is a whole program placed between single quotes (`'@@NAME@@'`), which must
+ * not contain a single quote itself (quotedPrograms).
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** Every file of host/ that keel sends; the lint test checks that none is left out. */
+export const HOST_FILES = [
+	"shell_lib.sh",
+	"file_helper_core.py",
+	"file_helper_look.py",
+	"file_helper.py",
+	"runner_head.py",
+	"runner_procs.py",
+	"runner.py",
+	"exec_probe.sh",
+	"exec_realpath.sh",
+	"exec_lstat.sh",
+	"exec_stat.sh",
+	"exec_readlink.sh",
+	"exec_read_file.sh",
+	"exec_read_current.sh",
+	"exec_readdir.sh",
+	"exec_mkdirp.sh",
+	"exec_hash_file.sh",
+	"exec_ident.sh",
+	"exec_write.sh",
+	"exec_replace.py",
+	"exec_unlink.sh",
+	"exec_sweep_temps.sh",
+	"exec_run.sh",
+	"exec_list_tree.sh",
+	"exec_fetch_files.sh",
+] as const;
+
+export type HostFile = (typeof HOST_FILES)[number];
+
+/** The host/ directory, resolved next to this module (src/ or dist/). */
+export const HOST_DIR = fileURLToPath(new URL("../../../src/backend/remote/host/", import.meta.url));
+
+/** One file's text, read now. */
+export function readHostFile(name: HostFile): string {
+	return readFileSync(`${HOST_DIR}${name}`, "utf8");
+}
+
+/** Python programs made of several files: joined in this order, a blank line between. */
+export function joinHostFiles(names: readonly HostFile[]): string {
+	return names.map(readHostFile).join("\n");
+}
+
+const PLACEHOLDER = /@@([A-Z][A-Z0-9_]*)@@/g;
+const PLAIN_WORD = /^[A-Za-z0-9%. ]*$/;
+
+/** The placeholder names a text holds, in order of first use. */
+export function placeholdersOf(text: string): string[] {
+	return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]))];
+}
+
+/**
+ * `text` with each `@@NAME@@` replaced by `values[NAME]` (plain words) or, for a placeholder
+ * written `'@@NAME@@'`, by `quotedPrograms[NAME]` (a program that must hold no single quote).
+ * Throws when a placeholder has no value, a value is not a plain word, or a quoted program
+ * holds a quote or stands outside quotes: a program is never sent half filled.
+ */
+export function fillPlaceholders(
+	text: string,
+	values: Readonly<Record<string, string>>,
+	quotedPrograms: Readonly<Record<string, string>> = {},
+): string {
+	for (const [name, program] of Object.entries(quotedPrograms)) {
+		if (program.includes("'")) throw new Error(`host program ${name} must not contain a single quote`);
+		if (text.split(`@@${name}@@`).length !== text.split(`'@@${name}@@'`).length) {
+			throw new Error(`host program ${name} must be placed between single quotes`);
+		}
+	}
+	return text.replace(PLACEHOLDER, (_, name: string) => {
+		const program = quotedPrograms[name];
+		if (program !== undefined) return program;
+		const value = values[name];
+		if (value === undefined) throw new Error(`host program placeholder @@${name}@@ has no value`);
+		if (!PLAIN_WORD.test(value))
+			throw new Error(`host program placeholder @@${name}@@: ${JSON.stringify(value)}`);
+		return value;
+	});
+}

@@ -1,0 +1,2 @@
+LC_ALL=C; export LC_ALL
+exec realpath -e -z -- "$1"
