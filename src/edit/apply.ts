@@ -13,6 +13,7 @@ import { locateHashRange } from "./hashline.js";
 import type { Rung } from "./ladder.js";
 import { LfView } from "./lf-view.js";
 import { LineIndex } from "./lines.js";
+import { refusePlaceholder } from "./placeholder.js";
 
 export { driftNote } from "./anchor.js";
 
@@ -177,6 +178,10 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 				},
 			);
 		}
+	}
+	for (const r of regions) {
+		const what = edits.length === 1 ? "newText" : `edits[${r.index}].newText`;
+		refusePlaceholder(view.text.slice(r.start, r.end), r.newText, what, path);
 	}
 	// The file's dominant ending (a scan of the whole text): only for a replacement with line breaks
 	// in a region that has no ending of its own (one without line breaks is written as it is).

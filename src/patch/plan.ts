@@ -9,6 +9,7 @@
  */
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { refusePlaceholder } from "../edit/placeholder.js";
 import { encodeUtf8 } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
@@ -128,6 +129,8 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 	if (op.kind === "add") {
 		const data = Buffer.from(addedText(op.lines), "utf8");
 		const before = await replaceable(session, target.canonical, op.path, `"*** Add File: ${op.path}"`, data);
+		const had = before.kind === "file" && before.bytes ? Buffer.from(before.bytes).toString("utf8") : "";
+		refusePlaceholder(had, addedText(op.lines), `"*** Add File: ${op.path}"`, op.path);
 		return {
 			op,
 			action: "added",
@@ -163,6 +166,11 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 			path: op.path,
 			changes: [{ canonical: target.canonical, shown: op.path, before, after: { kind: "absent" } }],
 		};
+	}
+	for (const h of op.hunks) {
+		const old = h.lines.filter((l) => l.kind !== "+").map((l) => l.text);
+		const now = h.lines.filter((l) => l.kind !== "-").map((l) => l.text);
+		refusePlaceholder(old.join("\n"), now.join("\n"), `the hunk at patch line ${h.at}`, op.path);
 	}
 	const snap = await snapshotText(session, target.canonical, op.path);
 	const applied = applyHunks(snap.text, op.hunks, op.path);

@@ -3,6 +3,7 @@
 import { sameIdentity, sameObject } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
 import type { Session } from "../session.js";
 
 /** A positive integer option, or its default; fractional values are floored. */
@@ -121,4 +122,28 @@ export async function requireUnchanged(
 			path: shown,
 		});
 	}
+}
+
+/**
+ * A whole-file write whose content brings in an omission placeholder ("// ... rest unchanged") is
+ * refused: PLACEHOLDER_TEXT. The file it replaces (`now`, when there is one) is read only when the
+ * content has a placeholder, to let a file keep one it already had.
+ */
+export async function refuseWrittenPlaceholder(
+	session: Session,
+	canonical: string,
+	now: FileStat | null,
+	content: string,
+	shown: string,
+): Promise<void> {
+	if (!introducedPlaceholder("", content)) return;
+	let had = "";
+	if (now) {
+		try {
+			had = (await session.backend.fs.readFile(canonical, now)).toString("utf8");
+		} catch (e) {
+			throw fromSystemError(e, shown);
+		}
+	}
+	refusePlaceholder(had, content, "content", shown);
 }

@@ -13,7 +13,13 @@ import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
 import type { Session } from "../session.js";
-import { overwriteExpectation, readRegular, requireFile, statOrNull } from "./common.js";
+import {
+	overwriteExpectation,
+	readRegular,
+	refuseWrittenPlaceholder,
+	requireFile,
+	statOrNull,
+} from "./common.js";
 import type { EditItem, FileQuery } from "./file-schema.js";
 
 export interface FileSnapshot {
@@ -102,6 +108,7 @@ async function planWrite(session: Session, q: FileQuery, i: number, data: Buffer
 	const now = await statOrNull(session, target.canonical);
 	if (now) requireFile(now, q.path);
 	const expect = now ? overwriteExpectation(session, target.canonical, now, q.path) : "absent";
+	if (data) await refuseWrittenPlaceholder(session, target.canonical, now, data.toString("utf8"), q.path);
 	if (q.contentRef !== undefined) {
 		const ref = session.contentRefs.get(q.contentRef);
 		const st = await session.backend.fs.lstat(ref.canonical).catch(() => undefined);

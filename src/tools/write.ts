@@ -8,7 +8,13 @@ import { KeelError } from "../boundary/errors.js";
 import { object, string } from "../boundary/schema.js";
 import { isWellFormed } from "../edit/apply.js";
 import { commit } from "../safety/commit.js";
-import { checkAborted, overwriteExpectation, requireFile, statOrNull } from "./common.js";
+import {
+	checkAborted,
+	overwriteExpectation,
+	refuseWrittenPlaceholder,
+	requireFile,
+	statOrNull,
+} from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const schema = object({
@@ -47,6 +53,7 @@ export const writeTool = defineTool<WriteArgs>({
 			const before = await statOrNull(session, target.canonical);
 			if (before) requireFile(before, args.path);
 			const expect = before ? overwriteExpectation(session, target.canonical, before, args.path) : "absent";
+			await refuseWrittenPlaceholder(session, target.canonical, before, args.content, args.path);
 			checkAborted(signal);
 			await commit(session, { canonical: target.canonical, shown: args.path, data, expect });
 			return { content: [text(`Successfully wrote ${data.length} bytes to ${args.path}`)] };
