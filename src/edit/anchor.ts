@@ -4,6 +4,7 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import type { Matched, MatchMode, TextEdit } from "./apply.js";
+import { closestLines, describeClosest } from "./closest.js";
 import { elisionHint, nearestLines } from "./hints.js";
 import { findOnRung, type Hit, RUNGS, type Rung } from "./ladder.js";
 import type { LfView } from "./lf-view.js";
@@ -77,7 +78,7 @@ export function locateAnchor(
 			throw new KeelError(
 				"AMBIGUOUS_MATCH",
 				`${label(i, n)} matches ${shown.length}${more} places in ${path}${RUNG_NOTE[rung]} (lines ${shown.join(", ")}); add surrounding lines to make it unique, or set replaceAll.`,
-				{ path },
+				{ path, details: { candidates: shown, more: hits.length > MAX_AMBIGUITY_SHOWN } },
 			);
 		}
 		return { rung, hits };
@@ -86,8 +87,15 @@ export function locateAnchor(
 		rungs.length === 1
 			? "it must match the file exactly, including whitespace"
 			: "quotes, dashes, blanks, fullwidth forms, indentation and blank lines may differ, nothing else";
-	const hint = elisionHint(oldText) || nearestLines(view.text, oldText);
-	throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, { path });
+	const elided = elisionHint(oldText);
+	const closest = elided
+		? undefined
+		: closestLines(view.text.split("\n"), oldText.replace(/\n$/, "").split("\n"));
+	const hint = elided || (closest ? describeClosest(closest, "yours has") : nearestLines(view.text, oldText));
+	throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, {
+		path,
+		details: closest ? { closest } : undefined,
+	});
 }
 
 const DRIFT_NOTE: Partial<Record<Matched, string>> = {

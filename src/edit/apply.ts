@@ -10,6 +10,7 @@ import { dominantEnding } from "../safety/encoding.js";
 import { locateAnchor } from "./anchor.js";
 import { Applied, type Region } from "./applied.js";
 import { locateHashRange } from "./hashline.js";
+import { currentLines } from "./hints.js";
 import type { Rung } from "./ladder.js";
 import { LfView } from "./lf-view.js";
 import { LineIndex } from "./lines.js";
@@ -101,10 +102,8 @@ function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [nu
 		if (current !== edit.oldText.replace(/\r\n?/g, "\n").replace(/\n$/, "")) {
 			throw new KeelError(
 				"NO_MATCH",
-				`Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText; read them again.`,
-				{
-					path,
-				},
+				`Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText.${currentLines(view.text, [{ startLine: startLine!, endLine: endLine! }])}`,
+				{ path },
 			);
 		}
 	}

@@ -6,10 +6,12 @@
  * are never touched. When a hunk matched with the indentation ignored and every matched line's
  * indentation differs from the patch's by the same prefix, added lines get the same change.
  */
+
 import { KeelError } from "../boundary/errors.js";
+import { closestLines, describeClosest } from "../edit/closest.js";
 import { isBlankLine } from "../edit/indent.js";
 import { dominantEnding } from "../safety/encoding.js";
-import { closestRegion, type LineMatch, seekLines, seekSkippingBlanks } from "./match.js";
+import { type LineMatch, seekLines, seekSkippingBlanks } from "./match.js";
 import type { Hunk, PatchLine } from "./parse.js";
 
 interface Line {
@@ -161,17 +163,12 @@ function build(hunk: PatchLine[], match: LineMatch, file: FileLines): Line[] {
 }
 
 function noMatch(file: string[], old: string[], from: number, where: string, what: string): KeelError {
-	const region = closestRegion(file, old, from);
-	let detail = "";
-	if (region) {
-		const j = Math.min(region.divergent, old.length - 1);
-		const fl = region.start + region.divergent;
-		const has = fl < file.length ? `the file has ${shown(file[fl])}` : "the file ends there";
-		detail = ` The closest region starts at line ${region.start + 1}; its first line that differs is line ${fl + 1}: the patch expects ${shown(old[j])}, ${has}.`;
-	}
+	const closest = closestLines(file, old, from);
+	const detail = closest ? describeClosest(closest, "the patch has") : "";
 	return new KeelError(
 		"NO_MATCH",
-		`${where}: ${what} not found${from > 0 ? ` after line ${from}` : ""}.${detail} Read the file and redo the hunk with its current lines.`,
+		`${where}: ${what} not found${from > 0 ? ` after line ${from}` : ""}.${detail}${closest ? "" : " Read the file and redo the hunk with its current lines."}`,
+		{ details: closest ? { closest } : undefined },
 	);
 }
 

@@ -7,11 +7,12 @@ import { sameIdentity } from "../backend/temp-names.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits } from "../edit/apply.js";
 import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
+import { currentLines } from "../edit/hints.js";
 import { readSettled, replanNote, replanOn } from "../edit/replan.js";
 import { sha256 } from "../safety/read-state.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
 import type { Session } from "../session.js";
-import { type Plan, parentDir, snapshotText } from "./file-plan.js";
+import { lineRanges, type Plan, parentDir, snapshotText } from "./file-plan.js";
 
 export interface QueryResult {
 	index: number;
@@ -90,7 +91,7 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 		if (p.edits.some((e) => e.matchMode === "lineRange")) {
 			throw new KeelError(
 				"STALE_READ",
-				`${q.path} changed since it was read; read it again, then redo the lineRange edit.`,
+				`${q.path} changed since it was read; redo the lineRange edit on its current lines, or read it again.${currentLines(snap.text.replace(/\r\n?/g, "\n"), lineRanges(p.edits))}`,
 				{ path: q.path },
 			);
 		}

@@ -7,6 +7,7 @@ import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
+import { currentLines } from "../edit/hints.js";
 import { readSettled } from "../edit/replan.js";
 import type { ContentSource } from "../safety/content-refs.js";
 import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
@@ -75,12 +76,22 @@ export async function snapshotText(
 	return { bytes, stat, sha256: sha256(bytes), bom: decoded.bom, text: decoded.text };
 }
 
+/** The line ranges of a query's lineRange edits. */
+export function lineRanges(edits: EditItem[]): Array<{ startLine: number; endLine: number }> {
+	return edits.flatMap((e) =>
+		e.matchMode === "lineRange" && Number.isInteger(e.startLine) && Number.isInteger(e.endLine)
+			? [{ startLine: e.startLine!, endLine: e.endLine! }]
+			: [],
+	);
+}
+
 /** lineRange edits address positions, not anchors: they need a read that is still fresh. */
 export function requireFreshRead(
 	session: Session,
 	canonical: string,
 	snap: FileSnapshot,
 	shown: string,
+	edits: EditItem[] = [],
 ): void {
 	const rec = session.readState.get(canonical);
 	if (!rec) {
@@ -93,10 +104,8 @@ export function requireFreshRead(
 	if (!sameIdentity(rec.stat, snap.stat) || rec.sha256 !== snap.sha256) {
 		throw new KeelError(
 			"STALE_READ",
-			`${shown} changed since it was last read; read it again, then redo the lineRange edit.`,
-			{
-				path: shown,
-			},
+			`${shown} changed since it was last read; redo the lineRange edit on its current lines, or read it again.${currentLines(snap.text.replace(/\r\n?/g, "\n"), lineRanges(edits))}`,
+			{ path: shown },
 		);
 	}
 }
@@ -135,7 +144,7 @@ async function planEdit(session: Session, q: FileQuery, i: number, edits: EditIt
 		});
 	const snapshot = await readSettled(() => snapshotText(session, target.canonical, q.path));
 	if (edits.some((e) => e.matchMode === "lineRange"))
-		requireFreshRead(session, target.canonical, snapshot, q.path);
+		requireFreshRead(session, target.canonical, snapshot, q.path, edits);
 	const applied = applyEdits(snapshot.text, edits, q.path);
 	return { type: "edit", i, q, target, edits, snapshot, applied };
 }

@@ -39,6 +39,7 @@ export const fileTool = defineTool<FileArgs>({
 					{
 						path: err.path,
 						payloadRef: err.payloadRef,
+						details: err.details,
 					},
 				);
 			}
