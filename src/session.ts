@@ -24,6 +24,7 @@ import { PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
 import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
+import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
 import { toolsForProfile } from "./tools/registry.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
@@ -47,6 +48,10 @@ export class Session {
 	private readonly running = new Set<CallScope>();
 	/** Multi-file changes a dead keel process left on this workspace, finished by create() (M11). */
 	recovery: RecoveryReport[] = [];
+	/** The syntax check of changes to source files, with its parsers and kept trees (syntax/check.ts). */
+	readonly syntax = new SyntaxCheck();
+	/** The check's mode when a call does not set its own. */
+	checkMode: CheckMode = "report";
 
 	private constructor(
 		readonly backend: Backend,
@@ -119,6 +124,7 @@ export class Session {
 			opts.commandPrefix || undefined,
 		);
 		session.recovery = recovery;
+		if (opts.check !== undefined) session.checkMode = checkModeOf(opts.check, "SessionOptions.check");
 		return session;
 	}
 
@@ -197,7 +203,7 @@ export class Session {
 				}
 			});
 		try {
-			return await this.runCall(name, args, scope, onUpdate);
+			return await this.runCall(name, args, scope, onUpdate, opts.check);
 		} finally {
 			answered = true;
 			await scope.close();
@@ -210,6 +216,7 @@ export class Session {
 		args: unknown,
 		scope: CallScope,
 		onUpdate: CallOptions["onUpdate"],
+		checkOption: CallOptions["check"],
 	): Promise<CallResult> {
 		const startedAt = this.clock();
 		this.failures.beginCall();
@@ -225,6 +232,7 @@ export class Session {
 			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
 			tool.check(prepared);
 			if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
+			const check = checkOption === undefined ? undefined : checkModeOf(checkOption, "check");
 			const result = await tool.execute(prepared as never, {
 				session: this,
 				// Made when the tool first reads it (boundary/call-scope.ts).
@@ -233,6 +241,7 @@ export class Session {
 				},
 				scope,
 				onUpdate,
+				check,
 			});
 			this.failures.recordSuccess(name, args);
 			return {
@@ -255,6 +264,7 @@ export class Session {
 		this.closed = true;
 		for (const scope of this.running) scope.abort();
 		this.releaseQueue();
+		this.syntax.close();
 		await this.pythonCoordinator?.close();
 		await this.payloads.close();
 		this.spillFiles?.fs.close?.();

@@ -13,7 +13,8 @@ import { commitReplanning, replanNote } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
 import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
-import { checkAborted, readRegular } from "./common.js";
+import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { checkAborted, checkModeFor, checkSyntax, readRegular } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const replaceSchema = object({
@@ -109,11 +110,26 @@ export const editTool = defineTool<EditArgs>({
 				};
 			};
 			// Anchored by text: a file another writer changed meanwhile is re-planned (edit/replan.ts).
-			const { result: applied, replans } = await commitReplanning(
+			const mode = checkModeFor(ctx);
+			const {
+				result: { plan: applied, syntax },
+				replans,
+			} = await commitReplanning(
 				{
 					read,
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
+						// Checked before the commit, so that in "refuse" mode nothing is written.
+						const syntax = await checkSyntax(session, mode, [
+							{
+								path: args.path,
+								key: target.canonical,
+								before: snap.decoded.text,
+								after: () => plan.text,
+								length: snap.decoded.text.length,
+							},
+						]);
+						refuseIfIntroduced(syntax, mode, args.path);
 						// The scope answers without making the call's signal (boundary/call-scope.ts).
 						checkAborted(ctx.scope ?? ctx.signal);
 						await commit(session, {
@@ -122,7 +138,7 @@ export const editTool = defineTool<EditArgs>({
 							data: plan.encode(snap.decoded.bom, takeSpare(snap)),
 							expect: snap.expect,
 						});
-						return plan;
+						return { plan, syntax };
 					},
 				},
 				{ replannable: true, shown: args.path },
@@ -131,7 +147,7 @@ export const editTool = defineTool<EditArgs>({
 			return {
 				content: [
 					text(
-						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}`,
+						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}${syntaxLine(syntax) ? `\n${syntaxLine(syntax)}` : ""}`,
 					),
 				],
 				details: {
@@ -139,6 +155,7 @@ export const editTool = defineTool<EditArgs>({
 					firstChangedLine,
 					matched: applied.matched,
 					...(replans ? { replanned: replans } : {}),
+					...syntaxDetails(syntax),
 				},
 			};
 		});

@@ -12,6 +12,7 @@ import { readSettled, replanNote, replanOn } from "../edit/replan.js";
 import { sha256 } from "../safety/read-state.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
 import type { Session } from "../session.js";
+import type { CheckInput } from "./common.js";
 import { lineRanges, type Plan, parentDir, snapshotText } from "./file-plan.js";
 
 export interface QueryResult {
@@ -36,6 +37,8 @@ export interface Prepared {
 	applied?: AppliedEdits;
 	/** The edit was planned again on bytes another writer left. */
 	replanned?: boolean;
+	/** An edit's text before (without BOM), for the syntax check. */
+	beforeText?: string;
 }
 
 /**
@@ -108,7 +111,30 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 		change: { canonical: target.canonical, shown: q.path, before, after },
 		applied,
 		replanned,
+		beforeText: snap.text,
 	};
+}
+
+/** What the syntax check needs of a prepared query: its texts (none for a delete or a copy). */
+export function syntaxInput(session: Session, x: Prepared): CheckInput[] {
+	const p = x.plan;
+	const after = x.change.after;
+	if (p.type === "delete" || after.kind !== "data") return [];
+	const base = { path: p.q.path, key: p.target.canonical };
+	if (p.type === "edit" && x.applied) {
+		const applied = x.applied;
+		const before = x.beforeText ?? "";
+		return [{ ...base, before, after: () => applied.text, length: before.length }];
+	}
+	const data = after.data;
+	const prior = x.change.before;
+	const before =
+		prior.kind !== "file"
+			? undefined
+			: prior.bytes
+				? Buffer.from(prior.bytes).toString("utf8")
+				: () => session.backend.fs.readFile(p.target.canonical, prior.stat).then((b) => b.toString("utf8"));
+	return [{ ...base, before, after: () => Buffer.from(data).toString("utf8"), length: data.length }];
 }
 
 /** Prepare one plan; `multi`: the change has several files, so previous bytes are kept for a restore. */

@@ -7,8 +7,16 @@
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
 import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
-import { checkAborted } from "./common.js";
-import { type Prepared, preparePlan, type QueryResult, replannable, resultOf } from "./file-commit.js";
+import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import {
+	type Prepared,
+	preparePlan,
+	type QueryResult,
+	replannable,
+	resultOf,
+	syntaxInput,
+} from "./file-commit.js";
 import { type Plan, planQuery } from "./file-plan.js";
 import { checkQueryFields, type FileArgs, fileSchema } from "./file-schema.js";
 import { defineTool, text } from "./types.js";
@@ -22,7 +30,8 @@ export const fileTool = defineTool<FileArgs>({
 		'Create, edit or delete files. queries: [{type, path, ...}] — edit: {edits:[{oldText,newText}]} matched against the current file (exactly, else tolerating quote, blank, indentation and blank-line drift, always uniquely; or matchMode lineRange with startLine/endLine after a read, or hashline with start/end refs like "12#a3f" from read with hashline: true); write: {content} creates a new file or replaces a file you have read (or {contentRef} to copy content written earlier); delete: removes a file or symlink. All queries are checked before any runs, and they apply together or not at all: if one fails, nothing is changed. A failure that is only about the path returns a payloadRef: retry with it and a corrected path instead of resending the content.',
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal }) {
+	async execute(args, ctx) {
+		const { session, signal } = ctx;
 		for (const [i, q] of args.queries.entries()) checkQueryFields(q, i);
 		const plans: Plan[] = [];
 		const seen = new Map<string, number>();
@@ -56,6 +65,8 @@ export const fileTool = defineTool<FileArgs>({
 		}
 		checkAborted(signal);
 		const multi = plans.length > 1;
+		const mode = checkModeFor(ctx);
+		let syntax: SyntaxReport | undefined;
 		const where = (p: Plan) => (multi ? `queries[${p.i}] (${p.q.type} ${p.q.path}): ` : "");
 		const results = await withPaths(
 			session,
@@ -79,6 +90,13 @@ export const fileTool = defineTool<FileArgs>({
 						}
 					}
 					for (const [k, x] of prepared.entries()) if (x.replanned) replans[k]++;
+					// Checked before the commit: in "refuse" mode a new syntax error changes no file.
+					syntax = await checkSyntax(
+						session,
+						mode,
+						prepared.flatMap((x) => syntaxInput(session, x)),
+					);
+					refuseIfIntroduced(syntax, mode);
 					checkAborted(signal);
 					let outcomes: Awaited<ReturnType<typeof commitChanges>>;
 					try {
@@ -114,7 +132,11 @@ export const fileTool = defineTool<FileArgs>({
 		const lines = results.map((r) =>
 			r.contentRef ? `${r.summary} [contentRef ${r.contentRef}]` : r.summary,
 		);
-		return { content: [text(lines.join("\n"))], details: { results } };
+		const line = syntaxLine(syntax);
+		return {
+			content: [text(line ? `${lines.join("\n")}\n${line}` : lines.join("\n"))],
+			details: { results, ...syntaxDetails(syntax) },
+		};
 	},
 });
 
