@@ -18,6 +18,8 @@ const RUNG_NOTE: Record<Rung, string> = {
 	normalized: " once quotes, dashes and blanks are normalized",
 	indentation: " once indentation is ignored",
 	blankLines: " once indentation and blank lines are ignored",
+	unescaped: ' once its escapes (\\n, \\", ...) are read as the characters',
+	spacing: " once blanks next to punctuation are ignored",
 	compat: " once fullwidth and other compatibility forms are folded",
 };
 
@@ -86,7 +88,7 @@ export function locateAnchor(
 	const how =
 		rungs.length === 1
 			? "it must match the file exactly, including whitespace"
-			: "quotes, dashes, blanks, fullwidth forms, indentation and blank lines may differ, nothing else";
+			: "quotes, dashes, blanks, escapes, fullwidth forms and accents, indentation and blank lines may differ, nothing else";
 	const elided = elisionHint(oldText);
 	const closest = elided
 		? undefined
@@ -102,6 +104,8 @@ const DRIFT_NOTE: Partial<Record<Matched, string>> = {
 	normalized: "once quotes, dashes and blanks were normalized",
 	indentation: "once indentation was ignored (new lines re-indented to the file's style)",
 	blankLines: "once indentation and blank lines were ignored (new lines re-indented to the file's style)",
+	unescaped: 'once its escapes (\\n, \\", ...) were read as the characters they stand for (in newText too)',
+	spacing: "once blanks next to punctuation were ignored",
 	compat: "once fullwidth and other compatibility forms (NFKC) were folded",
 };
 

@@ -145,7 +145,11 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 					: locateHashRange(lines(), edit, `edits[${i}]`, path);
 			// Whole lines are replaced: keep the line break that ended the range.
 			const keepBreak = newText.length > 0 && !newText.endsWith("\n") && view.text[end - 1] === "\n";
-			regions.push({ index: i, start, end, newText: keepBreak ? `${newText}\n` : newText });
+			// Deleting the last lines of a file without a final newline: the break before them goes
+			// too, so the file still ends without one.
+			const unbroken = newText.length === 0 && end === view.text.length && view.text[end - 1] !== "\n";
+			const from = unbroken && start > 0 ? start - 1 : start;
+			regions.push({ index: i, start: from, end, newText: keepBreak ? `${newText}\n` : newText });
 			matched.push(mode);
 		} else {
 			const { rung, hits } = locateAnchor(view, lines, edit, i, edits.length, path);

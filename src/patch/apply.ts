@@ -219,6 +219,21 @@ export function applyHunks(text: string, hunks: Hunk[], label: string): AppliedH
 				where,
 				hunk.eof ? "the lines to change, at the end of the file, were" : "the lines to change were",
 			);
+		if (!hunk.eof) {
+			// The same lines again further on, on the same rung: which one is meant is a guess.
+			const old = oldOf(lines);
+			const again =
+				match.rung === "blankLines"
+					? seekSkippingBlanks(texts, old, match.start + 1, false)
+					: seekLines(texts, old, match.start + 1, false);
+			if (again && again.rung === match.rung) {
+				throw new KeelError(
+					"AMBIGUOUS_MATCH",
+					`${where}: the lines to change match at line ${match.start + 1} and again at line ${again.start + 1}; add context lines (or an @@ line naming the enclosing block) so the hunk matches one place.`,
+					{ details: { candidates: [match.start + 1, again.start + 1] } },
+				);
+			}
+		}
 		replacements.push({ start: match.start, end: match.end, out: build(lines, match, file) });
 		matched.push(match.rung);
 		cursor = match.end;

@@ -1,7 +1,7 @@
 /**
  * Where a hunk's old lines are in a file. Rungs, strictest first; the first rung with a match
- * anywhere after the cursor decides, and on it the first position wins (the format's contract:
- * each hunk is searched after the previous one):
+ * anywhere after the cursor decides (each hunk is searched after the previous one); a second
+ * match on that rung makes the hunk ambiguous, which the caller refuses (patch/apply.ts):
  *   exact       line for line;
  *   rstrip      trailing whitespace ignored;
  *   trim        leading and trailing whitespace ignored;
