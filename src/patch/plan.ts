@@ -10,9 +10,9 @@
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { refusePlaceholder } from "../edit/placeholder.js";
-import { encodeUtf8 } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
+import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change } from "../safety/transaction.js";
 import type { Session } from "../session.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../tools/common.js";
@@ -174,7 +174,7 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 	}
 	const snap = await snapshotText(session, target.canonical, op.path);
 	const applied = applyHunks(snap.text, op.hunks, op.path);
-	const data = encodeUtf8(applied.text, snap.bom);
+	const data = encodeText(applied.text, snap, op.path);
 	const before: Before = { kind: "file", stat: snap.stat, sha256: snap.sha256, bytes: snap.bytes };
 	const base = {
 		op,

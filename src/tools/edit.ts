@@ -11,8 +11,8 @@ import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
-import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
+import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
 import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
 import { checkAborted, checkModeFor, checkSyntax, readRegular } from "./common.js";
 import { defineTool, text } from "./types.js";
@@ -91,14 +91,9 @@ export const editTool = defineTool<EditArgs>({
 			const read = async () => {
 				// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
 				const { stat: st, bytes } = await readRegular(session, target.canonical, args.path);
-				const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
-				if (!decoded) {
-					throw new KeelError(
-						"ENCODING_UNSAFE",
-						`${args.path} is not UTF-8 text (binary data or invalid UTF-8); a text edit could corrupt it. Change it another way (e.g. a script that handles its encoding).`,
-						{ path: args.path },
-					);
-				}
+				// The file's own encoding (safety/text-encoding.ts); binary or uncertain: refused.
+				const decoded = decodeText(bytes);
+				if ("unsure" in decoded) throw undecodable(args.path, decoded.unsure);
 				// A large file's buffer (which the caller of readFile owns) takes the new bytes, so a 10 MB
 				// edit holds the text and one buffer, not also a second one; its compare-and-swap then
 				// needs the hash. A smaller one is kept for the compare itself (issue 15).
@@ -135,7 +130,10 @@ export const editTool = defineTool<EditArgs>({
 						await commit(session, {
 							canonical: target.canonical,
 							shown: args.path,
-							data: plan.encode(snap.decoded.bom, takeSpare(snap)),
+							data:
+								snap.decoded.encoding === "utf-8"
+									? plan.encode(snap.decoded.bom, takeSpare(snap))
+									: encodeText(plan.text, snap.decoded, args.path),
 							expect: snap.expect,
 						});
 						return { plan, syntax };

@@ -10,6 +10,7 @@ import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled, replanNote, replanOn } from "../edit/replan.js";
 import { sha256 } from "../safety/read-state.js";
+import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
 import type { Session } from "../session.js";
 import type { CheckInput } from "./common.js";
@@ -105,7 +106,8 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 		}
 	}
 	const before: Before = { kind: "file", stat: snap.stat, sha256: snap.sha256, bytes: snap.bytes };
-	const after = { kind: "data" as const, data: applied.encode(snap.bom) };
+	const data = snap.encoding === "utf-8" ? applied.encode(snap.bom) : encodeText(applied.text, snap, q.path);
+	const after = { kind: "data" as const, data };
 	return {
 		plan: p,
 		change: { canonical: target.canonical, shown: q.path, before, after },

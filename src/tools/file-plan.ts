@@ -10,9 +10,9 @@ import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled } from "../edit/replan.js";
 import type { ContentSource } from "../safety/content-refs.js";
-import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
+import { decodeText, undecodable } from "../safety/text-encoding.js";
 import type { Session } from "../session.js";
 import {
 	overwriteExpectation,
@@ -29,6 +29,8 @@ export interface FileSnapshot {
 	sha256: string;
 	bom: boolean;
 	text: string;
+	/** The file's encoding (safety/text-encoding.ts): "utf-8" unless it has another. */
+	encoding: string;
 }
 
 export type Plan =
@@ -57,7 +59,7 @@ export function isPathOnly(e: KeelError): boolean {
 	return e.retry === "retarget" || e.code === "NOT_READ" || e.code === "STALE_READ";
 }
 
-/** Read and decode a file for editing; refuses anything that is not clean UTF-8 text. */
+/** Read and decode a file for editing, in its own encoding; refuses binary data and encodings keel is not sure of. */
 export async function snapshotText(
 	session: Session,
 	canonical: string,
@@ -65,15 +67,16 @@ export async function snapshotText(
 ): Promise<FileSnapshot> {
 	// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
 	const { stat, bytes } = await readRegular(session, canonical, shown);
-	const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
-	if (!decoded) {
-		throw new KeelError(
-			"ENCODING_UNSAFE",
-			`${shown} is not UTF-8 text (binary data or invalid UTF-8); a text edit could corrupt it. Change it another way.`,
-			{ path: shown },
-		);
-	}
-	return { bytes, stat, sha256: sha256(bytes), bom: decoded.bom, text: decoded.text };
+	const decoded = decodeText(bytes);
+	if ("unsure" in decoded) throw undecodable(shown, decoded.unsure);
+	return {
+		bytes,
+		stat,
+		sha256: sha256(bytes),
+		bom: decoded.bom,
+		text: decoded.text,
+		encoding: decoded.encoding,
+	};
 }
 
 /** The line ranges of a query's lineRange edits. */

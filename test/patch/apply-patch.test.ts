@@ -353,7 +353,19 @@ describe("matching", () => {
 		// The first hunk's lines match three places: refused, not applied to the first.
 		if (!r.ok) expect(r.error.code).toBe("AMBIGUOUS_MATCH");
 		const r2 = await s.call("apply_patch", {
-			input: patch("*** Update File: r.txt", "@@", "-x", "+A", " sep", " x", " sep", "@@", "-x", "+B", " end"),
+			input: patch(
+				"*** Update File: r.txt",
+				"@@",
+				"-x",
+				"+A",
+				" sep",
+				" x",
+				" sep",
+				"@@",
+				"-x",
+				"+B",
+				" end",
+			),
 		});
 		expect(r2.ok, JSON.stringify(r2)).toBe(true);
 		expect(await readFile(p("r.txt"), "utf8")).toBe("A\nsep\nx\nsep\nB\nend\n");
