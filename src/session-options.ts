@@ -28,6 +28,7 @@ const OPTION_NAMES: Record<keyof SessionOptions, true> = {
 	stateDir: true,
 	python: true,
 	commandPrefix: true,
+	check: true,
 };
 
 /** Every keel tool name, in any profile. */

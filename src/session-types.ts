@@ -5,6 +5,7 @@ import type { Clock } from "./boundary/timing.js";
 import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
 import type { PayloadLimits } from "./safety/payloads.js";
+import type { CheckMode } from "./syntax/check.js";
 import type { Profile } from "./tools/registry.js";
 import type { Content, ToolResult } from "./tools/types.js";
 
@@ -44,10 +45,18 @@ export interface SessionOptions {
 	python?: Omit<PythonCoordinatorOptions, "spill" | "backend">;
 	/** Shell text run before every `bash` command, on its own line (pi's `shellCommandPrefix`). */
 	commandPrefix?: string;
+	/**
+	 * The syntax check of every change to a source file (syntax/check.ts): "report" (default) puts
+	 * the errors a change introduced in its result, "refuse" fails such a change with nothing
+	 * written, "off" skips it. A call's own `check` option overrides it.
+	 */
+	check?: CheckMode;
 }
 
 export interface CallOptions {
 	signal?: AbortSignal;
+	/** This call's syntax check mode (SessionOptions.check), for the tools that change files. */
+	check?: CheckMode;
 	onUpdate?: (partial: ToolResult) => void;
 }
 

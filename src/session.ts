@@ -27,6 +27,7 @@ import { defaultStateDir, StateDir } from "./safety/state-dir.js";
 import { WriterLog } from "./safety/writer-log.js";
 import { paletteFor } from "./session-options.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
+import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
@@ -52,6 +53,10 @@ export class Session {
 	 * create(), and journal entries set aside as invalid; each has a one-line description.
 	 */
 	recovery: RecoveryReport[] = [];
+	/** The syntax check of changes to source files, with its parsers and kept trees (syntax/check.ts). */
+	readonly syntax = new SyntaxCheck();
+	/** The check's mode when a call does not set its own. */
+	checkMode: CheckMode = "report";
 
 	private constructor(
 		readonly backend: Backend,
@@ -137,6 +142,7 @@ export class Session {
 			opts.commandPrefix || undefined,
 		);
 		session.recovery = recovery;
+		if (opts.check !== undefined) session.checkMode = checkModeOf(opts.check, "SessionOptions.check");
 		return session;
 	}
 
@@ -219,7 +225,7 @@ export class Session {
 				}
 			});
 		try {
-			return await this.runCall(name, args, scope, onUpdate);
+			return await this.runCall(name, args, scope, onUpdate, opts.check);
 		} finally {
 			answered = true;
 			await scope.close();
@@ -232,6 +238,7 @@ export class Session {
 		args: unknown,
 		scope: CallScope,
 		onUpdate: CallOptions["onUpdate"],
+		checkOption: CallOptions["check"],
 	): Promise<CallResult> {
 		const startedAt = this.clock();
 		this.failures.beginCall();
@@ -247,6 +254,7 @@ export class Session {
 			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
 			tool.check(prepared);
 			if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
+			const check = checkOption === undefined ? undefined : checkModeOf(checkOption, "check");
 			const result = await tool.execute(prepared as never, {
 				session: this,
 				// Made when the tool first reads it (boundary/call-scope.ts).
@@ -255,6 +263,7 @@ export class Session {
 				},
 				scope,
 				onUpdate,
+				check,
 			});
 			this.failures.recordSuccess(name, args);
 			return {
@@ -282,6 +291,7 @@ export class Session {
 		this.closed = true;
 		for (const scope of this.running) scope.abort();
 		this.releaseQueue();
+		this.syntax.close();
 		await this.pythonCoordinator?.close();
 		await this.payloads.close();
 		this.spillFiles?.fs.close?.();

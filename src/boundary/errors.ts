@@ -27,6 +27,8 @@ export const ERROR_CATALOGUE = {
 	EDIT_OVERLAP: "change-approach",
 	NO_CHANGE: "change-approach",
 	ENCODING_UNSAFE: "change-approach",
+	PLACEHOLDER_TEXT: "change-approach",
+	SYNTAX_ERROR: "change-approach",
 	STALE_READ: "retry",
 	NOT_READ: "retry",
 	CHANGED_ON_DISK: "retry",

@@ -41,6 +41,10 @@ const ADVICE: Partial<Record<ErrorCode, string>> = {
 	NO_CHANGE: "The replacement equals the original text: check whether the change is already there.",
 	ENCODING_UNSAFE:
 		"Do not retry the text edit: the file cannot be edited safely as UTF-8 text; use a different tool or approach.",
+	PLACEHOLDER_TEXT:
+		"Write out the code the placeholder stood for, or edit only the lines that change with an anchor around them.",
+	SYNTAX_ERROR:
+		"Fix the syntax error the change introduced (the error names its line), then send the change again.",
 	BINARY_FILE: "The file is binary: do not treat it as text; use a different tool or approach.",
 	OFFSET_OUT_OF_RANGE: "Use an offset within the file's length.",
 	INVALID_ARGS: "Fix the arguments to match the tool's schema; the error names each problem.",

@@ -4,6 +4,7 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import type { Matched, MatchMode, TextEdit } from "./apply.js";
+import { closestLines, describeClosest } from "./closest.js";
 import { elisionHint, nearestLines } from "./hints.js";
 import { findOnRung, type Hit, RUNGS, type Rung } from "./ladder.js";
 import type { LfView } from "./lf-view.js";
@@ -17,6 +18,8 @@ const RUNG_NOTE: Record<Rung, string> = {
 	normalized: " once quotes, dashes and blanks are normalized",
 	indentation: " once indentation is ignored",
 	blankLines: " once indentation and blank lines are ignored",
+	unescaped: ' once its escapes (\\n, \\", ...) are read as the characters',
+	spacing: " once blanks next to punctuation are ignored",
 	compat: " once fullwidth and other compatibility forms are folded",
 };
 
@@ -77,7 +80,7 @@ export function locateAnchor(
 			throw new KeelError(
 				"AMBIGUOUS_MATCH",
 				`${label(i, n)} matches ${shown.length}${more} places in ${path}${RUNG_NOTE[rung]} (lines ${shown.join(", ")}); add surrounding lines to make it unique, or set replaceAll.`,
-				{ path },
+				{ path, details: { candidates: shown, more: hits.length > MAX_AMBIGUITY_SHOWN } },
 			);
 		}
 		return { rung, hits };
@@ -85,15 +88,24 @@ export function locateAnchor(
 	const how =
 		rungs.length === 1
 			? "it must match the file exactly, including whitespace"
-			: "quotes, dashes, blanks, fullwidth forms, indentation and blank lines may differ, nothing else";
-	const hint = elisionHint(oldText) || nearestLines(view.text, oldText);
-	throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, { path });
+			: "quotes, dashes, blanks, escapes, fullwidth forms and accents, indentation and blank lines may differ, nothing else";
+	const elided = elisionHint(oldText);
+	const closest = elided
+		? undefined
+		: closestLines(view.text.split("\n"), oldText.replace(/\n$/, "").split("\n"));
+	const hint = elided || (closest ? describeClosest(closest, "yours has") : nearestLines(view.text, oldText));
+	throw new KeelError("NO_MATCH", `Could not find ${label(i, n)} in ${path}; ${how}.${hint}`, {
+		path,
+		details: closest ? { closest } : undefined,
+	});
 }
 
 const DRIFT_NOTE: Partial<Record<Matched, string>> = {
 	normalized: "once quotes, dashes and blanks were normalized",
 	indentation: "once indentation was ignored (new lines re-indented to the file's style)",
 	blankLines: "once indentation and blank lines were ignored (new lines re-indented to the file's style)",
+	unescaped: 'once its escapes (\\n, \\", ...) were read as the characters they stand for (in newText too)',
+	spacing: "once blanks next to punctuation were ignored",
 	compat: "once fullwidth and other compatibility forms (NFKC) were folded",
 };
 

@@ -10,9 +10,11 @@ import { dominantEnding } from "../safety/encoding.js";
 import { locateAnchor } from "./anchor.js";
 import { Applied, type Region } from "./applied.js";
 import { locateHashRange } from "./hashline.js";
+import { currentLines } from "./hints.js";
 import type { Rung } from "./ladder.js";
 import { LfView } from "./lf-view.js";
 import { LineIndex } from "./lines.js";
+import { refusePlaceholder } from "./placeholder.js";
 
 export { driftNote } from "./anchor.js";
 
@@ -100,10 +102,8 @@ function locateLines(view: LfView, edit: TextEdit, i: number, path: string): [nu
 		if (current !== edit.oldText.replace(/\r\n?/g, "\n").replace(/\n$/, "")) {
 			throw new KeelError(
 				"NO_MATCH",
-				`Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText; read them again.`,
-				{
-					path,
-				},
+				`Lines ${startLine}-${endLine} of ${path} no longer hold the given oldText.${currentLines(view.text, [{ startLine: startLine!, endLine: endLine! }])}`,
+				{ path },
 			);
 		}
 	}
@@ -145,7 +145,11 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 					: locateHashRange(lines(), edit, `edits[${i}]`, path);
 			// Whole lines are replaced: keep the line break that ended the range.
 			const keepBreak = newText.length > 0 && !newText.endsWith("\n") && view.text[end - 1] === "\n";
-			regions.push({ index: i, start, end, newText: keepBreak ? `${newText}\n` : newText });
+			// Deleting the last lines of a file without a final newline: the break before them goes
+			// too, so the file still ends without one.
+			const unbroken = newText.length === 0 && end === view.text.length && view.text[end - 1] !== "\n";
+			const from = unbroken && start > 0 ? start - 1 : start;
+			regions.push({ index: i, start: from, end, newText: keepBreak ? `${newText}\n` : newText });
 			matched.push(mode);
 		} else {
 			const { rung, hits } = locateAnchor(view, lines, edit, i, edits.length, path);
@@ -177,6 +181,10 @@ export function applyEdits(original: string, edits: TextEdit[], path: string): A
 				},
 			);
 		}
+	}
+	for (const r of regions) {
+		const what = edits.length === 1 ? "newText" : `edits[${r.index}].newText`;
+		refusePlaceholder(view.text.slice(r.start, r.end), r.newText, what, path);
 	}
 	// The file's dominant ending (a scan of the whole text): only for a replacement with line breaks
 	// in a region that has no ending of its own (one without line breaks is written as it is).

@@ -40,3 +40,29 @@ export function elisionHint(anchor: string): string {
 	if (at === -1) return "";
 	return ` Line ${at + 1} of the anchor (${JSON.stringify(lines[at].trim())}) looks like it stands for omitted code; copy every line of the region instead.`;
 }
+
+/** Lines shown around a line range whose read went stale, in all. */
+const MAX_CURRENT_LINES = 20;
+const CURRENT_CONTEXT = 2;
+
+/**
+ * The file's current lines over 1-based ranges (each widened by a little context), numbered,
+ * bounded: what a line-range edit planned on an older read needs to be redone without a new read.
+ */
+export function currentLines(text: string, ranges: Array<{ startLine: number; endLine: number }>): string {
+	const lines = text.split("\n");
+	const total = lines.length - (text.endsWith("\n") ? 1 : 0);
+	const shown = new Set<number>();
+	const out: string[] = [];
+	for (const r of ranges) {
+		const from = Math.max(1, r.startLine - CURRENT_CONTEXT);
+		const to = Math.min(total, r.endLine + CURRENT_CONTEXT);
+		for (let n = from; n <= to && out.length < MAX_CURRENT_LINES; n++) {
+			if (shown.has(n)) continue;
+			shown.add(n);
+			out.push(`${n}: ${truncateLine(lines[n - 1], MAX_HINT_CHARS).text}`);
+		}
+	}
+	if (out.length === 0) return ` The file has ${total} lines now.`;
+	return ` Its current lines there (of ${total}):\n${out.join("\n")}`;
+}

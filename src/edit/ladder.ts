@@ -7,9 +7,13 @@
  *                offset, another width); new lines are re-indented into the file's style;
  *   blankLines   as indentation, with blank lines skipped on both sides and a final newline the
  *                file lacks forgiven;
+ *   unescaped    exact, once the anchor's (and the new text's) over-escapes are undone: `\n`, `\t`,
+ *                `\"`, `\'`, `\$`, `\``, `\\` typed where the file has the character itself;
+ *   spacing      as normalized, with blanks next to punctuation ignored (`f( a, b )` is `f(a,b)`);
  *   compat       as normalized, with compatibility forms folded too (NFKC, one character for one:
- *                `，` for `,`, `Ａ` for `A`). Last, because no raw-text probe can find its candidates:
- *                it reads every line.
+ *                `，` for `,`, `Ａ` for `A`, a letter and its combining accents for the composed
+ *                letter). Last, because no raw-text probe can find its candidates: it reads every
+ *                line (so does spacing, whose blanks the raw text has and the key has not).
  * The caller goes down the ladder and stops at the first rung with a match. Each rung is linear in
  * the file (search.ts).
  */
@@ -19,9 +23,17 @@ import { lineKey, type NormalizedLine, normalizeLine } from "./normalize.js";
 import { rebuild, type Unit } from "./preserve.js";
 import { bestProbe, kmp, searchLines } from "./search.js";
 
-export type Rung = "exact" | "normalized" | "indentation" | "blankLines" | "compat";
+export type Rung = "exact" | "normalized" | "indentation" | "blankLines" | "unescaped" | "spacing" | "compat";
 
-export const RUNGS: readonly Rung[] = ["exact", "normalized", "indentation", "blankLines", "compat"];
+export const RUNGS: readonly Rung[] = [
+	"exact",
+	"normalized",
+	"indentation",
+	"blankLines",
+	"unescaped",
+	"spacing",
+	"compat",
+];
 
 /** A match: view range [start, end) and the LF text that replaces it. */
 export interface Hit {
@@ -49,9 +61,13 @@ export function findOnRung(rung: Rung, input: LadderInput): Hit[] {
 		case "exact":
 			return exactHits(input);
 		case "normalized":
-			return normalizedHits(input, false);
+			return normalizedHits(input, false, false);
+		case "unescaped":
+			return unescapedHits(input);
+		case "spacing":
+			return normalizedHits(input, false, true);
 		case "compat":
-			return normalizedHits(input, true);
+			return normalizedHits(input, true, false);
 		default:
 			return lineHits(input, rung === "blankLines");
 	}
@@ -68,13 +84,27 @@ function exactHits({ text, oldText, newText, max }: LadderInput): Hit[] {
 	return hits;
 }
 
-function normalizedHits(input: LadderInput, compat: boolean): Hit[] {
+/** Escapes a model types for the character itself. */
+const OVER_ESCAPED = /\\([nt"'$`\\])/g;
+
+function readEscapes(s: string): string {
+	return s.replace(OVER_ESCAPED, (_, c: string) => (c === "n" ? "\n" : c === "t" ? "\t" : c));
+}
+
+function unescapedHits(input: LadderInput): Hit[] {
+	if (!input.oldText.includes("\\")) return [];
+	const oldText = readEscapes(input.oldText);
+	if (oldText === input.oldText || oldText.length === 0) return [];
+	return exactHits({ ...input, oldText, newText: readEscapes(input.newText) });
+}
+
+function normalizedHits(input: LadderInput, compat: boolean, spacing: boolean): Hit[] {
 	const lines = input.lines();
 	const anchor = input.oldText.split("\n");
 	const m = anchor.length;
 	if (m > lines.count) return [];
-	const key = (l: string) => lineKey(l, true, compat);
-	const norm = (l: string) => normalizeLine(l, true, compat);
+	const key = (l: string) => lineKey(l, true, compat, spacing);
+	const norm = (l: string) => normalizeLine(l, true, compat, spacing);
 	const keys = anchor.map(key);
 	if (keys.every((k) => k === "")) return [];
 	// Compatibility forms fold onto ASCII, so under compat no character of a key is safe to probe
@@ -83,7 +113,7 @@ function normalizedHits(input: LadderInput, compat: boolean): Hit[] {
 		return [];
 	const next = input.newText.split("\n");
 	const hits: Hit[] = [];
-	const { at, probe } = compat ? { at: 0, probe: "" } : bestProbe(keys);
+	const { at, probe } = compat || spacing ? { at: 0, probe: "" } : bestProbe(keys);
 	let lastWindow = -1;
 	const push = (start: number, end: number) => {
 		const pieces = input.text.slice(start, end).split("\n");

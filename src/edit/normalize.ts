@@ -86,7 +86,12 @@ export interface NormalizedLine {
  * Normalize one line (no "\n"). With `keepIndent` the leading spaces and tabs stay verbatim (a
  * line of blanks only is still empty), otherwise every leading blank is dropped.
  */
-export function normalizeLine(line: string, keepIndent: boolean, compat = false): NormalizedLine {
+export function normalizeLine(
+	line: string,
+	keepIndent: boolean,
+	compat = false,
+	spacing = false,
+): NormalizedLine {
 	const foldChar = compat ? compatFold : fold;
 	const out: number[] = [];
 	const starts: number[] = [];
@@ -106,13 +111,28 @@ export function normalizeLine(line: string, keepIndent: boolean, compat = false)
 		if (isBlank(c)) {
 			let j = i;
 			while (j < line.length && isBlank(line.charCodeAt(j))) j++;
-			if (j < line.length) {
+			// With `spacing`, blanks next to punctuation are dropped: `f( a, b )` is `f(a,b)`.
+			const tight = spacing && (!isWordChar(out[out.length - 1] ?? 0x28) || !isWordChar(line.charCodeAt(j)));
+			if (j < line.length && !tight) {
 				out.push(0x20);
 				starts.push(i);
 				ends.push(j);
 			}
 			i = j;
 			continue;
+		}
+		if (compat && isCombining(line.charCodeAt(i + 1))) {
+			// A letter and its combining marks, composed when NFKC makes them one character (é as e + ◌́).
+			let j = i + 1;
+			while (isCombining(line.charCodeAt(j))) j++;
+			const composed = line.slice(i, j).normalize("NFKC");
+			if (composed.length === 1) {
+				out.push(fold(composed.charCodeAt(0)));
+				starts.push(i);
+				ends.push(j);
+				i = j;
+				continue;
+			}
 		}
 		out.push(foldChar(c));
 		starts.push(i);
@@ -122,10 +142,28 @@ export function normalizeLine(line: string, keepIndent: boolean, compat = false)
 	return { text: fromCodes(out), starts, ends };
 }
 
+/** Letters, digits, `_` and `$` (and anything past ASCII): blanks between two of them are kept. */
+function isWordChar(c: number): boolean {
+	return (
+		(c >= 0x30 && c <= 0x39) ||
+		(c >= 0x41 && c <= 0x5a) ||
+		(c >= 0x61 && c <= 0x7a) ||
+		c === 0x5f ||
+		c === 0x24 ||
+		c >= 0x80
+	);
+}
+
+/** Combining diacritical marks (the ones NFC composes onto Latin, Greek and Cyrillic letters). */
+function isCombining(c: number): boolean {
+	return c >= 0x300 && c <= 0x36f;
+}
+
 /** The normalized text of a line, without the offset maps (the hot path of the line rungs). */
-export function lineKey(line: string, keepIndent: boolean, compat = false): string {
+export function lineKey(line: string, keepIndent: boolean, compat = false, spacing = false): string {
 	const indent = indentLength(line);
 	if (indent === line.length) return "";
+	if (spacing) return normalizeLine(line, keepIndent, compat, spacing).text;
 	for (let i = indent; i < line.length; i++) {
 		const c = line.charCodeAt(i);
 		const next = i + 1 < line.length ? line.charCodeAt(i + 1) : 0x20;

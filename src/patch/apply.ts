@@ -6,10 +6,12 @@
  * are never touched. When a hunk matched with the indentation ignored and every matched line's
  * indentation differs from the patch's by the same prefix, added lines get the same change.
  */
+
 import { KeelError } from "../boundary/errors.js";
+import { closestLines, describeClosest } from "../edit/closest.js";
 import { isBlankLine } from "../edit/indent.js";
 import { dominantEnding } from "../safety/encoding.js";
-import { closestRegion, type LineMatch, seekLines, seekSkippingBlanks } from "./match.js";
+import { type LineMatch, seekLines, seekSkippingBlanks } from "./match.js";
 import type { Hunk, PatchLine } from "./parse.js";
 
 interface Line {
@@ -161,17 +163,12 @@ function build(hunk: PatchLine[], match: LineMatch, file: FileLines): Line[] {
 }
 
 function noMatch(file: string[], old: string[], from: number, where: string, what: string): KeelError {
-	const region = closestRegion(file, old, from);
-	let detail = "";
-	if (region) {
-		const j = Math.min(region.divergent, old.length - 1);
-		const fl = region.start + region.divergent;
-		const has = fl < file.length ? `the file has ${shown(file[fl])}` : "the file ends there";
-		detail = ` The closest region starts at line ${region.start + 1}; its first line that differs is line ${fl + 1}: the patch expects ${shown(old[j])}, ${has}.`;
-	}
+	const closest = closestLines(file, old, from);
+	const detail = closest ? describeClosest(closest, "the patch has") : "";
 	return new KeelError(
 		"NO_MATCH",
-		`${where}: ${what} not found${from > 0 ? ` after line ${from}` : ""}.${detail} Read the file and redo the hunk with its current lines.`,
+		`${where}: ${what} not found${from > 0 ? ` after line ${from}` : ""}.${detail}${closest ? "" : " Read the file and redo the hunk with its current lines."}`,
+		{ details: closest ? { closest } : undefined },
 	);
 }
 
@@ -222,6 +219,21 @@ export function applyHunks(text: string, hunks: Hunk[], label: string): AppliedH
 				where,
 				hunk.eof ? "the lines to change, at the end of the file, were" : "the lines to change were",
 			);
+		if (!hunk.eof) {
+			// The same lines again further on, on the same rung: which one is meant is a guess.
+			const old = oldOf(lines);
+			const again =
+				match.rung === "blankLines"
+					? seekSkippingBlanks(texts, old, match.start + 1, false)
+					: seekLines(texts, old, match.start + 1, false);
+			if (again && again.rung === match.rung) {
+				throw new KeelError(
+					"AMBIGUOUS_MATCH",
+					`${where}: the lines to change match at line ${match.start + 1} and again at line ${again.start + 1}; add context lines (or an @@ line naming the enclosing block) so the hunk matches one place.`,
+					{ details: { candidates: [match.start + 1, again.start + 1] } },
+				);
+			}
+		}
 		replacements.push({ start: match.start, end: match.end, out: build(lines, match, file) });
 		matched.push(match.rung);
 		cursor = match.end;

@@ -1,7 +1,7 @@
 /**
  * Where a hunk's old lines are in a file. Rungs, strictest first; the first rung with a match
- * anywhere after the cursor decides, and on it the first position wins (the format's contract:
- * each hunk is searched after the previous one):
+ * anywhere after the cursor decides (each hunk is searched after the previous one); a second
+ * match on that rung makes the hunk ambiguous, which the caller refuses (patch/apply.ts):
  *   exact       line for line;
  *   rstrip      trailing whitespace ignored;
  *   trim        leading and trailing whitespace ignored;
@@ -100,41 +100,4 @@ export function seekSkippingBlanks(
 	eof: boolean,
 ): LineMatch | undefined {
 	return blankSkipping(file, pattern, from, eof);
-}
-
-export interface ClosestRegion {
-	/** 0-based file line where the best partial match starts. */
-	start: number;
-	/** Index into the pattern of the first line that differs there. */
-	divergent: number;
-}
-
-/** Work bound for the closest-region scan (pattern lines × file lines). */
-const CLOSEST_BUDGET = 4_000_000;
-
-/**
- * The region of the file most like `pattern` (most lines equal under the fold rung, earliest on a
- * tie), searched from `from`; bounded in work, so a huge file gets a coarser scan.
- */
-export function closestRegion(file: string[], pattern: string[], from: number): ClosestRegion | undefined {
-	if (pattern.length === 0 || file.length === 0) return undefined;
-	const keys = pattern.map((l) => lineKey(l, false));
-	const fileKey = (i: number) => lineKey(file[i], false);
-	const span = Math.max(1, file.length - Math.max(from, 0));
-	const m = Math.min(pattern.length, Math.max(1, Math.floor(CLOSEST_BUDGET / span)));
-	let best: ClosestRegion | undefined;
-	let bestScore = 0;
-	for (let i = Math.max(from, 0); i < file.length; i++) {
-		let score = 0;
-		let divergent = -1;
-		for (let j = 0; j < m && i + j < file.length; j++) {
-			if (fileKey(i + j) === keys[j]) score++;
-			else if (divergent === -1) divergent = j;
-		}
-		if (score > bestScore) {
-			bestScore = score;
-			best = { start: i, divergent: divergent === -1 ? Math.min(m, file.length - i) : divergent };
-		}
-	}
-	return best;
 }

@@ -9,9 +9,10 @@
  */
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
-import { encodeUtf8 } from "../safety/encoding.js";
+import { refusePlaceholder } from "../edit/placeholder.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
+import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change } from "../safety/transaction.js";
 import type { Session } from "../session.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../tools/common.js";
@@ -128,6 +129,8 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 	if (op.kind === "add") {
 		const data = Buffer.from(addedText(op.lines), "utf8");
 		const before = await replaceable(session, target.canonical, op.path, `"*** Add File: ${op.path}"`, data);
+		const had = before.kind === "file" && before.bytes ? Buffer.from(before.bytes).toString("utf8") : "";
+		refusePlaceholder(had, addedText(op.lines), `"*** Add File: ${op.path}"`, op.path);
 		return {
 			op,
 			action: "added",
@@ -164,9 +167,14 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 			changes: [{ canonical: target.canonical, shown: op.path, before, after: { kind: "absent" } }],
 		};
 	}
+	for (const h of op.hunks) {
+		const old = h.lines.filter((l) => l.kind !== "+").map((l) => l.text);
+		const now = h.lines.filter((l) => l.kind !== "-").map((l) => l.text);
+		refusePlaceholder(old.join("\n"), now.join("\n"), `the hunk at patch line ${h.at}`, op.path);
+	}
 	const snap = await snapshotText(session, target.canonical, op.path);
 	const applied = applyHunks(snap.text, op.hunks, op.path);
-	const data = encodeUtf8(applied.text, snap.bom);
+	const data = encodeText(applied.text, snap, op.path);
 	const before: Before = { kind: "file", stat: snap.stat, sha256: snap.sha256, bytes: snap.bytes };
 	const base = {
 		op,

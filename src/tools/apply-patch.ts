@@ -12,7 +12,14 @@ import { parsePatch } from "../patch/parse.js";
 import { type PlannedFile, planOp, resolveOps } from "../patch/plan.js";
 import { commitChanges, withPaths } from "../safety/transaction.js";
 import type { Session } from "../session.js";
-import { checkAborted } from "./common.js";
+import {
+	type CheckMode,
+	refuseIfIntroduced,
+	type SyntaxReport,
+	syntaxDetails,
+	syntaxLine,
+} from "../syntax/check.js";
+import { type CheckInput, checkAborted, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 export interface ApplyPatchArgs {
@@ -37,7 +44,13 @@ const LETTER: Record<PlannedFile["action"], string> = {
 };
 
 /** Apply a patch in Codex's format through `session`: every file changes, or none does. */
-export async function applyPatch(session: Session, input: string, signal?: AbortSignal): Promise<ToolResult> {
+export async function applyPatch(
+	session: Session,
+	input: string,
+	signal?: AbortSignal,
+	mode: CheckMode = session.checkMode,
+): Promise<ToolResult> {
+	let syntax: SyntaxReport | undefined;
 	const ops = parsePatch(input);
 	const resolved = await resolveOps(session, ops);
 	const keys = resolved.flatMap((r) =>
@@ -59,6 +72,9 @@ export async function applyPatch(session: Session, input: string, signal?: Abort
 				});
 			}
 		}
+		// Checked before the commit: in "refuse" mode a new syntax error changes no file.
+		syntax = await checkSyntax(session, mode, plans.flatMap(patchSyntaxInput));
+		refuseIfIntroduced(syntax, mode);
 		checkAborted(signal);
 		const changes = plans.flatMap((p) => p.changes);
 		for (const c of changes) if (c.after.kind !== "absent") await session.sweepOnce(parentOf(c.canonical));
@@ -78,10 +94,34 @@ export async function applyPatch(session: Session, input: string, signal?: Abort
 		const how = lenient.length ? ` (matched: ${p.matched!.join(", ")})` : "";
 		return `${LETTER[p.action]} ${p.path}${p.movedTo ? ` -> ${p.movedTo}` : ""}${how}`;
 	});
+	const line = syntaxLine(syntax);
 	return {
-		content: [text(`Success. Updated the following files:\n${lines.join("\n")}`)],
-		details: { files },
+		content: [text(`Success. Updated the following files:\n${lines.join("\n")}${line ? `\n${line}` : ""}`)],
+		details: { files, ...syntaxDetails(syntax) },
 	};
+}
+
+/** The texts the syntax check needs of a planned file (an added file, or an update's result). */
+function patchSyntaxInput(p: PlannedFile): CheckInput[] {
+	const written = p.changes.find((c) => c.after.kind === "data");
+	if (written?.after.kind !== "data") return [];
+	const data = written.after.data;
+	const path = p.movedTo ?? p.path;
+	if (p.beforeText !== undefined && p.afterText !== undefined) {
+		const after = p.afterText;
+		return [{ path, key: written.canonical, before: p.beforeText, after: () => after, length: after.length }];
+	}
+	const prior = written.before;
+	const before = prior.kind === "file" && prior.bytes ? Buffer.from(prior.bytes).toString("utf8") : undefined;
+	return [
+		{
+			path,
+			key: written.canonical,
+			before,
+			after: () => Buffer.from(data).toString("utf8"),
+			length: data.length,
+		},
+	];
 }
 
 function parentOf(canonical: string): string {
@@ -113,7 +153,7 @@ export const applyPatchTool = defineTool<ApplyPatchArgs>({
 		input: string(),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	execute(args, { session, signal }) {
-		return applyPatch(session, args.input, signal);
+	execute(args, ctx) {
+		return applyPatch(ctx.session, args.input, ctx.signal, checkModeFor(ctx));
 	},
 });

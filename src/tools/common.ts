@@ -4,7 +4,9 @@ import { sameIdentity, sameObject } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { formatSize } from "../boundary/truncate.js";
+import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
 import type { Session } from "../session.js";
+import { type CheckedChange, type CheckMode, isChecked, type SyntaxReport } from "../syntax/check.js";
 
 /** A positive integer option, or its default; fractional values are floored. */
 export function positiveInt(name: string, value: number | undefined, fallback: number): number {
@@ -135,4 +137,50 @@ export async function requireUnchanged(
 			path: shown,
 		});
 	}
+}
+
+/**
+ * A whole-file write whose content brings in an omission placeholder ("// ... rest unchanged") is
+ * refused: PLACEHOLDER_TEXT. The file it replaces (`now`, when there is one) is read only when the
+ * content has a placeholder, to let a file keep one it already had.
+ */
+export async function refuseWrittenPlaceholder(
+	session: Session,
+	canonical: string,
+	now: FileStat | null,
+	content: string,
+	shown: string,
+): Promise<void> {
+	if (!introducedPlaceholder("", content)) return;
+	let had = "";
+	if (now) {
+		try {
+			had = (await session.backend.fs.readFile(canonical, now)).toString("utf8");
+		} catch (e) {
+			throw fromSystemError(e, shown);
+		}
+	}
+	refusePlaceholder(had, content, "content", shown);
+}
+
+/** The call's syntax check mode: its own, else the session's. */
+export function checkModeFor(ctx: { session: Session; check?: CheckMode }): CheckMode {
+	return ctx.check ?? ctx.session.checkMode;
+}
+
+/** A change as the check takes it: the new text built only when the file is checked. */
+export type CheckInput = Omit<CheckedChange, "after"> & { after: () => string; length: number };
+
+/** The syntax check of a call's changes (undefined when the mode is "off" or no file has a grammar). */
+export async function checkSyntax(
+	session: Session,
+	mode: CheckMode,
+	changes: CheckInput[],
+): Promise<SyntaxReport | undefined> {
+	if (mode === "off") return undefined;
+	const checked = changes.filter((c) => isChecked(c.path, c.length));
+	if (checked.length === 0) return undefined;
+	return session.syntax.files(
+		checked.map((c) => ({ path: c.path, key: c.key, before: c.before, after: c.after() })),
+	);
 }

@@ -11,9 +11,10 @@ import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
 import { commit } from "../safety/commit.js";
-import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
-import { checkAborted, readRegular } from "./common.js";
+import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
+import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { checkAborted, checkModeFor, checkSyntax, readRegular } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const replaceSchema = object({
@@ -90,14 +91,9 @@ export const editTool = defineTool<EditArgs>({
 			const read = async () => {
 				// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
 				const { stat: st, bytes } = await readRegular(session, target.canonical, args.path);
-				const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
-				if (!decoded) {
-					throw new KeelError(
-						"ENCODING_UNSAFE",
-						`${args.path} is not UTF-8 text (binary data or invalid UTF-8); a text edit could corrupt it. Change it another way (e.g. a script that handles its encoding).`,
-						{ path: args.path },
-					);
-				}
+				// The file's own encoding (safety/text-encoding.ts); binary or uncertain: refused.
+				const decoded = decodeText(bytes);
+				if ("unsure" in decoded) throw undecodable(args.path, decoded.unsure);
 				// A large file's buffer (which the caller of readFile owns) takes the new bytes, so a 10 MB
 				// edit holds the text and one buffer, not also a second one; its compare-and-swap then
 				// needs the hash. A smaller one is kept for the compare itself (issue 15).
@@ -109,20 +105,38 @@ export const editTool = defineTool<EditArgs>({
 				};
 			};
 			// Anchored by text: a file another writer changed meanwhile is re-planned (edit/replan.ts).
-			const { result: applied, replans } = await commitReplanning(
+			const mode = checkModeFor(ctx);
+			const {
+				result: { plan: applied, syntax },
+				replans,
+			} = await commitReplanning(
 				{
 					read,
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
+						// Checked before the commit, so that in "refuse" mode nothing is written.
+						const syntax = await checkSyntax(session, mode, [
+							{
+								path: args.path,
+								key: target.canonical,
+								before: snap.decoded.text,
+								after: () => plan.text,
+								length: snap.decoded.text.length,
+							},
+						]);
+						refuseIfIntroduced(syntax, mode, args.path);
 						// The scope answers without making the call's signal (boundary/call-scope.ts).
 						checkAborted(ctx.scope ?? ctx.signal);
 						await commit(session, {
 							canonical: target.canonical,
 							shown: args.path,
-							data: plan.encode(snap.decoded.bom, takeSpare(snap)),
+							data:
+								snap.decoded.encoding === "utf-8"
+									? plan.encode(snap.decoded.bom, takeSpare(snap))
+									: encodeText(plan.text, snap.decoded, args.path),
 							expect: snap.expect,
 						});
-						return plan;
+						return { plan, syntax };
 					},
 				},
 				{ replannable: true, shown: args.path },
@@ -131,7 +145,7 @@ export const editTool = defineTool<EditArgs>({
 			return {
 				content: [
 					text(
-						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}`,
+						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}${syntaxLine(syntax) ? `\n${syntaxLine(syntax)}` : ""}`,
 					),
 				],
 				details: {
@@ -139,6 +153,7 @@ export const editTool = defineTool<EditArgs>({
 					firstChangedLine,
 					matched: applied.matched,
 					...(replans ? { replanned: replans } : {}),
+					...syntaxDetails(syntax),
 				},
 			};
 		});

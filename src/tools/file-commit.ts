@@ -7,11 +7,14 @@ import { sameIdentity } from "../backend/temp-names.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits } from "../edit/apply.js";
 import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
+import { currentLines } from "../edit/hints.js";
 import { readSettled, replanNote, replanOn } from "../edit/replan.js";
 import { sha256 } from "../safety/read-state.js";
+import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
 import type { Session } from "../session.js";
-import { type Plan, parentDir, snapshotText } from "./file-plan.js";
+import type { CheckInput } from "./common.js";
+import { lineRanges, type Plan, parentDir, snapshotText } from "./file-plan.js";
 
 export interface QueryResult {
 	index: number;
@@ -35,6 +38,8 @@ export interface Prepared {
 	applied?: AppliedEdits;
 	/** The edit was planned again on bytes another writer left. */
 	replanned?: boolean;
+	/** An edit's text before (without BOM), for the syntax check. */
+	beforeText?: string;
 }
 
 /**
@@ -90,7 +95,7 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 		if (p.edits.some((e) => e.matchMode === "lineRange")) {
 			throw new KeelError(
 				"STALE_READ",
-				`${q.path} changed since it was read; read it again, then redo the lineRange edit.`,
+				`${q.path} changed since it was read; redo the lineRange edit on its current lines, or read it again.${currentLines(snap.text.replace(/\r\n?/g, "\n"), lineRanges(p.edits))}`,
 				{ path: q.path },
 			);
 		}
@@ -101,13 +106,37 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 		}
 	}
 	const before: Before = { kind: "file", stat: snap.stat, sha256: snap.sha256, bytes: snap.bytes };
-	const after = { kind: "data" as const, data: applied.encode(snap.bom) };
+	const data = snap.encoding === "utf-8" ? applied.encode(snap.bom) : encodeText(applied.text, snap, q.path);
+	const after = { kind: "data" as const, data };
 	return {
 		plan: p,
 		change: { canonical: target.canonical, shown: q.path, before, after },
 		applied,
 		replanned,
+		beforeText: snap.text,
 	};
+}
+
+/** What the syntax check needs of a prepared query: its texts (none for a delete or a copy). */
+export function syntaxInput(session: Session, x: Prepared): CheckInput[] {
+	const p = x.plan;
+	const after = x.change.after;
+	if (p.type === "delete" || after.kind !== "data") return [];
+	const base = { path: p.q.path, key: p.target.canonical };
+	if (p.type === "edit" && x.applied) {
+		const applied = x.applied;
+		const before = x.beforeText ?? "";
+		return [{ ...base, before, after: () => applied.text, length: before.length }];
+	}
+	const data = after.data;
+	const prior = x.change.before;
+	const before =
+		prior.kind !== "file"
+			? undefined
+			: prior.bytes
+				? Buffer.from(prior.bytes).toString("utf8")
+				: () => session.backend.fs.readFile(p.target.canonical, prior.stat).then((b) => b.toString("utf8"));
+	return [{ ...base, before, after: () => Buffer.from(data).toString("utf8"), length: data.length }];
 }
 
 /** Prepare one plan; `multi`: the change has several files, so previous bytes are kept for a restore. */

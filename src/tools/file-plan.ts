@@ -7,13 +7,20 @@ import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
+import { currentLines } from "../edit/hints.js";
 import { readSettled } from "../edit/replan.js";
 import type { ContentSource } from "../safety/content-refs.js";
-import { decodeUtf8Strict, looksBinary } from "../safety/encoding.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
+import { decodeText, undecodable } from "../safety/text-encoding.js";
 import type { Session } from "../session.js";
-import { overwriteExpectation, readRegular, requireFile, statOrNull } from "./common.js";
+import {
+	overwriteExpectation,
+	readRegular,
+	refuseWrittenPlaceholder,
+	requireFile,
+	statOrNull,
+} from "./common.js";
 import type { EditItem, FileQuery } from "./file-schema.js";
 
 export interface FileSnapshot {
@@ -22,6 +29,8 @@ export interface FileSnapshot {
 	sha256: string;
 	bom: boolean;
 	text: string;
+	/** The file's encoding (safety/text-encoding.ts): "utf-8" unless it has another. */
+	encoding: string;
 }
 
 export type Plan =
@@ -50,7 +59,7 @@ export function isPathOnly(e: KeelError): boolean {
 	return e.retry === "retarget" || e.code === "NOT_READ" || e.code === "STALE_READ";
 }
 
-/** Read and decode a file for editing; refuses anything that is not clean UTF-8 text. */
+/** Read and decode a file for editing, in its own encoding; refuses binary data and encodings keel is not sure of. */
 export async function snapshotText(
 	session: Session,
 	canonical: string,
@@ -58,15 +67,25 @@ export async function snapshotText(
 ): Promise<FileSnapshot> {
 	// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
 	const { stat, bytes } = await readRegular(session, canonical, shown);
-	const decoded = looksBinary(bytes, bytes.length) ? undefined : decodeUtf8Strict(bytes);
-	if (!decoded) {
-		throw new KeelError(
-			"ENCODING_UNSAFE",
-			`${shown} is not UTF-8 text (binary data or invalid UTF-8); a text edit could corrupt it. Change it another way.`,
-			{ path: shown },
-		);
-	}
-	return { bytes, stat, sha256: sha256(bytes), bom: decoded.bom, text: decoded.text };
+	const decoded = decodeText(bytes);
+	if ("unsure" in decoded) throw undecodable(shown, decoded.unsure);
+	return {
+		bytes,
+		stat,
+		sha256: sha256(bytes),
+		bom: decoded.bom,
+		text: decoded.text,
+		encoding: decoded.encoding,
+	};
+}
+
+/** The line ranges of a query's lineRange edits. */
+export function lineRanges(edits: EditItem[]): Array<{ startLine: number; endLine: number }> {
+	return edits.flatMap((e) =>
+		e.matchMode === "lineRange" && Number.isInteger(e.startLine) && Number.isInteger(e.endLine)
+			? [{ startLine: e.startLine!, endLine: e.endLine! }]
+			: [],
+	);
 }
 
 /** lineRange edits address positions, not anchors: they need a read that is still fresh. */
@@ -75,6 +94,7 @@ export function requireFreshRead(
 	canonical: string,
 	snap: FileSnapshot,
 	shown: string,
+	edits: EditItem[] = [],
 ): void {
 	const rec = session.readState.get(canonical);
 	if (!rec) {
@@ -87,10 +107,8 @@ export function requireFreshRead(
 	if (!sameIdentity(rec.stat, snap.stat) || rec.sha256 !== snap.sha256) {
 		throw new KeelError(
 			"STALE_READ",
-			`${shown} changed since it was last read; read it again, then redo the lineRange edit.`,
-			{
-				path: shown,
-			},
+			`${shown} changed since it was last read; redo the lineRange edit on its current lines, or read it again.${currentLines(snap.text.replace(/\r\n?/g, "\n"), lineRanges(edits))}`,
+			{ path: shown },
 		);
 	}
 }
@@ -102,6 +120,7 @@ async function planWrite(session: Session, q: FileQuery, i: number, data: Buffer
 	const now = await statOrNull(session, target.canonical);
 	if (now) requireFile(now, q.path);
 	const expect = now ? overwriteExpectation(session, target.canonical, now, q.path) : "absent";
+	if (data) await refuseWrittenPlaceholder(session, target.canonical, now, data.toString("utf8"), q.path);
 	if (q.contentRef !== undefined) {
 		const ref = session.contentRefs.get(q.contentRef);
 		const st = await session.backend.fs.lstat(ref.canonical).catch(() => undefined);
@@ -128,7 +147,7 @@ async function planEdit(session: Session, q: FileQuery, i: number, edits: EditIt
 		});
 	const snapshot = await readSettled(() => snapshotText(session, target.canonical, q.path));
 	if (edits.some((e) => e.matchMode === "lineRange"))
-		requireFreshRead(session, target.canonical, snapshot, q.path);
+		requireFreshRead(session, target.canonical, snapshot, q.path, edits);
 	const applied = applyEdits(snapshot.text, edits, q.path);
 	return { type: "edit", i, q, target, edits, snapshot, applied };
 }

@@ -7,8 +7,16 @@
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
 import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
-import { checkAborted } from "./common.js";
-import { type Prepared, preparePlan, type QueryResult, replannable, resultOf } from "./file-commit.js";
+import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import {
+	type Prepared,
+	preparePlan,
+	type QueryResult,
+	replannable,
+	resultOf,
+	syntaxInput,
+} from "./file-commit.js";
 import { type Plan, planQuery } from "./file-plan.js";
 import { checkQueryFields, type FileArgs, fileSchema, fileSchemaFor } from "./file-schema.js";
 import { defineTool, type ToolSpec, text } from "./types.js";
@@ -22,7 +30,8 @@ const fileSpec: ToolSpec<FileArgs> = {
 		"Create, edit or delete files: queries [{type, path, ...}] are checked together, then run in order; all apply or none. edit: edits [{oldText, newText}], each matched in the original file exactly, else tolerating quote, whitespace, indentation and blank-line drift, uniquely unless replaceAll; or matchMode lineRange: startLine..endLine (1-based, inclusive) of a fresh read. write: content (or contentRef from an earlier result) for a new file or one you have read. delete: a file or symlink. A failure only about the path returns a payloadRef: retry with it and the corrected path.",
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal }) {
+	async execute(args, ctx) {
+		const { session, signal } = ctx;
 		for (const [i, q] of args.queries.entries()) checkQueryFields(q, i);
 		const plans: Plan[] = [];
 		const seen = new Map<string, number>();
@@ -39,6 +48,7 @@ const fileSpec: ToolSpec<FileArgs> = {
 					{
 						path: err.path,
 						payloadRef: err.payloadRef,
+						details: err.details,
 					},
 				);
 			}
@@ -55,6 +65,8 @@ const fileSpec: ToolSpec<FileArgs> = {
 		}
 		checkAborted(signal);
 		const multi = plans.length > 1;
+		const mode = checkModeFor(ctx);
+		let syntax: SyntaxReport | undefined;
 		const where = (p: Plan) => (multi ? `queries[${p.i}] (${p.q.type} ${p.q.path}): ` : "");
 		const results = await withPaths(
 			session,
@@ -78,6 +90,13 @@ const fileSpec: ToolSpec<FileArgs> = {
 						}
 					}
 					for (const [k, x] of prepared.entries()) if (x.replanned) replans[k]++;
+					// Checked before the commit: in "refuse" mode a new syntax error changes no file.
+					syntax = await checkSyntax(
+						session,
+						mode,
+						prepared.flatMap((x) => syntaxInput(session, x)),
+					);
+					refuseIfIntroduced(syntax, mode);
 					checkAborted(signal);
 					let outcomes: Awaited<ReturnType<typeof commitChanges>>;
 					try {
@@ -113,7 +132,11 @@ const fileSpec: ToolSpec<FileArgs> = {
 		const lines = results.map((r) =>
 			r.contentRef ? `${r.summary} [contentRef ${r.contentRef}]` : r.summary,
 		);
-		return { content: [text(lines.join("\n"))], details: { results } };
+		const line = syntaxLine(syntax);
+		return {
+			content: [text(line ? `${lines.join("\n")}\n${line}` : lines.join("\n"))],
+			details: { results, ...syntaxDetails(syntax) },
+		};
 	},
 };
 

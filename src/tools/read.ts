@@ -10,6 +10,7 @@ import { boolean, number, object, optional, string, withUnpublishedRange } from 
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { hashlinePrefix } from "../edit/hashline.js";
 import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
+import { decodeText } from "../safety/text-encoding.js";
 import { checkAborted, positiveInt, requireFile } from "./common.js";
 import { detectImage } from "./image-types.js";
 import { RANGES } from "./ranges.js";
@@ -81,6 +82,8 @@ interface TextWindow {
 	/** Byte length of line `offset` (for the "line too long" hint). */
 	firstLineBytes: number;
 	valid: boolean;
+	/** The encoding the text was decoded from, when it is not UTF-8. */
+	encoding?: string;
 	/**
 	 * Streamed only: bytes of the selected lines in the file (the shown lines may be fewer), so
 	 * the truncation details count what a whole read would.
@@ -187,8 +190,19 @@ async function wholeWindow(
 	session.readState.record(canonical, st, bytes);
 	const mimeType = detectImage(bytes);
 	if (mimeType) return imageResult(bytes, mimeType);
-	if (looksBinary(bytes)) throw binaryError(args.path, bytes.length);
-	const decoded = decodeUtf8Lenient(bytes);
+	// A UTF-16 file has NUL bytes but a BOM that says what it is.
+	const utf16 = (bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff);
+	if (!utf16 && looksBinary(bytes)) throw binaryError(args.path, bytes.length);
+	let decoded = decodeUtf8Lenient(bytes);
+	let encoding: string | undefined;
+	if (utf16 || !decoded.valid) {
+		// The file's own encoding when keel is sure of it (safety/text-encoding.ts); edits keep it.
+		const own = decodeText(bytes);
+		if (!("unsure" in own)) {
+			decoded = { bom: own.bom, text: own.text, valid: true };
+			encoding = own.encoding;
+		} else if (utf16) throw binaryError(args.path, bytes.length);
+	}
 	const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
 	const split = body.length === 0 ? [""] : body.split("\n");
 	// CRLF lines lose their \r; a file without one (most) skips the pass over every line.
@@ -200,6 +214,7 @@ async function wholeWindow(
 		total: allLines.length,
 		firstLineBytes: Buffer.byteLength(allLines[offset - 1], "utf8"),
 		valid: decoded.valid,
+		encoding,
 	};
 }
 
@@ -281,6 +296,10 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 		out = `${truncation.content}\n\n[${total - end} more lines in file. Use offset=${end + 1} to continue.]`;
 	} else {
 		out = truncation.content;
+	}
+	if (win.encoding) {
+		out += `\n\n[Decoded from ${win.encoding}; edits write the file back in ${win.encoding}.]`;
+		details = { ...details, encoding: win.encoding };
 	}
 	if (!win.valid) {
 		out +=

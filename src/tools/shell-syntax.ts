@@ -1,11 +1,10 @@
 /**
- * The bash grammar (tree-sitter's, prebuilt as WebAssembly), loaded on first use: about 60 ms and
- * one parse to warm up, paid once per process and only by a process that runs bash. A parse after
- * that costs a fraction of a millisecond.
+ * The bash grammar (tree-sitter's, prebuilt as WebAssembly, through syntax/grammars.ts), loaded on
+ * first use: paid once per process and only by a process that runs bash. A parse after that costs a
+ * fraction of a millisecond.
  */
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import type { Node, Parser } from "web-tree-sitter";
+import type { Node } from "web-tree-sitter";
+import { Grammars } from "../syntax/grammars.js";
 
 export type { Node as SyntaxNode } from "web-tree-sitter";
 
@@ -22,12 +21,8 @@ export function lazyBashParser(): () => Promise<BashParse | null> {
 }
 
 async function loadBashParser(): Promise<BashParse> {
-	const { Parser: ParserClass, Language } = await import("web-tree-sitter");
-	await ParserClass.init();
-	const wasm = createRequire(import.meta.url).resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm");
-	const language = await Language.load(await readFile(wasm));
-	const parser: Parser = new ParserClass();
-	parser.setLanguage(language);
+	const parser = await new Grammars().parser("bash");
+	if (!parser) throw new Error("the bash grammar is not installed");
 	return (source) => {
 		const tree = parser.parse(source);
 		if (!tree) throw new Error("the bash parser returned no tree");

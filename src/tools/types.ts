@@ -1,8 +1,10 @@
 /** What a model-facing tool is: a schema, an annotation set, and execute(args, ctx). */
+
 import type { WorkOwner } from "../boundary/call-scope.js";
 import type { JsonSchema } from "../boundary/schema.js";
 import { type Checker, compileChecker } from "../boundary/validate.js";
 import type { Session } from "../session.js";
+import type { CheckMode } from "../syntax/check.js";
 
 export interface TextContent {
 	type: "text";
@@ -35,6 +37,8 @@ export interface ToolContext {
 	/** The call's owner for work not awaited at once (see boundary/call-scope.ts); set by Session.call. */
 	scope?: WorkOwner;
 	onUpdate?: (partial: ToolResult) => void;
+	/** The call's syntax check mode, when the caller set one (else the session's). */
+	check?: CheckMode;
 }
 
 export interface ToolSpec<A = any> {

@@ -8,7 +8,16 @@ import { KeelError } from "../boundary/errors.js";
 import { object, string } from "../boundary/schema.js";
 import { isWellFormed } from "../edit/apply.js";
 import { commit } from "../safety/commit.js";
-import { checkAborted, overwriteExpectation, requireFile, statOrNull } from "./common.js";
+import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import {
+	checkAborted,
+	checkModeFor,
+	checkSyntax,
+	overwriteExpectation,
+	refuseWrittenPlaceholder,
+	requireFile,
+	statOrNull,
+} from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const schema = object({
@@ -28,7 +37,8 @@ export const writeTool = defineTool<WriteArgs>({
 		"Create a file, or replace one read in this session and unchanged since; any other existing file is refused (read it first). Creates parent directories.",
 	parameters: schema,
 	annotations: { readOnly: false, destructive: true, idempotent: true },
-	async execute(args, { session, signal }) {
+	async execute(args, ctx) {
+		const { session, signal } = ctx;
 		const target = await session.resolvePath(args.path, "write");
 		if (target.canonical === target.root) {
 			throw new KeelError("IS_DIRECTORY", `${args.path} is a directory; give a file path.`, {
@@ -47,9 +57,28 @@ export const writeTool = defineTool<WriteArgs>({
 			const before = await statOrNull(session, target.canonical);
 			if (before) requireFile(before, args.path);
 			const expect = before ? overwriteExpectation(session, target.canonical, before, args.path) : "absent";
+			await refuseWrittenPlaceholder(session, target.canonical, before, args.content, args.path);
+			const mode = checkModeFor(ctx);
+			// The file's old text is read only when the new one has errors (to leave out the old ones).
+			const syntax = await checkSyntax(session, mode, [
+				{
+					path: args.path,
+					key: target.canonical,
+					before: before
+						? () => session.backend.fs.readFile(target.canonical, before).then((b) => b.toString("utf8"))
+						: undefined,
+					after: () => args.content,
+					length: args.content.length,
+				},
+			]);
+			refuseIfIntroduced(syntax, mode, args.path);
 			checkAborted(signal);
 			await commit(session, { canonical: target.canonical, shown: args.path, data, expect });
-			return { content: [text(`Successfully wrote ${data.length} bytes to ${args.path}`)] };
+			const line = syntaxLine(syntax);
+			return {
+				content: [text(`Successfully wrote ${data.length} bytes to ${args.path}${line ? `\n${line}` : ""}`)],
+				...(syntax ? { details: syntaxDetails(syntax) } : {}),
+			};
 		});
 	},
 });

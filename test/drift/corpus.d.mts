@@ -1,5 +1,5 @@
 /** Types of corpus.mjs and score.mjs (plain JS, shared with bench/cases-drift.mjs). */
-export type Rung = "exact" | "normalized" | "indentation" | "blankLines" | "compat";
+export type Rung = "exact" | "normalized" | "indentation" | "blankLines" | "unescaped" | "spacing" | "compat";
 
 export interface DriftCase {
 	category: string;
@@ -19,7 +19,7 @@ export interface PatchCase {
 	name: string;
 	file: string;
 	patch: string;
-	expect: { file: string; rungs: string[] } | { refuse: "NO_MATCH" };
+	expect: { file: string; rungs: string[] } | { refuse: "NO_MATCH" | "AMBIGUOUS_MATCH" };
 }
 
 export declare const PATCH_CASES: PatchCase[];

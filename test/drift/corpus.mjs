@@ -672,6 +672,152 @@ add(
 	refuse("AMBIGUOUS_MATCH"),
 );
 
+// --- over-escaped anchors: the model typed an escape where the file has the character ----------
+{
+	const f = 'say("hi")\nnext()\n';
+	add(
+		"over-escaped",
+		'\\" for a quote',
+		f,
+		one('say(\\"hi\\")', 'say(\\"hello\\")'),
+		ok('say("hello")\nnext()\n', "unescaped"),
+	);
+	const g = "first line\nsecond line\nthird\n";
+	add(
+		"over-escaped",
+		"\\n for a line break",
+		g,
+		one("first line\\nsecond line", "first line\\nline two"),
+		ok("first line\nline two\nthird\n", "unescaped"),
+	);
+	const h = "echo $HOME\nls\n";
+	add(
+		"over-escaped",
+		"\\$ for a dollar",
+		h,
+		one("echo \\$HOME", "echo \\$USER"),
+		ok("echo $USER\nls\n", "unescaped"),
+	);
+	const i = "path = 'C:\\dir'\nx = 1\n";
+	add(
+		"over-escaped",
+		"\\\\ for one backslash",
+		i,
+		one("path = 'C:\\\\dir'", "path = 'D:\\\\dir'"),
+		ok("path = 'D:\\dir'\nx = 1\n", "unescaped"),
+	);
+	const j = "msg = 'it''s'\nit's\n";
+	add(
+		"over-escaped",
+		"\\' for an apostrophe",
+		j,
+		one("it\\'s\n", "it is\n"),
+		ok("msg = 'it''s'\nit is\n", "unescaped"),
+	);
+	const k = 'printf("a\\n");\n';
+	add(
+		"over-escaped",
+		"control: a real \\n in the file matches exactly",
+		k,
+		one('printf("a\\n");', 'printf("b\\n");'),
+		ok('printf("b\\n");\n', "exact"),
+	);
+	const m = 'a = "x"\nb = "x"\n';
+	add(
+		"over-escaped",
+		"still refuses ambiguity after unescaping",
+		m,
+		one('\\"x\\"', '\\"y\\"'),
+		refuse("AMBIGUOUS_MATCH"),
+	);
+}
+
+// --- Unicode compatibility forms: fullwidth letters, digits, punctuation; composed accents -------
+{
+	const f = "ｖａｌｕｅ ＝ １２\nnext\n";
+	add(
+		"unicode-compat",
+		"fullwidth letters and digits in the file",
+		f,
+		one("value = 12", "value = 13"),
+		ok("value = 13\nnext\n", "compat"),
+	);
+	const g = "call（a，b）\nnext\n";
+	add(
+		"unicode-compat",
+		"fullwidth punctuation in the file",
+		g,
+		one("call(a,b)", "call(a,c)"),
+		ok("call(a,c)\nnext\n", "compat"),
+	);
+	const h = "cafe\u0301 = 1\nnext\n";
+	add(
+		"unicode-compat",
+		"decomposed accent in the file, composed in the anchor",
+		h,
+		one("caf\u00e9 = 1", "caf\u00e9 = 2"),
+		ok("caf\u00e9 = 2\nnext\n", "compat"),
+	);
+	const i = "caf\u00e9 = 1\nnext\n";
+	add(
+		"unicode-compat",
+		"composed accent in the file, decomposed in the anchor",
+		i,
+		one("cafe\u0301 = 1\nnext", "cafe\u0301 = 1\nlast"),
+		ok("caf\u00e9 = 1\nlast\n", "compat"),
+	);
+	add(
+		"unicode-compat",
+		"a different letter is still refused",
+		"caf\u00e8 = 1\n",
+		one("caf\u00e9 = 1", "x"),
+		refuse("NO_MATCH"),
+	);
+}
+
+// --- whitespace inserted or dropped between tokens inside a line ---------------------------------
+{
+	const f = "  result = myFunc(a, b);\n  done();\n";
+	add(
+		"token-spacing",
+		"spaces inside the parentheses in the anchor",
+		f,
+		one("  result = myFunc( a, b );", "  result = myFunc(a, c);"),
+		ok("  result = myFunc(a, c);\n  done();\n", "spacing"),
+	);
+	const g = "if (x == 1) {\n  go();\n}\n";
+	add(
+		"token-spacing",
+		"spaces dropped around operators in the anchor",
+		g,
+		one("if (x==1) {\n  go();", "if (x==1) {\n  stop();"),
+		ok("if (x == 1) {\n  stop();\n}\n", "spacing"),
+	);
+	const h = "let total = sum(items);\n";
+	add(
+		"token-spacing",
+		"a space between two words is not spacing drift",
+		h,
+		one("lettotal = sum(items);", "let total = 0;"),
+		refuse("NO_MATCH"),
+	);
+	const i = "f( a );\nf(a);\n";
+	add(
+		"token-spacing",
+		"two places once spacing is ignored",
+		i + "g( a );\n",
+		one("g(a);", "g(b);"),
+		ok(i + "g(b);\n", "spacing"),
+	);
+	add(
+		"token-spacing",
+		"ambiguous once spacing is ignored",
+		"h( a );\nh(a );\n",
+		one("h(a)", "h(b)"),
+		refuse("AMBIGUOUS_MATCH"),
+	);
+}
+
 export const CASES = cases;
 
 // --- patch-shaped cases: the same drift, sent as an apply_patch patch ----------------------------
@@ -766,9 +912,37 @@ addPatch(
 );
 addPatch(
 	"two hunks, in file order, each after the previous",
+	"v = 0\nsep 1\nv = 0\nsep 2\nw = 0\n",
+	U("@@", " sep 1", "-v = 0", "+v = 1", "@@", " sep 2", "-w = 0", "+w = 2"),
+	landed("v = 0\nsep 1\nv = 1\nsep 2\nw = 2\n", ["exact", "exact"]),
+);
+addPatch(
+	"context that matches in two places is refused, not applied to the first",
 	"v = 0\nsep\nv = 0\nsep\nv = 0\n",
 	U("@@", "-v = 0", "+v = 1", "@@", "-v = 0", "+v = 2"),
-	landed("v = 1\nsep\nv = 2\nsep\nv = 0\n", ["exact", "exact"]),
+	{ refuse: "AMBIGUOUS_MATCH" },
+);
+addPatch(
+	"context with trailing blanks that matches in two places is refused",
+	"if a:\n    go()\nif a: \n    go()\n",
+	U("@@", " if a:  ", "-    go()", "+    stop()"),
+	{ refuse: "AMBIGUOUS_MATCH" },
+);
+addPatch(
+	"tabs in the file, spaces in the patch: lines outside the change stay as they are",
+	"func f() {\n\tif x {\n\t\ta()\n\t\tb()\n\t}\n\tc()\n}\n",
+	U(
+		"@@",
+		" func f() {",
+		"     if x {",
+		"         a()",
+		"-        b()",
+		"+        B()",
+		"+        d()",
+		"     }",
+		"     c()",
+	),
+	landed("func f() {\n\tif x {\n\t\ta()\n\t\tB()\n\t\td()\n\t}\n\tc()\n}\n", ["trim"]),
 );
 addPatch(
 	"tabs in the file, spaces in the patch's context",

@@ -109,6 +109,23 @@ describe("file edits addressed by hashline refs", () => {
 		expect(await readFile(p("c.txt"), "utf8")).toBe("A\r\nC\r\nC2\r\nd\r\n");
 	});
 
+	it("deleting the last lines of a file without a final newline adds none", async () => {
+		for (const [file, from, to, expected] of [
+			["a\nb\nc", 3, 3, "a\nb"],
+			["a\nb\nc", 2, 3, "a"],
+			["a\r\nb\r\nc", 3, 3, "a\r\nb"],
+			["a\nb\nc\n", 3, 3, "a\nb\n"],
+		] as const) {
+			await writeFile(p("z.txt"), file);
+			const shown = await hashRead("z.txt");
+			const r = await edit("z.txt", [
+				{ matchMode: "hashline", start: ref(shown, from), end: ref(shown, to), newText: "" },
+			]);
+			expect(r.ok, JSON.stringify(r)).toBe(true);
+			expect(await readFile(p("z.txt"), "utf8")).toBe(expected);
+		}
+	});
+
 	it("needs no prior read: the hashes prove what the model saw", async () => {
 		await writeFile(p("n.txt"), "x\ny\n");
 		const r = await edit("n.txt", [{ matchMode: "hashline", start: `2#${lineHash("y")}`, newText: "Y" }]);

@@ -344,13 +344,31 @@ describe("matching", () => {
 	});
 
 	it("hunks are found in order, each after the previous one", async () => {
-		await writeFile(p("r.txt"), "x\nsep\nx\nsep\nx\n");
+		await writeFile(p("r.txt"), "x\nsep\nx\nsep\nx\nend\n");
 		const s = await open();
 		const r = await s.call("apply_patch", {
-			input: patch("*** Update File: r.txt", "@@", "-x", "+A", "@@", "-x", "+B"),
+			input: patch("*** Update File: r.txt", "@@", "-x", "+A", " sep", "@@", "-x", "+B", " end"),
 		});
-		expect(r.ok).toBe(true);
-		expect(await readFile(p("r.txt"), "utf8")).toBe("A\nsep\nB\nsep\nx\n");
+		expect(r.ok, JSON.stringify(r)).toBe(false);
+		// The first hunk's lines match three places: refused, not applied to the first.
+		if (!r.ok) expect(r.error.code).toBe("AMBIGUOUS_MATCH");
+		const r2 = await s.call("apply_patch", {
+			input: patch(
+				"*** Update File: r.txt",
+				"@@",
+				"-x",
+				"+A",
+				" sep",
+				" x",
+				" sep",
+				"@@",
+				"-x",
+				"+B",
+				" end",
+			),
+		});
+		expect(r2.ok, JSON.stringify(r2)).toBe(true);
+		expect(await readFile(p("r.txt"), "utf8")).toBe("A\nsep\nx\nsep\nB\nend\n");
 	});
 });
 

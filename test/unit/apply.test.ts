@@ -70,7 +70,7 @@ describe("applyEdits", () => {
 			);
 			expect.unreachable();
 		} catch (e) {
-			expect((e as KeelError).message).toContain("line 2");
+			expect((e as KeelError).message).toContain("at lines 2-3");
 		}
 	});
 
