@@ -14,6 +14,7 @@ import { fromSystemError, KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
+import { ProcessTable } from "./procs/table.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
 import { defaultStateDir, Journal } from "./safety/journal.js";
@@ -43,6 +44,7 @@ export class Session {
 	private closed = false;
 	private readonly swept = new Set<string>();
 	private pythonCoordinator: PythonCoordinator | undefined;
+	private processTable: ProcessTable | undefined;
 	/** The scopes of calls still running: a closing session aborts them. */
 	private readonly running = new Set<CallScope>();
 	/** Multi-file changes a dead keel process left on this workspace, finished by create() (M11). */
@@ -64,6 +66,7 @@ export class Session {
 		readonly journal: Journal,
 		/** Run before every bash command (SessionOptions.commandPrefix). */
 		readonly commandPrefix?: string,
+		private readonly processLimits: SessionOptions["processLimits"] = {},
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
 	}
@@ -117,6 +120,7 @@ export class Session {
 			opts.python ?? {},
 			journal,
 			opts.commandPrefix || undefined,
+			opts.processLimits,
 		);
 		session.recovery = recovery;
 		return session;
@@ -131,6 +135,12 @@ export class Session {
 			backend: this.backend,
 		});
 		return this.pythonCoordinator;
+	}
+
+	/** This session's process handles (procs/table.ts): made on first access, killed at close. */
+	get processes(): ProcessTable {
+		this.processTable ??= new ProcessTable(this.backend, this.spill, this.clock, this.processLimits);
+		return this.processTable;
 	}
 
 	get tools(): ToolDefinition[] {
@@ -256,6 +266,7 @@ export class Session {
 		for (const scope of this.running) scope.abort();
 		this.releaseQueue();
 		await this.pythonCoordinator?.close();
+		await this.processTable?.close();
 		await this.payloads.close();
 		this.spillFiles?.fs.close?.();
 		await this.spill.close();

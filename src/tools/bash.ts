@@ -6,9 +6,18 @@
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { fullOutputNote, OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import {
+	boolean,
+	number,
+	object,
+	optional,
+	string,
+	withRange,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
+import { renderRead, startHandle } from "./process.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
@@ -21,16 +30,18 @@ const BASE_PROPS = {
 		),
 	),
 };
-/** pi's schema exactly (the pi profile); the unified profile adds `background`. */
+/** pi's schema exactly (the pi profile); the unified profile adds the process-handle options. */
 const schema = object(BASE_PROPS);
 const backgroundSchema = object({
 	...BASE_PROPS,
-	background: optional(
-		boolean({
-			description:
-				"Keep processes the command starts in the background (cmd &) running after it returns; they are listed in the result and killed when the session closes. Without it, everything the command started is killed when it returns.",
-		}),
+	background: optional(boolean({ description: "Return at once with a process id (see process)" })),
+	yield: optional(
+		withRange(
+			number({ description: "Seconds to wait before returning a process id instead" }),
+			RANGES.waitSeconds,
+		),
 	),
+	tty: optional(boolean({ description: "Run in a terminal (REPLs, full-screen programs)" })),
 });
 
 const UPDATE_EVERY_MS = 100;
@@ -63,6 +74,8 @@ export interface BashArgs {
 	command: string;
 	timeout?: number;
 	background?: boolean;
+	yield?: number;
+	tty?: boolean;
 }
 
 const DESCRIPTION = `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`;
@@ -72,7 +85,7 @@ const bashDefinition = (withBackground: boolean) =>
 		name: "bash",
 		label: "bash",
 		description: withBackground
-			? `${DESCRIPTION} Set background: true to keep background processes running until the session closes.`
+			? `${DESCRIPTION} Without background/yield/tty, what it starts ends with it.`
 			: DESCRIPTION,
 		parameters: withBackground ? backgroundSchema : schema,
 		annotations: { readOnly: false, destructive: true, idempotent: false },
@@ -93,14 +106,24 @@ const bashDefinition = (withBackground: boolean) =>
 					`timeout must be a positive number of seconds (got ${args.timeout}).`,
 				);
 			}
-			if (args.background && !session.backend.exec.background) {
-				throw new KeelError(
-					"INVALID_ARGS",
-					`background runs on the local backend only; on ${session.backend.kind} a command's processes end with it.`,
-				);
-			}
 			const refusal = refusalFor(args.command);
 			if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
+			if (args.background || args.tty || args.yield !== undefined) {
+				const id = await startHandle(session, args.command, {
+					tty: args.tty,
+					...(args.timeout !== undefined ? { timeoutMs: args.timeout * 1000 } : {}),
+				});
+				const waitMs = args.background ? 0 : (args.yield ?? 0) * 1000;
+				const r = await session.processes.wait(id, {
+					timeoutMs: waitMs,
+					maxBytes: DEFAULT_MAX_BYTES,
+					signal,
+				});
+				return renderRead(
+					r,
+					r.info.state === "running" ? "use process to read, wait, write or kill" : undefined,
+				);
+			}
 
 			const sink = new OutputSink(session.spill, "bash");
 			let timer: NodeJS.Timeout | undefined;
@@ -126,7 +149,6 @@ const bashDefinition = (withBackground: boolean) =>
 					timeoutMs: args.timeout === undefined ? undefined : args.timeout * 1000,
 					signal,
 					onData,
-					...(args.background ? { background: true } : {}),
 				});
 			} finally {
 				if (timer) clearTimeout(timer);
@@ -149,17 +171,11 @@ const bashDefinition = (withBackground: boolean) =>
 					details: { ...details, exitCode: result.exitCode },
 				});
 			}
-			const kept = result.background ?? [];
-			if (kept.length === 0) return { content: [text(out)], details };
-			const list = kept.map((p) => `${p.pid} ${p.command}`).join("\n");
-			return {
-				content: [text(`${out}\n\nBackground processes (running until the session closes):\n${list}`)],
-				details: { ...details, background: kept },
-			};
+			return { content: [text(out)], details };
 		},
 	});
 
 /** pi's bash (the pi profile). */
 export const bashTool = bashDefinition(false);
-/** bash with `background` (the unified profile). */
+/** bash with `background`, `yield` and `tty` (the unified profile). */
 export const bashWithBackgroundTool = bashDefinition(true);
