@@ -10,6 +10,7 @@ import { createSandboxRunner, type SandboxRunnerOptions } from "./bwrap/runner.j
 import { sandboxSearchTools } from "./bwrap/search-tools.js";
 import { findShell } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
+import { lazyPty, startInTerminal, startPiped } from "./local-live.js";
 import { spawnLocal } from "./local-spawn.js";
 import { createLocalSearch, type SearchEngineChoice } from "./search/index.js";
 import { Spawner } from "./spawn/spawner.js";
@@ -34,6 +35,7 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 	const shell = findShell();
 	// Starts what does not go through the sandbox's command server: stdin commands, the Python worker.
 	const spawner = new Spawner();
+	const loadPty = lazyPty();
 	const exec: ExecOps = {
 		run: (req) =>
 			runner.run([shell, "-c", req.command], {
@@ -44,6 +46,18 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 				onData: (chunk) => req.onData(chunk),
 				spawner,
 			}),
+		// A process handle gets a sandbox of its own: its PID namespace holds whatever the command
+		// starts, and killing bwrap (or keel dying: --die-with-parent) ends all of it.
+		async start(req) {
+			await runner.ready();
+			const wrapped = runner.wrap([shell, "-c", req.command], req.cwd, req.env);
+			const program = { argv: wrapped.argv, cwd: req.cwd, env: wrapped.env, sweep: async () => {} };
+			const live = req.terminal
+				? startInTerminal(program, req, await loadPty())
+				: startPiped(program, req, spawner);
+			void live.exited.then(() => runner.recheck()).catch(() => {});
+			return live;
+		},
 	};
 	const processes: ProcessOps = {
 		fdPipes: true, // bwrap hands inherited descriptors to the sandboxed program

@@ -34,13 +34,35 @@ export async function startLocal(
 	loadPty: () => Promise<PtyModule>,
 ): Promise<LiveProcess> {
 	const tags = tracker.tagCall();
-	const env = { ...process.env, ...req.env, ...tags.env };
-	const sweep = () => killTagged(CALL_TAG, tags.callTag).then(() => {});
-	if (req.terminal) return startInTerminal(req, shell, env, sweep, await loadPty());
-
-	const child = startChild(spawner, shell, ["-c", req.command], {
+	const program = {
+		argv: [shell, "-c", req.command],
 		cwd: req.cwd,
-		env,
+		env: { ...process.env, ...req.env, ...tags.env },
+		// What the command set loose carries its call tag: a kill takes it too.
+		sweep: () => killTagged(CALL_TAG, tags.callTag).then(() => {}),
+	};
+	if (req.terminal) return startInTerminal(program, req, await loadPty());
+	return startPiped(program, req, spawner);
+}
+
+/** What to start and how to reach what it leaves behind. */
+export interface LiveProgram {
+	argv: string[];
+	cwd: string;
+	env: NodeJS.ProcessEnv;
+	/** Kill what the program set loose outside its group (resolves once gone). */
+	sweep: () => Promise<void>;
+}
+
+/** The program with piped stdio, leading its own process group. */
+export function startPiped(
+	program: LiveProgram,
+	req: StartRequest,
+	spawner: Spawner | undefined,
+): LiveProcess {
+	const child = startChild(spawner, program.argv[0], program.argv.slice(1), {
+		cwd: program.cwd,
+		env: program.env,
 		detached: true,
 		stdio: ["pipe", "pipe", "pipe"],
 	});
@@ -52,11 +74,11 @@ export async function startLocal(
 		child.on("error", () => resolve({ code: 127, signal: null }));
 		child.on("exit", (code, signal) => resolve({ code, signal }));
 	});
+	// A child that keeps the pipes open is read until it ends or is killed: the leader's exit
+	// alone does not end the output.
 	const drained = new Promise<void>((resolve) => {
 		child.on("close", () => resolve());
 		child.on("error", () => resolve());
-		// A child that keeps the pipes open is read until it ends or is killed; the leader's exit
-		// alone does not end the output.
 	});
 	child.stdin?.on("close", () => {
 		stdinOpen = false;
@@ -86,7 +108,7 @@ export async function startLocal(
 		async kill() {
 			killChildGroup(child);
 			if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-			await sweep();
+			await program.sweep();
 			await Promise.race([drained, new Promise((r) => setTimeout(r, PIPE_DRAIN_MS))]);
 			child.stdout?.destroy();
 			child.stderr?.destroy();
@@ -94,20 +116,15 @@ export async function startLocal(
 	};
 }
 
-function startInTerminal(
-	req: StartRequest,
-	shell: string,
-	env: NodeJS.ProcessEnv,
-	sweep: () => Promise<void>,
-	pty: PtyModule,
-): LiveProcess {
+/** The program in a new pseudo-terminal, leading its own session. */
+export function startInTerminal(program: LiveProgram, req: StartRequest, pty: PtyModule): LiveProcess {
 	const size = req.terminal ?? { cols: 80, rows: 24 };
-	const term = pty.spawn(shell, ["-c", req.command], {
+	const term = pty.spawn(program.argv[0], program.argv.slice(1), {
 		name: "xterm-256color",
 		cols: size.cols,
 		rows: size.rows,
-		cwd: req.cwd,
-		env: { ...env, TERM: "xterm-256color" } as Record<string, string>,
+		cwd: program.cwd,
+		env: { ...program.env, TERM: "xterm-256color" } as Record<string, string>,
 	});
 	let exit: LiveExit | undefined;
 	let open = true;
@@ -150,7 +167,7 @@ function startInTerminal(
 					// gone
 				}
 			}
-			await sweep();
+			await program.sweep();
 			await Promise.race([exited, new Promise((r) => setTimeout(r, PIPE_DRAIN_MS))]);
 		},
 	};
