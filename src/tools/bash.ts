@@ -85,7 +85,7 @@ const bashDefinition = (withBackground: boolean) =>
 		name: "bash",
 		label: "bash",
 		description: withBackground
-			? `${DESCRIPTION} Without background/yield/tty, what it starts ends with it.`
+			? `${DESCRIPTION} Unless background/yield/tty, what it starts ends with it.`
 			: DESCRIPTION,
 		parameters: withBackground ? backgroundSchema : schema,
 		annotations: { readOnly: false, destructive: true, idempotent: false },

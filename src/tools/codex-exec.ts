@@ -69,25 +69,22 @@ const yieldRange = { minimum: 0, maximum: MAX_POLL_YIELD_MS, unit: "milliseconds
 export const execCommandTool = defineTool<ExecCommandArgs>({
 	name: "exec_command",
 	label: "exec_command",
-	description: "Runs a command in a PTY, returning output or a session ID for ongoing interaction.",
+	description:
+		"Run a shell command; returns its output, or a session_id for write_stdin when it still runs after yield_time_ms.",
 	parameters: object({
-		cmd: string({ description: "Shell command to execute." }),
-		workdir: optional(
-			string({ description: "Working directory for the command. Defaults to the workspace." }),
-		),
-		tty: optional(
-			boolean({ description: "True allocates a PTY for the command; false or omitted uses plain pipes." }),
-		),
+		cmd: string({ description: "Shell command line." }),
+		workdir: optional(string({ description: "Directory to run in (default: the workspace root)." })),
+		tty: optional(boolean({ description: "Run in a pseudo-terminal (interactive programs)." })),
 		yield_time_ms: optional(
 			withRange(
 				number({
-					description: "Wait before yielding output. Defaults to 10000 ms; effective range is 250-30000 ms.",
+					description: "Milliseconds to wait before answering (default 10000; 250-30000).",
 				}),
 				yieldRange,
 			),
 		),
 		max_output_tokens: optional(
-			withRange(integer({ description: "Output token budget. Defaults to 10000 tokens." }), tokensRange),
+			withRange(integer({ description: "Most output to return, in tokens (default 10000)." }), tokensRange),
 		),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
@@ -123,24 +120,24 @@ export interface WriteStdinArgs {
 export const writeStdinTool = defineTool<WriteStdinArgs>({
 	name: "write_stdin",
 	label: "write_stdin",
-	description: "Writes characters to an existing unified exec session and returns recent output.",
+	description:
+		"Write chars to a running exec_command session and return its new output; empty chars only polls.",
 	parameters: object({
-		session_id: withRange(integer({ description: "Identifier of the running unified exec session." }), {
+		session_id: withRange(integer({ description: "The session_id exec_command returned." }), {
 			minimum: 1,
 			maximum: 2 ** 31,
 		}),
-		chars: optional(string({ description: "Bytes to write to stdin (may be empty to poll)." })),
+		chars: optional(string({ description: "Text for its stdin." })),
 		yield_time_ms: optional(
 			withRange(
-				number({ description: "How long to wait (in milliseconds) for output before yielding." }),
+				number({
+					description: "Milliseconds to wait for output (default 250 after a write, 5000 for a poll).",
+				}),
 				yieldRange,
 			),
 		),
 		max_output_tokens: optional(
-			withRange(
-				integer({ description: "Maximum number of tokens to return. Excess output will be truncated." }),
-				tokensRange,
-			),
+			withRange(integer({ description: "Most output to return, in tokens (default 10000)." }), tokensRange),
 		),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },

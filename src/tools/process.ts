@@ -4,7 +4,15 @@
  * pattern, write to stdin, signal, kill.
  */
 import { KeelError } from "../boundary/errors.js";
-import { integer, number, object, oneOf, optional, string, withRange } from "../boundary/schema.js";
+import {
+	integer,
+	number,
+	object,
+	oneOf,
+	optional,
+	string,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES } from "../boundary/truncate.js";
 import type { ProcessInfo, ReadResult } from "../procs/table.js";
 import type { Session } from "../session.js";
@@ -99,13 +107,13 @@ export const processTool = defineTool<ProcessArgs>({
 	name: "process",
 	label: "process",
 	description:
-		"Handle commands started by bash with background/yield/tty: list; read output from cursor (default: last read); wait for exit or a regex pattern; write chars to stdin (eof closes it); signal; kill (its whole group).",
+		"Processes from bash background/yield/tty: list; read output from cursor (default: last read); wait for exit or regex pattern (timeout s, default 30); write chars (eof closes stdin); signal; kill (whole group).",
 	parameters: object({
 		action: oneOf(["list", "read", "wait", "write", "signal", "kill"]),
-		id: optional(withRange(integer(), { minimum: 1, maximum: 2 ** 31 })),
-		cursor: optional(withRange(integer(), { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+		id: optional(withUnpublishedRange(integer(), { minimum: 1, maximum: 2 ** 31 })),
+		cursor: optional(withUnpublishedRange(integer(), { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
 		pattern: optional(string()),
-		timeout: optional(withRange(number({ description: "wait: seconds (default 30)" }), RANGES.waitSeconds)),
+		timeout: optional(withUnpublishedRange(number(), RANGES.waitSeconds)),
 		chars: optional(string()),
 		eof: optional({ type: "boolean" }),
 		signal: optional(string({ description: "e.g. SIGINT" })),
