@@ -33,9 +33,16 @@ const must = (r, what) => {
 	return r;
 };
 const session = await Session.create({ root, profile: "unified", processLimits: { maxLive: 1000 } });
-const samples = { "bash `true` (plain call)": [], "background start": [], "poll (read)": [], "stdin write + echo": [], kill: [] };
+const samples = {
+	"bash `true` (plain call)": [],
+	"background start": [],
+	"poll (read)": [],
+	"stdin write + echo": [],
+	kill: [],
+};
 try {
-	const cat = must(await session.call("bash", { command: "cat", background: true }), "cat").details.process.id;
+	const cat = must(await session.call("bash", { command: "cat", background: true }), "cat").details.process
+		.id;
 	let n = 0;
 	for (let i = 0; i < iterations + 5; i++) {
 		const keep = i >= 5; // warm-up rounds are not kept
@@ -45,12 +52,16 @@ try {
 			if (keep) samples[label].push(nowMs() - t0);
 			return r;
 		};
-		await time("bash `true` (plain call)", async () => must(await session.call("bash", { command: "true" }), "bash"));
+		await time("bash `true` (plain call)", async () =>
+			must(await session.call("bash", { command: "true" }), "bash"),
+		);
 		const started = await time("background start", async () =>
 			must(await session.call("bash", { command: "sleep 1000", background: true }), "start"),
 		);
 		const id = started.details.process.id;
-		await time("poll (read)", async () => must(await session.call("process", { action: "read", id }), "read"));
+		await time("poll (read)", async () =>
+			must(await session.call("process", { action: "read", id }), "read"),
+		);
 		const line = `line-${n++}`;
 		await time("stdin write + echo", async () => {
 			const { processes } = session;
@@ -70,4 +81,6 @@ const rows = Object.entries(samples).map(([label, s]) => {
 });
 console.log(`process handles on local, ${iterations} rounds\n`);
 console.log(markdownTable(["case", "median ms", "p95 ms"], rows));
-console.log(`\nfirst import: @lydell/node-pty ${ptyMs.toFixed(1)} ms, @xterm/headless ${xtermMs.toFixed(1)} ms`);
+console.log(
+	`\nfirst import: @lydell/node-pty ${ptyMs.toFixed(1)} ms, @xterm/headless ${xtermMs.toFixed(1)} ms`,
+);

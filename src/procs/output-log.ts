@@ -131,6 +131,11 @@ export class OutputLog {
 		return this.spillEnd > 0 ? 0 : this.memoryStart;
 	}
 
+	/** Whether the byte at `cursor` was written and is no longer kept (neither spilled nor held). */
+	lost(cursor: number): boolean {
+		return cursor < this.memoryStart && cursor >= this.spillEnd;
+	}
+
 	/** At most `maxBytes` from `cursor` on; a cursor in a dropped stretch reads from after it. */
 	read(cursor: number, maxBytes: number): LogRead {
 		const at = Math.max(0, Math.min(cursor, this.total));

@@ -254,11 +254,12 @@ export class ProcessTable {
 	async read(id: number, opts: { cursor?: number; maxBytes: number }): Promise<ReadResult> {
 		const e = this.entry(id);
 		const asked = opts.cursor ?? e.cursor;
-		if (opts.cursor !== undefined && opts.cursor < e.log.oldest) {
+		if (opts.cursor !== undefined && e.log.lost(opts.cursor)) {
+			const next = e.log.read(opts.cursor, 0).from;
 			throw new KeelError(
 				"OUTPUT_DROPPED",
-				`Output of process ${id} before cursor ${e.log.oldest} is no longer kept: ${this.dropReason(e)}. Read from cursor ${e.log.oldest}.`,
-				{ details: { oldestCursor: e.log.oldest } },
+				`Output of process ${id} at cursor ${opts.cursor} is no longer kept: ${this.dropReason(e)}. Read from cursor ${next}${e.log.oldest < next ? ` (or from ${e.log.oldest}, what was spilled)` : ""}.`,
+				{ details: { keptFrom: next, oldestCursor: e.log.oldest } },
 			);
 		}
 		const got = e.log.read(asked, opts.maxBytes);

@@ -271,3 +271,75 @@ describe("local: the codex profile's exec_command and write_stdin", () => {
 		expect(text).toContain("tokens cut");
 	});
 });
+
+describe("local: handles against hostile commands", () => {
+	it("a flood of output stays within keepBytes and maxSpillBytes; an old cursor past both is OUTPUT_DROPPED", async () => {
+		const limits = { keepBytes: 64 * 1024, maxSpillBytes: 512 * 1024 };
+		const s = await open("unified", limits);
+		const r = await s.call("bash", { command: "yes flood-line", background: true });
+		const id = details(r).process.id as number;
+		// Well past both bounds.
+		for (;;) {
+			const seen = await s.call("process", { action: "read", id });
+			if ((details(seen).process.outputBytes as number) > 4 * limits.maxSpillBytes) break;
+			await new Promise((res) => setTimeout(res, 20));
+		}
+		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
+		expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(limits.keepBytes);
+		const spilled = readdirSync(s.spill.dir)
+			.filter((n) => n.startsWith("process-"))
+			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
+		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
+		expect(spilled).toBeGreaterThan(limits.maxSpillBytes - 128 * 1024);
+		// The spilled start is whole; a cursor past the spill and before memory is gone, by name.
+		expect(out(await s.call("process", { action: "read", id, cursor: 0 }))).toMatch(
+			/^flood-line\nflood-line\n/,
+		);
+		const lost = await s.call("process", { action: "read", id, cursor: limits.maxSpillBytes + 1000 });
+		expect(lost.ok).toBe(false);
+		if (!lost.ok) {
+			expect(lost.error.code).toBe("OUTPUT_DROPPED");
+			expect(lost.error.message).toContain("keepBytes");
+			expect(lost.error.message).toContain("maxSpillBytes");
+		}
+		await s.call("process", { action: "kill", id });
+	}, 30_000);
+
+	it("a kill racing a pending wait ends the wait at once; stdin of a dead handle, a bad id and a bad signal answer clearly", async () => {
+		const s = await open();
+		const r = await s.call("bash", { command: "sleep 1000", background: true });
+		const id = details(r).process.id as number;
+		const waiting = s.call("process", { action: "wait", id, pattern: "never-printed", timeout: 600 });
+		await new Promise((res) => setTimeout(res, 100));
+		await s.call("process", { action: "kill", id });
+		const waited = await waiting;
+		expect(details(waited).process.state).toBe("killed");
+		const write = await s.call("process", { action: "write", id, chars: "x" });
+		expect(write.ok).toBe(false);
+		const unknown = await s.call("process", { action: "read", id: 999 });
+		expect(!unknown.ok && unknown.error.code).toBe("UNKNOWN_PROCESS");
+		const r2 = await s.call("bash", { command: "sleep 1000", background: true });
+		const bad = await s.call("process", { action: "signal", id: details(r2).process.id, signal: "SIGNOPE" });
+		expect(!bad.ok && bad.error.code).toBe("INVALID_ARGS");
+		const badPattern = await s.call("process", { action: "wait", id: details(r2).process.id, pattern: "(" });
+		expect(!badPattern.ok && badPattern.error.code).toBe("INVALID_PATTERN");
+	}, 30_000);
+
+	it("SIGINT reaches the whole group; a handle that traps it keeps running", async () => {
+		const s = await open();
+		const r = await s.call("bash", {
+			command: "trap 'echo got-int' INT; echo ready; while :; do sleep 0.05; done",
+			background: true,
+		});
+		const id = details(r).process.id as number;
+		const ready = await s.call("process", { action: "wait", id, pattern: "ready", timeout: 20 });
+		await s.call("process", { action: "signal", id, signal: "INT" });
+		// From the cursor before the signal: the signal's own answer may have shown the trap's line.
+		const cursor = details(ready).cursor as number;
+		const seen = await s.call("process", { action: "wait", id, cursor, pattern: "got-int", timeout: 20 });
+		expect(details(seen).process.state).toBe("running");
+		await s.call("process", { action: "signal", id, signal: "SIGTERM" });
+		const done = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(details(done).process).toMatchObject({ state: "exited", signal: "SIGTERM" });
+	}, 30_000);
+});
