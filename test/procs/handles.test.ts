@@ -129,6 +129,16 @@ describe("local: a foreground command that outruns its yield time", () => {
 		expect(details(done).process).toMatchObject({ state: "exited", exitCode: 3 });
 	}, 30_000);
 
+	it("a handle's timeout kills it", async () => {
+		const s = await open();
+		const m = marker();
+		const r = await s.call("bash", { command: `sleep 1000; : ${m}`, background: true, timeout: 0.3 });
+		const id = details(r).process.id as number;
+		const done = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(details(done).process.state).toBe("timed out");
+		expect(processesWith(m)).toEqual([]);
+	});
+
 	it("a command that ends within its yield time answers at once with its exit", async () => {
 		const s = await open();
 		const r = await s.call("bash", { command: "echo quick", yield: 20 });
@@ -328,7 +338,9 @@ describe("local: handles against hostile commands", () => {
 	it("SIGINT reaches the whole group; a handle that traps it keeps running", async () => {
 		const s = await open();
 		const r = await s.call("bash", {
-			command: "trap 'echo got-int' INT; echo ready; while :; do sleep 0.05; done",
+			// `wait` is interrupted by a trapped signal at once; a foreground child would make bash
+			// ignore a SIGINT that child did not die of (it may catch it before its exec).
+			command: "trap 'echo got-int' INT; echo ready; while :; do sleep 1 & wait $!; done",
 			background: true,
 		});
 		const id = details(r).process.id as number;
@@ -337,6 +349,7 @@ describe("local: handles against hostile commands", () => {
 		// From the cursor before the signal: the signal's own answer may have shown the trap's line.
 		const cursor = details(ready).cursor as number;
 		const seen = await s.call("process", { action: "wait", id, cursor, pattern: "got-int", timeout: 20 });
+		expect(out(seen)).toContain('matched "got-int"');
 		expect(details(seen).process.state).toBe("running");
 		await s.call("process", { action: "signal", id, signal: "SIGTERM" });
 		const done = await s.call("process", { action: "wait", id, timeout: 20 });
