@@ -5,13 +5,15 @@
  * terminal; fifty at once against the bounds; nothing left after close. Real processes, found in
  * the host's process table by a marker in their command lines.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createExecBackend } from "../../src/backend/exec/index.js";
+import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import type { ProcessLimits } from "../../src/procs/table.js";
 import { type CallResult, Session } from "../../src/session.js";
 import { processesWith } from "../fixtures/processes.js";
@@ -355,4 +357,43 @@ describe("local: handles against hostile commands", () => {
 		const done = await s.call("process", { action: "wait", id, timeout: 20 });
 		expect(details(done).process).toMatchObject({ state: "exited", signal: "SIGTERM" });
 	}, 30_000);
+});
+
+/** Runs argv on this machine as a container's exec would: a backend without process handles. */
+const execHere: ExecTransport = (argv, o) =>
+	new Promise((resolve, reject) => {
+		const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+		child.stdin.on("error", () => {});
+		if (o.stdin instanceof Uint8Array) child.stdin.end(o.stdin);
+		else if (o.stdin) o.stdin.pipe(child.stdin);
+		else child.stdin.end();
+		child.stdout.on("data", (c: Buffer) => o.onData?.(c, "stdout"));
+		child.stderr.on("data", (c: Buffer) => o.onData?.(c, "stderr"));
+		child.on("error", reject);
+		child.on("close", (code) => resolve({ exitCode: code }));
+	});
+
+describe("a backend without process handles", () => {
+	it("answers UNSUPPORTED, naming the backend, and starts nothing", async () => {
+		const m = marker();
+		for (const [profile, tool, args] of [
+			["unified", "bash", { command: `sleep 1000; : ${m}`, background: true }],
+			["unified", "bash", { command: `sleep 1000; : ${m}`, tty: true }],
+			["codex", "exec_command", { cmd: `sleep 1000; : ${m}` }],
+		] as const) {
+			const s = await Session.create({
+				root: dir,
+				profile,
+				backend: createExecBackend({ transport: execHere }),
+			});
+			sessions.push(s);
+			const r = await s.call(tool, args);
+			expect(r.ok).toBe(false);
+			if (!r.ok) {
+				expect(r.error.code).toBe("UNSUPPORTED");
+				expect(r.error.message).toContain(s.backend.kind);
+			}
+			expect(processesWith(m)).toEqual([]);
+		}
+	});
 });
