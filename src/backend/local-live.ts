@@ -17,7 +17,7 @@ const PIPE_DRAIN_MS = 100;
 
 type PtyModule = typeof import("@lydell/node-pty");
 
-/** Loads node-pty once per backend (about 23 ms measured: only sessions that ask for a terminal pay it). */
+/** Loads node-pty once per backend (10-23 ms measured here: only sessions that ask for a terminal pay it). */
 export function lazyPty(): () => Promise<PtyModule> {
 	let loading: Promise<PtyModule> | undefined;
 	return () => {

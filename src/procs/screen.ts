@@ -37,7 +37,7 @@ export class Screen {
 	}
 }
 
-/** Loads @xterm/headless once per table (about 190 ms measured: only terminal processes pay it). */
+/** Loads @xterm/headless once per table (45-190 ms measured here, by load: only terminal processes pay it). */
 export function lazyXterm(): () => Promise<XtermModule> {
 	let loading: Promise<XtermModule> | undefined;
 	return () => {
