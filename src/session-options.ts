@@ -29,6 +29,7 @@ const OPTION_NAMES: Record<keyof SessionOptions, true> = {
 	python: true,
 	commandPrefix: true,
 	check: true,
+	processLimits: true,
 };
 
 /** Every keel tool name, in any profile. */

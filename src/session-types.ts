@@ -2,6 +2,7 @@
 import type { Backend } from "./backend/types.js";
 import type { SerializedError } from "./boundary/errors.js";
 import type { Clock } from "./boundary/timing.js";
+import type { ProcessLimits } from "./procs/table.js";
 import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
 import type { PayloadLimits } from "./safety/payloads.js";
@@ -51,6 +52,8 @@ export interface SessionOptions {
 	 * written, "off" skips it. A call's own `check` option overrides it.
 	 */
 	check?: CheckMode;
+	/** Bounds of the session's process handles (procs/table.ts). */
+	processLimits?: Partial<ProcessLimits>;
 }
 
 export interface CallOptions {

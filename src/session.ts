@@ -14,6 +14,7 @@ import { fromSystemError, KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
+import { ProcessTable } from "./procs/table.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
 import { Journal } from "./safety/journal.js";
@@ -46,6 +47,7 @@ export class Session {
 	private closed = false;
 	private readonly swept = new Set<string>();
 	private pythonCoordinator: PythonCoordinator | undefined;
+	private processTable: ProcessTable | undefined;
 	/** The scopes of calls still running: a closing session aborts them. */
 	private readonly running = new Set<CallScope>();
 	/**
@@ -76,6 +78,7 @@ export class Session {
 		private readonly writerLog: WriterLog,
 		/** Run before every bash command (SessionOptions.commandPrefix). */
 		readonly commandPrefix?: string,
+		private readonly processLimits: SessionOptions["processLimits"] = {},
 	) {
 		this.toolMap = new Map(tools.map((t) => [t.name, t]));
 	}
@@ -140,6 +143,7 @@ export class Session {
 			journal,
 			writerLog,
 			opts.commandPrefix || undefined,
+			opts.processLimits,
 		);
 		session.recovery = recovery;
 		if (opts.check !== undefined) session.checkMode = checkModeOf(opts.check, "SessionOptions.check");
@@ -155,6 +159,12 @@ export class Session {
 			backend: this.backend,
 		});
 		return this.pythonCoordinator;
+	}
+
+	/** This session's process handles (procs/table.ts): made on first access, killed at close. */
+	get processes(): ProcessTable {
+		this.processTable ??= new ProcessTable(this.backend, this.spill, this.clock, this.processLimits);
+		return this.processTable;
 	}
 
 	get tools(): ToolDefinition[] {
@@ -293,6 +303,7 @@ export class Session {
 		this.releaseQueue();
 		this.syntax.close();
 		await this.pythonCoordinator?.close();
+		await this.processTable?.close();
 		await this.payloads.close();
 		this.spillFiles?.fs.close?.();
 		await this.spill.close();

@@ -6,14 +6,16 @@
  * per command remains for programs with stdin and the Python worker (bwrap's process group is
  * killed; with --die-with-parent and a PID namespace everything inside dies with it).
  */
+import { KeelError } from "../boundary/errors.js";
 import { createSandboxRunner, type SandboxRunnerOptions } from "./bwrap/runner.js";
 import { sandboxSearchTools } from "./bwrap/search-tools.js";
 import { findShell } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
+import { startPiped } from "./local-live.js";
 import { spawnLocal } from "./local-spawn.js";
 import { createLocalSearch, type SearchEngineChoice } from "./search/index.js";
 import { Spawner } from "./spawn/spawner.js";
-import type { Backend, ExecOps, ProcessOps } from "./types.js";
+import type { Backend, ExecOps, LiveProcess, ProcessOps } from "./types.js";
 
 export { explainBwrapFailure } from "./bwrap/probe.js";
 export type { BindSpec, SandboxOptions } from "./bwrap/sandbox.js";
@@ -47,6 +49,34 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 				onData: (chunk) => req.onData(chunk),
 				spawner,
 			}),
+		// A process handle gets a sandbox of its own: its PID namespace holds whatever the command
+		// starts, and killing bwrap (or keel dying: --die-with-parent) ends all of it.
+		async start(req) {
+			// The sandbox is mounted from descriptors keel checked, handed to bwrap as fd 3, 4, ...; a
+			// pseudo-terminal's child cannot be given extra descriptors, so terminal mode is local only.
+			if (req.terminal)
+				throw new KeelError(
+					"UNSUPPORTED",
+					"A terminal (tty) is not available on the bwrap backend: run the program with pipes (without tty).",
+				);
+			await runner.ready();
+			const wrapped = runner.wrap([shell, "-c", req.command], req.cwd, req.env, 3);
+			let live: LiveProcess;
+			try {
+				const program = {
+					argv: wrapped.argv,
+					cwd: req.cwd,
+					env: wrapped.env,
+					sweep: async () => {},
+					inheritFds: wrapped.inheritFds,
+				};
+				live = startPiped(program, req, spawner);
+			} finally {
+				wrapped.close(); // the child has its copies
+			}
+			void live.exited.then(() => runner.recheck()).catch(() => {});
+			return live;
+		},
 	};
 	const processes: ProcessOps = {
 		fdPipes: true, // bwrap hands inherited descriptors to the sandboxed program

@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import type { ProcessTracker } from "./leftovers.js";
+import { lazyPty, startLocal } from "./local-live.js";
 import { runInGroup } from "./run-group.js";
 import type { Spawner } from "./spawn/spawner.js";
 import type { ExecOps } from "./types.js";
@@ -20,8 +21,10 @@ export function findShell(): string {
 
 export function createLocalExec(tracker?: ProcessTracker, spawner?: Spawner): ExecOps {
 	const shell = findShell();
+	const loadPty = lazyPty();
 	return {
 		background: tracker !== undefined,
+		...(tracker ? { start: (req) => startLocal(req, shell, tracker, spawner, loadPty) } : {}),
 		async run(req) {
 			const tags = tracker?.tagCall();
 			const result = await runInGroup({

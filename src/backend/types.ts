@@ -204,6 +204,45 @@ export interface ExecOps {
 	background?: boolean;
 	/** Runs the command in its own process group; abort and timeout kill the whole group. */
 	run(req: ExecRequest): Promise<ExecResult>;
+	/**
+	 * Starts a command that outlives the call (a process handle: procs/table.ts). Absent where the
+	 * backend cannot keep one: the process tools then answer UNSUPPORTED.
+	 */
+	start?(req: StartRequest): Promise<LiveProcess>;
+}
+
+/** A command started to run on its own, its output read later. */
+export interface StartRequest {
+	/** Shell command line, run by bash (or sh when bash is absent). */
+	command: string;
+	cwd: string;
+	env?: Record<string, string>;
+	/** Run it in a pseudo-terminal of this size (stdout and stderr are then one stream). */
+	terminal?: { cols: number; rows: number };
+	/** Output (stdout and stderr interleaved) as it arrives. */
+	onData: (chunk: Buffer) => void;
+}
+
+export interface LiveExit {
+	code: number | null;
+	signal: string | null;
+}
+
+/** A started command: its own process group, and whatever it sets loose, owned by the session. */
+export interface LiveProcess {
+	readonly pid: number | undefined;
+	/** Resolves when the command's own process has exited (what it left may still run). */
+	readonly exited: Promise<LiveExit>;
+	/** Resolves once no more output can come (every holder of its output is gone). */
+	readonly drained: Promise<void>;
+	/** Bytes to its stdin (its terminal's input in terminal mode); false once stdin is closed. */
+	write(data: string): Promise<boolean>;
+	/** End its stdin (EOF); in terminal mode, sends the terminal's end-of-file character. */
+	closeStdin(): void;
+	/** Send a signal to its process group; false when the group is gone. */
+	signal(name: NodeJS.Signals): boolean;
+	/** SIGKILL its group and everything it started; resolves once they are gone. */
+	kill(): Promise<void>;
 }
 
 export interface Backend {

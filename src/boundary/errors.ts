@@ -40,6 +40,14 @@ export const ERROR_CATALOGUE = {
 	TIMEOUT: "retry",
 	ABORTED: "retry",
 	BACKEND_UNAVAILABLE: "retry",
+	/** The backend cannot do this at all (a process handle on a backend without them). */
+	UNSUPPORTED: "change-approach",
+	/** The session already runs its most live processes: stop one first. */
+	PROCESS_LIMIT: "change-approach",
+	/** No process of this session has that id. */
+	UNKNOWN_PROCESS: "retarget",
+	/** The output asked for is no longer kept (past what is held and spilled). */
+	OUTPUT_DROPPED: "change-approach",
 	IO_ERROR: "retry",
 	INTERNAL: "retry",
 } as const satisfies Record<string, RetryClass>;

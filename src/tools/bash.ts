@@ -6,9 +6,18 @@
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { fullOutputNote, OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import {
+	boolean,
+	number,
+	object,
+	optional,
+	string,
+	withRange,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
+import { renderRead, startHandle } from "./process.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
@@ -21,16 +30,18 @@ const BASE_PROPS = {
 		),
 	),
 };
-/** pi's schema exactly (the pi profile); the unified profile adds `background`. */
+/** pi's schema exactly (the pi profile); the unified profile adds the process-handle options. */
 const schema = object(BASE_PROPS);
 const backgroundSchema = object({
 	...BASE_PROPS,
-	background: optional(
-		boolean({
-			description:
-				"Keep background processes (cmd &) until the session closes; else they are killed when the command returns.",
-		}),
+	background: optional(boolean({ description: "Return at once with a process id (see process)" })),
+	yield: optional(
+		withRange(
+			number({ description: "Seconds to wait before returning a process id instead" }),
+			RANGES.waitSeconds,
+		),
 	),
+	tty: optional(boolean({ description: "Run in a terminal (REPLs, full-screen programs)" })),
 });
 
 const UPDATE_EVERY_MS = 100;
@@ -63,6 +74,8 @@ export interface BashArgs {
 	command: string;
 	timeout?: number;
 	background?: boolean;
+	yield?: number;
+	tty?: boolean;
 }
 
 const DESCRIPTION = `Run a bash command in the workspace root; returns stdout and stderr, truncated to the last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (the full output is saved to a file). timeout: seconds, optional.`;
@@ -71,7 +84,9 @@ const bashDefinition = (withBackground: boolean) =>
 	defineTool<BashArgs>({
 		name: "bash",
 		label: "bash",
-		description: DESCRIPTION,
+		description: withBackground
+			? `${DESCRIPTION} Unless background/yield/tty, what it starts ends with it.`
+			: DESCRIPTION,
 		parameters: withBackground ? backgroundSchema : schema,
 		annotations: { readOnly: false, destructive: true, idempotent: false },
 		async execute(args, { session, signal, onUpdate }) {
@@ -91,14 +106,24 @@ const bashDefinition = (withBackground: boolean) =>
 					`timeout must be a positive number of seconds (got ${args.timeout}).`,
 				);
 			}
-			if (args.background && !session.backend.exec.background) {
-				throw new KeelError(
-					"INVALID_ARGS",
-					`background runs on the local backend only; on ${session.backend.kind} a command's processes end with it.`,
-				);
-			}
 			const refusal = await refusalFor(args.command);
 			if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
+			if (args.background || args.tty || args.yield !== undefined) {
+				const id = await startHandle(session, args.command, {
+					tty: args.tty,
+					...(args.timeout !== undefined ? { timeoutMs: args.timeout * 1000 } : {}),
+				});
+				const waitMs = args.background ? 0 : (args.yield ?? 0) * 1000;
+				const r = await session.processes.wait(id, {
+					timeoutMs: waitMs,
+					maxBytes: DEFAULT_MAX_BYTES,
+					signal,
+				});
+				return renderRead(
+					r,
+					r.info.state === "running" ? "use process to read, wait, write or kill" : undefined,
+				);
+			}
 
 			const sink = new OutputSink(session.spill, "bash");
 			let timer: NodeJS.Timeout | undefined;
@@ -124,7 +149,6 @@ const bashDefinition = (withBackground: boolean) =>
 					timeoutMs: args.timeout === undefined ? undefined : args.timeout * 1000,
 					signal,
 					onData,
-					...(args.background ? { background: true } : {}),
 				});
 			} finally {
 				if (timer) clearTimeout(timer);
@@ -147,17 +171,11 @@ const bashDefinition = (withBackground: boolean) =>
 					details: { ...details, exitCode: result.exitCode },
 				});
 			}
-			const kept = result.background ?? [];
-			if (kept.length === 0) return { content: [text(out)], details };
-			const list = kept.map((p) => `${p.pid} ${p.command}`).join("\n");
-			return {
-				content: [text(`${out}\n\nBackground processes (running until the session closes):\n${list}`)],
-				details: { ...details, background: kept },
-			};
+			return { content: [text(out)], details };
 		},
 	});
 
 /** pi's bash (the pi profile). */
 export const bashTool = bashDefinition(false);
-/** bash with `background` (the unified profile). */
+/** bash with `background`, `yield` and `tty` (the unified profile). */
 export const bashWithBackgroundTool = bashDefinition(true);

@@ -3,11 +3,13 @@ import { KeelError } from "../boundary/errors.js";
 import { applyPatchTool } from "./apply-patch.js";
 import { bashTool, bashWithBackgroundTool } from "./bash.js";
 import { listDirTool, readFileTool, shellTool } from "./codex.js";
+import { execCommandTool, writeStdinTool } from "./codex-exec.js";
 import { editTool } from "./edit.js";
 import { fileTool } from "./file.js";
 import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
+import { processTool } from "./process.js";
 import { pythonJobsTool, pythonTool } from "./python.js";
 import { readTool, unifiedReadTool } from "./read.js";
 import { terse } from "./terse.js";
@@ -26,6 +28,8 @@ const unifiedText = {
 	),
 	bash: terse(bashWithBackgroundTool, bashWithBackgroundTool.description, {
 		background: bashWithBackgroundTool.parameters.properties?.background?.description,
+		yield: bashWithBackgroundTool.parameters.properties?.yield?.description,
+		tty: bashWithBackgroundTool.parameters.properties?.tty?.description,
 	}),
 	grep: terse(
 		grepTool,
@@ -46,14 +50,24 @@ export const PROFILES: readonly Profile[] = ["pi", "unified", "codex"];
 
 /**
  * The tools of a profile: `pi` is pi's seven; `unified` has one file tool, apply_patch and Python;
- * `codex` has the shapes Codex's models know (apply_patch, shell, read_file, list_dir) plus keel's
- * grep and find. Any other name is an error: an unknown profile never gets a palette.
+ * `codex` has the shapes Codex's models know (apply_patch, shell, exec_command, write_stdin,
+ * read_file, list_dir) plus keel's grep and find. Any other name is an error: an unknown profile
+ * never gets a palette.
  */
 export function toolsForProfile(profile: Profile): ToolDefinition[] {
 	const pi = [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
 	if (profile === "pi") return pi;
 	if (profile === "codex")
-		return [applyPatchTool, shellTool, readFileTool, listDirTool, grepTool, findTool] as ToolDefinition[];
+		return [
+			applyPatchTool,
+			shellTool,
+			execCommandTool,
+			writeStdinTool,
+			readFileTool,
+			listDirTool,
+			grepTool,
+			findTool,
+		] as ToolDefinition[];
 	if (profile !== "unified")
 		throw new KeelError(
 			"INVALID_ARGS",
@@ -64,6 +78,7 @@ export function toolsForProfile(profile: Profile): ToolDefinition[] {
 		fileTool,
 		applyPatchTool,
 		unifiedText.bash,
+		processTool,
 		unifiedText.grep,
 		unifiedText.find,
 		unifiedText.ls,

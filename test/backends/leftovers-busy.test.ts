@@ -78,7 +78,7 @@ describe.skipIf(!TASKSET || CPU === undefined)("local: leftovers on a busy CPU",
 		expect(survivors).toEqual([]);
 	}, 60_000);
 
-	it("background: true leftovers are gone when the session's close returns", async () => {
+	it("what process handles left running is gone when the session's close returns", async () => {
 		hog();
 		const s = await open("unified");
 		const m = marker();
@@ -86,7 +86,8 @@ describe.skipIf(!TASKSET || CPU === undefined)("local: leftovers on a busy CPU",
 		// Nice 19: close's passes read all of /proc (tens of ms each here), so a kill must wait longer
 		// than for a call's windowed passes to outlast the 8 the sweep used to stop at.
 		for (let i = 0; i < 5; i++) {
-			const r = await s.call("bash", { command: busyLeftover(`${m}-${i}`, 19), background: true });
+			// A handle (yield): what the command sets loose stays after it ends, until the close.
+			const r = await s.call("bash", { command: busyLeftover(`${m}-${i}`, 19), yield: 60 });
 			expect(r.ok).toBe(true);
 		}
 		expect(processesWith(m).length).toBe(5);

@@ -267,6 +267,34 @@ ARGS.read_file = fc.record(
 	{ requiredKeys: [] },
 );
 ARGS.list_dir = fc.record({ dir_path: req(text), limit: maybe(num) }, { requiredKeys: [] });
+ARGS.exec_command = fc.record(
+	{
+		cmd: req(command),
+		workdir: maybe(text),
+		tty: maybe(fc.boolean()),
+		yield_time_ms: maybe(num),
+		max_output_tokens: maybe(num),
+	},
+	{ requiredKeys: [] },
+);
+ARGS.write_stdin = fc.record(
+	{ session_id: req(num), chars: maybe(text), yield_time_ms: maybe(num), max_output_tokens: maybe(num) },
+	{ requiredKeys: [] },
+);
+// The unified profile's process handles.
+ARGS.process = fc.record(
+	{
+		action: fc.oneof(fc.constantFrom("list", "read", "wait", "write", "signal", "kill"), anything),
+		id: maybe(num),
+		cursor: maybe(num),
+		pattern: maybe(text),
+		timeout: maybe(fc.constantFrom(0, 0.01, 1e308, -1)),
+		chars: maybe(text),
+		eof: maybe(fc.boolean()),
+		signal: maybe(fc.oneof(fc.constantFrom("SIGINT", "TERM", "SIGKILL"), text)),
+	},
+	{ requiredKeys: [] },
+);
 
 function toolCall(profile: Profile) {
 	const names = toolsForProfile(profile)

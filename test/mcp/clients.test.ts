@@ -158,7 +158,9 @@ describe("what clients add and what they forward", () => {
 		const client = await open();
 		const { tools } = await client.listTools();
 		for (const t of tools) {
-			const open = ["bash", "python", "python_jobs"].includes(t.name);
+			const open = ["bash", "python", "python_jobs", "exec_command", "write_stdin", "process"].includes(
+				t.name,
+			);
 			expect(t.annotations?.openWorldHint, t.name).toBe(open);
 		}
 	});

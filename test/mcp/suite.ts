@@ -18,7 +18,19 @@ export interface Connected {
 export type Connect = (root: string, profile: Profile) => Promise<Connected>;
 
 const READ_ONLY = ["read", "grep", "find", "ls", "read_file", "list_dir"];
-const DESTRUCTIVE = ["write", "edit", "file", "bash", "python", "python_jobs", "apply_patch", "shell"];
+const DESTRUCTIVE = [
+	"write",
+	"edit",
+	"file",
+	"bash",
+	"python",
+	"python_jobs",
+	"apply_patch",
+	"shell",
+	"process",
+	"exec_command",
+	"write_stdin",
+];
 
 const FILES = {
 	"src/a.ts": "export const a = 1; // needle\n",

@@ -47,6 +47,9 @@ const BASE: Record<string, Record<string, unknown>> = {
 	shell: { command: ["true"] },
 	read_file: { file_path: "a.txt" },
 	list_dir: { dir_path: "." },
+	process: { action: "read", id: 1 },
+	exec_command: { cmd: "true" },
+	write_stdin: { session_id: 1 },
 };
 
 function withNumber(tool: string, field: string, value: number): Record<string, unknown> {

@@ -22,7 +22,7 @@ export const META_DETAILS = "keel/details";
 export const META_ELAPSED_MS = "keel/elapsedMs";
 
 /** Tools that run code the model wrote: those reach whatever the code reaches (openWorldHint stays true). */
-const OPEN_WORLD_TOOLS = new Set(["bash", "python", "python_jobs"]);
+const OPEN_WORLD_TOOLS = new Set(["bash", "python", "python_jobs", "exec_command", "write_stdin", "process"]);
 
 export function toMcpTool(def: ToolDefinition): Tool {
 	const a = def.annotations;

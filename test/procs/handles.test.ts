@@ -1,0 +1,399 @@
+/**
+ * Process handles through the tools on local: a server started in the background, waited for by
+ * pattern, queried from another call, its log read from a cursor, killed with what it set loose; a
+ * foreground command that outruns its yield time; a Python REPL and a full-screen program in a
+ * terminal; fifty at once against the bounds; nothing left after close. Real processes, found in
+ * the host's process table by a marker in their command lines.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createExecBackend } from "../../src/backend/exec/index.js";
+import type { ExecTransport } from "../../src/backend/exec/transport.js";
+import type { ProcessLimits } from "../../src/procs/table.js";
+import { type CallResult, Session } from "../../src/session.js";
+import { processesWith } from "../fixtures/processes.js";
+
+const PYTHON = (() => {
+	try {
+		execFileSync("python3", ["-c", "0"]);
+		return "python3";
+	} catch {
+		return undefined;
+	}
+})();
+
+let dir: string;
+const sessions: Session[] = [];
+const markers: string[] = [];
+
+beforeEach(async () => {
+	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-handles-")));
+});
+afterEach(async () => {
+	await Promise.all(sessions.splice(0).map((s) => s.close()));
+	for (const m of markers.splice(0))
+		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
+	await rm(dir, { recursive: true, force: true });
+});
+
+function marker(): string {
+	const m = `keelproc${randomBytes(5).toString("hex")}`;
+	markers.push(m);
+	return m;
+}
+
+async function open(profile: "unified" | "codex" | "pi" = "unified", limits?: Partial<ProcessLimits>) {
+	const s = await Session.create({ root: dir, profile, ...(limits ? { processLimits: limits } : {}) });
+	sessions.push(s);
+	return s;
+}
+
+function out(r: CallResult): string {
+	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
+	return r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+function details(r: CallResult): Record<string, any> {
+	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
+	return r.details as Record<string, any>;
+}
+
+const alive = (pid: number) => {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+};
+
+/** A node one-liner server: logs each request's method and path, prints its port when listening. */
+const SERVER = `require("http").createServer((q, r) => { console.log(q.method, q.url); r.end("hi " + q.url); }).listen(0, "127.0.0.1", function () { console.log("listening on port " + this.address().port); })`;
+
+describe("local: a web server under a process handle", () => {
+	it("starts in the background, is waited for, queried, its log read from a cursor, and killed with what it set loose", async () => {
+		const s = await open();
+		const m = marker();
+		// The server, and a `setsid` escapee that leaves its process group: kill must take both.
+		const started = await s.call("bash", {
+			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${SERVER}'`,
+			background: true,
+		});
+		const id = details(started).process.id as number;
+		expect(details(started).process.state).toBe("running");
+
+		const ready = await s.call("process", { action: "wait", id, pattern: "port (\\d+)", timeout: 20 });
+		const port = Number(/port (\d+)/.exec(out(ready))?.[1]);
+		expect(port).toBeGreaterThan(0);
+		const cursor = details(ready).cursor as number;
+
+		const page = await s.call("bash", {
+			command: `${process.execPath} -e 'fetch("http://127.0.0.1:${port}/hello-${m}").then(r => r.text()).then(console.log)'`,
+		});
+		expect(out(page)).toContain(`hi /hello-${m}`);
+
+		// The request's log line, read from the cursor the wait returned: nothing from before it.
+		const log = await s.call("process", { action: "wait", id, cursor, pattern: `hello-${m}`, timeout: 20 });
+		expect(out(log)).toContain(`GET /hello-${m}`);
+		expect(out(log)).not.toContain(`port ${port}`);
+
+		const pid = details(started).process.pid as number;
+		expect(processesWith(m).length).toBe(1);
+		const killed = await s.call("process", { action: "kill", id });
+		expect(details(killed).process.state).toBe("killed");
+		expect(alive(pid)).toBe(false);
+		expect(processesWith(m)).toEqual([]);
+		const listed = await s.call("process", { action: "list" });
+		expect(out(listed)).toMatch(new RegExp(`process ${id} .*killed`));
+	}, 30_000);
+});
+
+describe("local: a foreground command that outruns its yield time", () => {
+	it("answers with what it printed and a process id, and its later output is read", async () => {
+		const s = await open();
+		// The command's text (shown in the status line) does not hold what it prints.
+		const r = await s.call("bash", {
+			command: "echo A$((1+1)); sleep 1; echo B$((2+2)); exit 3",
+			yield: 0.2,
+		});
+		expect(out(r)).toContain("A2");
+		expect(out(r)).not.toContain("B4");
+		const id = details(r).process.id as number;
+		expect(details(r).process.state).toBe("running");
+		const done = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(out(done)).toContain("B4");
+		expect(out(done)).not.toContain("A2");
+		expect(details(done).process).toMatchObject({ state: "exited", exitCode: 3 });
+	}, 30_000);
+
+	it("a handle's timeout kills it", async () => {
+		const s = await open();
+		const m = marker();
+		const r = await s.call("bash", { command: `sleep 1000; : ${m}`, background: true, timeout: 0.3 });
+		const id = details(r).process.id as number;
+		const done = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(details(done).process.state).toBe("timed out");
+		expect(processesWith(m)).toEqual([]);
+	});
+
+	it("a command that ends within its yield time answers at once with its exit", async () => {
+		const s = await open();
+		const r = await s.call("bash", { command: "echo quick", yield: 20 });
+		expect(out(r)).toContain("quick");
+		expect(details(r).process).toMatchObject({ state: "exited", exitCode: 0 });
+	});
+});
+
+describe.skipIf(!PYTHON)("local: terminal mode", () => {
+	it("drives a Python REPL through stdin and reads its output as plain text", async () => {
+		const s = await open();
+		const r = await s.call("bash", { command: "python3 -q", tty: true });
+		const id = details(r).process.id as number;
+		await s.call("process", { action: "wait", id, pattern: ">>> ", timeout: 20 });
+		const answer = await s.call("process", { action: "write", id, chars: "print(6 * 7, 'x' * 3)\n" });
+		let text = out(answer);
+		if (!text.includes("42 xxx")) {
+			text = out(await s.call("process", { action: "wait", id, pattern: "42 xxx", timeout: 20 }));
+		}
+		expect(text).toContain("42 xxx");
+		expect(text).not.toMatch(/\x1b/);
+		await s.call("process", { action: "write", id, chars: "exit()\n" });
+		const end = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(details(end).process).toMatchObject({ state: "exited", exitCode: 0 });
+	}, 30_000);
+
+	it("gives a full-screen program's current screen, not its escapes", async () => {
+		const s = await open();
+		writeFileSync(
+			join(dir, "draw.py"),
+			[
+				"import sys, time",
+				"w = sys.stdout.write",
+				// Alternate screen, clear, then text placed by cursor moves, drawn out of order and overwritten.
+				"w('\\x1b[?1049h\\x1b[2J\\x1b[5;10HWORLD\\x1b[1;1Hstale\\x1b[1;1HTOP  \\x1b[3;4H\\x1b[31mred\\x1b[0m')",
+				"sys.stdout.flush()",
+				"time.sleep(30)",
+			].join("\n"),
+		);
+		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
+		const id = details(r).process.id as number;
+		const seen = await s.call("process", { action: "wait", id, pattern: "WORLD", timeout: 20 });
+		const text = out(seen);
+		expect(details(seen).screen).toBe(true);
+		const rows = text.split("\n").slice(1); // after "[screen]"
+		expect(rows[0]).toBe("TOP");
+		expect(rows[2]).toBe("   red");
+		expect(rows[4]).toBe("         WORLD");
+		expect(text).not.toMatch(/\x1b|stale/);
+	}, 30_000);
+});
+
+describe("local: bounds", () => {
+	it("fifty processes at once: the live limit answers PROCESS_LIMIT, output stays within memory and spill bounds", async () => {
+		const limits = { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 };
+		const s = await open("unified", limits);
+		const m = marker();
+		// Each prints 20000 bytes, then lingers.
+		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
+		const results = await Promise.all(
+			Array.from({ length: 50 }, () => s.call("bash", { command, background: true })),
+		);
+		const refused = results.filter((r) => !r.ok);
+		expect(results.filter((r) => r.ok).length).toBe(40);
+		expect(refused.length).toBe(10);
+		for (const r of refused) {
+			if (r.ok) continue;
+			expect(r.error.code).toBe("PROCESS_LIMIT");
+			expect(r.error.message).toContain("maxLive");
+		}
+		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
+		for (const id of ids) await s.call("process", { action: "wait", id, pattern: "x\\n", timeout: 20 });
+		// Spilled in total: no more than the budget.
+		const spilled = readdirSync(s.spill.dir)
+			.filter((n) => n.startsWith("process-"))
+			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
+		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
+		// Some output was spilled whole (readable from cursor 0); the rest is dropped, and asking for it names the limit.
+		const first = await Promise.all(ids.map((id) => s.call("process", { action: "read", id, cursor: 0 })));
+		const whole = first.filter((r) => r.ok);
+		const dropped = first.filter((r) => !r.ok);
+		expect(whole.length).toBeGreaterThan(0);
+		expect(dropped.length).toBeGreaterThan(0);
+		for (const r of whole) expect(out(r).startsWith("x".repeat(1000))).toBe(true);
+		for (const r of dropped) {
+			if (r.ok) continue;
+			expect(r.error.code).toBe("OUTPUT_DROPPED");
+			expect(r.error.message).toContain("maxSpillBytes");
+		}
+		// One killed frees a slot.
+		await s.call("process", { action: "kill", id: ids[0] });
+		expect((await s.call("bash", { command: `sleep 1000; : ${m}`, background: true })).ok).toBe(true);
+		expect(processesWith(m).length).toBeGreaterThanOrEqual(40);
+		await s.close();
+		expect(processesWith(m)).toEqual([]);
+	}, 60_000);
+});
+
+describe("local: the pi profile keeps pi's bash", () => {
+	it("has no background, yield or tty, and no process tool", async () => {
+		const s = await open("pi");
+		const bash = s.tools.find((t) => t.name === "bash");
+		expect(Object.keys(bash?.parameters.properties ?? {})).toEqual(["command", "timeout"]);
+		expect(s.tools.some((t) => t.name === "process")).toBe(false);
+		const r = await s.call("bash", { command: "true", background: true });
+		expect(r.ok).toBe(false);
+	});
+});
+
+describe("local: the codex profile's exec_command and write_stdin", () => {
+	it("a command past its yield time answers with a session_id; write_stdin writes and polls it to its exit", async () => {
+		const s = await open("codex");
+		const r = await s.call("exec_command", {
+			cmd: "read line; echo got-$line; sleep 0.3; echo E$((40+2)); exit 4",
+			yield_time_ms: 300,
+		});
+		expect(out(r)).toMatch(/Process running with session ID \d+/);
+		const sessionId = details(r).session_id as number;
+		const written = await s.call("write_stdin", {
+			session_id: sessionId,
+			chars: "abc\n",
+			yield_time_ms: 2000,
+		});
+		let all = out(written);
+		if (!all.includes("exited"))
+			all += out(await s.call("write_stdin", { session_id: sessionId, yield_time_ms: 20_000 }));
+		expect(all).toContain("got-abc");
+		expect(all).toContain("E42");
+		expect(all).toContain("Process exited with code 4");
+	}, 30_000);
+
+	it("max_output_tokens cuts the middle of long output", async () => {
+		const s = await open("codex");
+		const r = await s.call("exec_command", { cmd: "seq 1 20000", max_output_tokens: 50 });
+		const text = out(r);
+		expect(text).toContain("Process exited with code 0");
+		expect(text).toMatch(/^1$/m);
+		expect(text).toMatch(/^20000$/m);
+		expect(text).not.toMatch(/^10000$/m);
+		expect(text).toContain("tokens cut");
+	});
+});
+
+describe("local: handles against hostile commands", () => {
+	it("a flood of output stays within keepBytes and maxSpillBytes; an old cursor past both is OUTPUT_DROPPED", async () => {
+		const limits = { keepBytes: 64 * 1024, maxSpillBytes: 512 * 1024 };
+		const s = await open("unified", limits);
+		const r = await s.call("bash", { command: "yes flood-line", background: true });
+		const id = details(r).process.id as number;
+		// Well past both bounds.
+		for (;;) {
+			const seen = await s.call("process", { action: "read", id });
+			if ((details(seen).process.outputBytes as number) > 4 * limits.maxSpillBytes) break;
+			await new Promise((res) => setTimeout(res, 20));
+		}
+		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
+		expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(limits.keepBytes);
+		const spilled = readdirSync(s.spill.dir)
+			.filter((n) => n.startsWith("process-"))
+			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
+		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
+		expect(spilled).toBeGreaterThan(limits.maxSpillBytes - 128 * 1024);
+		// The spilled start is whole; a cursor past the spill and before memory is gone, by name.
+		expect(out(await s.call("process", { action: "read", id, cursor: 0 }))).toMatch(
+			/^flood-line\nflood-line\n/,
+		);
+		const lost = await s.call("process", { action: "read", id, cursor: limits.maxSpillBytes + 1000 });
+		expect(lost.ok).toBe(false);
+		if (!lost.ok) {
+			expect(lost.error.code).toBe("OUTPUT_DROPPED");
+			expect(lost.error.message).toContain("keepBytes");
+			expect(lost.error.message).toContain("maxSpillBytes");
+		}
+		await s.call("process", { action: "kill", id });
+	}, 30_000);
+
+	it("a kill racing a pending wait ends the wait at once; stdin of a dead handle, a bad id and a bad signal answer clearly", async () => {
+		const s = await open();
+		const r = await s.call("bash", { command: "sleep 1000", background: true });
+		const id = details(r).process.id as number;
+		const waiting = s.call("process", { action: "wait", id, pattern: "never-printed", timeout: 600 });
+		await new Promise((res) => setTimeout(res, 100));
+		await s.call("process", { action: "kill", id });
+		const waited = await waiting;
+		expect(details(waited).process.state).toBe("killed");
+		const write = await s.call("process", { action: "write", id, chars: "x" });
+		expect(write.ok).toBe(false);
+		const unknown = await s.call("process", { action: "read", id: 999 });
+		expect(!unknown.ok && unknown.error.code).toBe("UNKNOWN_PROCESS");
+		const r2 = await s.call("bash", { command: "sleep 1000", background: true });
+		const bad = await s.call("process", { action: "signal", id: details(r2).process.id, signal: "SIGNOPE" });
+		expect(!bad.ok && bad.error.code).toBe("INVALID_ARGS");
+		const badPattern = await s.call("process", { action: "wait", id: details(r2).process.id, pattern: "(" });
+		expect(!badPattern.ok && badPattern.error.code).toBe("INVALID_PATTERN");
+	}, 30_000);
+
+	it("SIGINT reaches the whole group; a handle that traps it keeps running", async () => {
+		const s = await open();
+		const r = await s.call("bash", {
+			// `wait` is interrupted by a trapped signal at once; a foreground child would make bash
+			// ignore a SIGINT that child did not die of (it may catch it before its exec).
+			command: "trap 'echo got-int' INT; echo ready; while :; do sleep 1 & wait $!; done",
+			background: true,
+		});
+		const id = details(r).process.id as number;
+		const ready = await s.call("process", { action: "wait", id, pattern: "ready", timeout: 20 });
+		await s.call("process", { action: "signal", id, signal: "INT" });
+		// From the cursor before the signal: the signal's own answer may have shown the trap's line.
+		const cursor = details(ready).cursor as number;
+		const seen = await s.call("process", { action: "wait", id, cursor, pattern: "got-int", timeout: 20 });
+		expect(out(seen)).toContain('matched "got-int"');
+		expect(details(seen).process.state).toBe("running");
+		await s.call("process", { action: "signal", id, signal: "SIGTERM" });
+		const done = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(details(done).process).toMatchObject({ state: "exited", signal: "SIGTERM" });
+	}, 30_000);
+});
+
+/** Runs argv on this machine as a container's exec would: a backend without process handles. */
+const execHere: ExecTransport = (argv, o) =>
+	new Promise((resolve, reject) => {
+		const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+		child.stdin.on("error", () => {});
+		if (o.stdin instanceof Uint8Array) child.stdin.end(o.stdin);
+		else if (o.stdin) o.stdin.pipe(child.stdin);
+		else child.stdin.end();
+		child.stdout.on("data", (c: Buffer) => o.onData?.(c, "stdout"));
+		child.stderr.on("data", (c: Buffer) => o.onData?.(c, "stderr"));
+		child.on("error", reject);
+		child.on("close", (code) => resolve({ exitCode: code }));
+	});
+
+describe("a backend without process handles", () => {
+	it("answers UNSUPPORTED, naming the backend, and starts nothing", async () => {
+		const m = marker();
+		for (const [profile, tool, args] of [
+			["unified", "bash", { command: `sleep 1000; : ${m}`, background: true }],
+			["unified", "bash", { command: `sleep 1000; : ${m}`, tty: true }],
+			["codex", "exec_command", { cmd: `sleep 1000; : ${m}` }],
+		] as const) {
+			const s = await Session.create({
+				root: dir,
+				profile,
+				backend: createExecBackend({ transport: execHere }),
+			});
+			sessions.push(s);
+			const r = await s.call(tool, args);
+			expect(r.ok).toBe(false);
+			if (!r.ok) {
+				expect(r.error.code).toBe("UNSUPPORTED");
+				expect(r.error.message).toContain(s.backend.kind);
+			}
+			expect(processesWith(m)).toEqual([]);
+		}
+	});
+});
