@@ -36,7 +36,7 @@ const backgroundSchema = object({
 	...BASE_PROPS,
 	background: optional(boolean({ description: "Return at once with a process id (see process)" })),
 	yield: optional(
-		withRange(
+		withUnpublishedRange(
 			number({ description: "Seconds to wait before returning a process id instead" }),
 			RANGES.waitSeconds,
 		),

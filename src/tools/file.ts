@@ -27,7 +27,7 @@ const fileSpec: ToolSpec<FileArgs> = {
 	name: "file",
 	label: "file",
 	description:
-		"Create, edit or delete files: queries [{type, path, ...}] are checked together, then run in order; all apply or none. edit: edits [{oldText, newText}], each matched in the original file exactly, else tolerating quote, whitespace, indentation and blank-line drift, uniquely unless replaceAll; or matchMode lineRange: startLine..endLine (1-based, inclusive) of a fresh read. write: content (or contentRef from an earlier result) for a new file or one you have read. delete: a file or symlink. A failure only about the path returns a payloadRef: retry with it and the corrected path.",
+		"Create, edit or delete files: queries [{type, path, ...}] are checked together, then run in order; all apply or none. edit: edits [{oldText, newText}], each matched in the original file exactly, else tolerating quote, whitespace, indentation and blank-line drift, uniquely unless replaceAll; or matchMode lineRange: startLine..endLine (1-based, inclusive) of a fresh read. write: content (or contentRef from an earlier result) for a new file or one you have read. delete: a file or symlink.",
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, ctx) {

@@ -107,7 +107,7 @@ export const processTool = defineTool<ProcessArgs>({
 	name: "process",
 	label: "process",
 	description:
-		"Processes from bash background/yield/tty: list; read output from cursor (default: last read); wait for exit or regex pattern (timeout s, default 30); write chars (eof closes stdin); signal; kill (whole group).",
+		"Processes from bash background/yield/tty: list; read output since cursor (default: last read); wait for exit or a regex pattern (timeout s, default 30); write chars (eof: close stdin); signal; kill (whole group).",
 	parameters: object({
 		action: oneOf(["list", "read", "wait", "write", "signal", "kill"]),
 		id: optional(withUnpublishedRange(integer(), { minimum: 1, maximum: 2 ** 31 })),

@@ -131,7 +131,7 @@ export const pythonTool = defineTool<PythonArgs>({
 	name: "python",
 	label: "python",
 	description:
-		"Run Python 3 (code or scriptPath) in this session's persistent interpreter; returns stdout, stderr, a trailing expression's repr or the traceback, each cut to its last 2000 lines or 50KB (full text saved). Past 15 s a run continues as a python_jobs job.",
+		"Run Python 3 code (or scriptPath) in this session's persistent interpreter; returns stdout, stderr, a final expression's repr or the traceback, each its last 2000 lines or 50KB. Past 15 s it goes on as a python_jobs job.",
 	parameters: pythonSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	execute(args, { session, signal }): Promise<ToolResult> {

@@ -33,7 +33,7 @@ const fields = {
 const hashlineField = optional(
 	boolean({
 		description:
-			'Show lines as "12#a3f|text" so file edits can name them by ref (matchMode hashline); the prefix is not file content.',
+			'Lines as "12#a3f|text": refs for file edits (matchMode hashline); the prefix is not content.',
 	}),
 );
 

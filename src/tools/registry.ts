@@ -26,11 +26,10 @@ const unifiedText = {
 		"Read a file: text, or an image (jpg, png, gif, webp) as an attachment. Text is cut at 2000 lines or 50KB; page with offset (1-based line) and limit until done.",
 		{ hashline: unifiedReadTool.parameters.properties?.hashline?.description },
 	),
-	bash: terse(bashWithBackgroundTool, bashWithBackgroundTool.description, {
-		background: bashWithBackgroundTool.parameters.properties?.background?.description,
-		yield: bashWithBackgroundTool.parameters.properties?.yield?.description,
-		tty: bashWithBackgroundTool.parameters.properties?.tty?.description,
-	}),
+	bash: terse(
+		bashWithBackgroundTool,
+		"Run a bash command in the workspace root; returns stdout and stderr, cut to the last 2000 lines or 50KB (full output saved to a file). timeout: seconds. background: answer at once with a process id (see process); yield: seconds to wait before that; tty: in a terminal. Otherwise what it starts ends with it.",
+	),
 	grep: terse(
 		grepTool,
 		"Search file contents for a regex (or literal text); returns matching lines with paths and line numbers. Respects .gitignore. glob: file filter ('*.ts'); context: lines around matches. Cut at limit (default 100) matches or 50KB, lines at 500 chars.",
