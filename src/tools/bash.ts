@@ -12,7 +12,6 @@ import {
 	object,
 	optional,
 	string,
-	withRange,
 	withUnpublishedRange,
 } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";

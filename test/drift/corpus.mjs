@@ -805,9 +805,9 @@ add(
 	add(
 		"token-spacing",
 		"two places once spacing is ignored",
-		i + "g( a );\n",
+		`${i}g( a );\n`,
 		one("g(a);", "g(b);"),
-		ok(i + "g(b);\n", "spacing"),
+		ok(`${i}g(b);\n`, "spacing"),
 	);
 	add(
 		"token-spacing",
