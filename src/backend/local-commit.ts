@@ -24,8 +24,9 @@ import {
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
-import { holdsExpected, READ_FLAGS, SYNC_IO_BYTES } from "./local-bytes.js";
+import { holdsExpected, READ_FLAGS } from "./local-bytes.js";
 import { lockDir } from "./local-dir-lock.js";
+import { watchWriters } from "./local-lease.js";
 import type { LazyLibc } from "./local-libc.js";
 import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
 import { toFileStat } from "./local-stat.js";
@@ -125,11 +126,14 @@ function openReplaced(target: string, at: string, cas: boolean): number | null {
 
 /**
  * Compare-and-swap through the handle `fd` on the target: its identity checked, its bytes hashed
- * (identity can survive an in-place write within one timestamp tick; the bytes cannot), the name
- * checked to still lead to it, then the rename. A small file is checked with synchronous calls, so
- * nothing else in this process runs between the check and the rename; a large one is hashed
- * asynchronously and then checked again, by handle and by name, synchronously before the rename.
- * On success the handle is closed in the pool (`released`); otherwise the caller closes it.
+ * (identity can survive an in-place write within one timestamp tick; the bytes cannot), its
+ * extended attributes compared with those copied. Then the final check, whose cost is the same
+ * whatever the file holds: a lease on the handle that no writer holds the file open (local-lease.ts),
+ * the handle's identity again, the name still leading to it, the lease unbroken; and then nothing
+ * but the rename. A small file is checked with synchronous calls only, so nothing else in this
+ * process runs between the first check and the rename; a large one is hashed asynchronously, and
+ * everything after the hash is synchronous. On success the handle is closed in the pool
+ * (`released`); otherwise the caller closes it.
  */
 async function swapIn(
 	fd: number,
@@ -138,6 +142,7 @@ async function swapIn(
 	target: string,
 	expect: Expected,
 	attrsKept: () => boolean,
+	libc: LazyLibc,
 ): Promise<{ released: Promise<void> }> {
 	const same = () => {
 		const now = toFileStat(fstatSync(fd, { bigint: true }));
@@ -147,17 +152,19 @@ async function swapIn(
 		return sameIdentity(now, e) && now.mode === e.mode && now.uid === e.uid && now.gid === e.gid;
 	};
 	if (!same()) throw changed(target);
-	const size = Number(expect.stat.size);
-	if (!(await holdsExpected(fd, size, expect))) throw changed(target);
+	if (!(await holdsExpected(fd, Number(expect.stat.size), expect))) throw changed(target);
+	// The attributes copied to the temp file must still be the target's own. How many there are to
+	// compare is up to whoever sets them, so this comes before the final check, not inside it.
+	if (!attrsKept()) throw changed(target);
+	const noWriterCame = watchWriters(libc, fd, target);
 	// The handle was opened before the temp file was filled: the name may lead elsewhere by now.
 	const named = lstatSyncOrNull(at);
-	if ((size > SYNC_IO_BYTES && !same()) || !named || !sameIdentity(named, expect.stat)) throw changed(target);
-	// The attributes copied to the temp file must still be the target's own.
-	if (!attrsKept()) throw changed(target);
+	if (!same() || !named || !sameIdentity(named, expect.stat)) throw changed(target);
+	noWriterCame();
 	renameSync(temp, at);
 	// This handle holds the last reference to the replaced file: closing it frees the file's
 	// blocks (up to milliseconds on ext4). That close goes to the pool, beside the directory's
-	// fsync, instead of stalling the event loop.
+	// fsync, instead of stalling the event loop. It also ends the lease.
 	return { released: closeFd(fd).catch(() => {}) };
 }
 
@@ -238,14 +245,26 @@ export async function commitVia(
 			if (replaced === null) throw changed(target);
 			const held = replaced;
 			dirFd = openDirFd(dir);
-			const unlock = await lockDir(libc, dirFd);
+			const unlock = await lockDir(libc, dirFd, target);
 			try {
-				({ released } = await swapIn(held, temp, at, target, cas, () => xattrs.unchanged(held, copied)));
+				({ released } = await swapIn(
+					held,
+					temp,
+					at,
+					target,
+					cas,
+					() => xattrs.unchanged(held, copied),
+					libc,
+				));
 			} finally {
 				unlock();
 			}
 			replaced = null; // renamed: swapIn's `released` closes it
-		} else renameSync(temp, at);
+		} else {
+			// A plain overwrite checks nothing else, but still must not cut off a writer.
+			if (replaced !== null) watchWriters(libc, replaced, target)();
+			renameSync(temp, at);
+		}
 		committed = true;
 		const syncFd = dirFd ?? openDirFd(dir);
 		dirFd = null; // fsyncDir closes it
