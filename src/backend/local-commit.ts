@@ -1,8 +1,9 @@
 /**
  * The durable atomic commit on this machine (REQUIREMENTS M4, M5, M12): a temp file in the
  * target's directory, created exclusively with the target's mode, owner, group and extended
- * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or an
- * identity-and-bytes check followed by rename(2) for a replace; then the directory is fsynced. Every step names entries of the pinned directory
+ * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or for a replace
+ * an identity-and-bytes check followed by the swap (local-lease.ts: refused while another process
+ * has the file open for writing); then the directory is fsynced. Every step names entries of the pinned directory
  * (local-pin.ts), so a directory swapped for a link after the guard's check cannot redirect the
  * temp file, the link or the rename. A temp file never outlives a failed commit.
  */
@@ -26,7 +27,7 @@ import { promisify } from "node:util";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { holdsExpected, READ_FLAGS } from "./local-bytes.js";
 import { lockDir } from "./local-dir-lock.js";
-import { watchWriters } from "./local-lease.js";
+import { type SwapNames, swapWatched } from "./local-lease.js";
 import type { LazyLibc } from "./local-libc.js";
 import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
 import { toFileStat } from "./local-stat.js";
@@ -106,6 +107,11 @@ function keepOwner(target: string, fd: number, before: FileStat): void {
 export interface CommitHooks {
 	/** Called after the temp file is durable and before the compare-and-swap (tests use it to interleave). */
 	beforeCommit?: (target: string) => Promise<void> | void;
+	/**
+	 * Called synchronously after the final check and the lease's last look, right before the swap
+	 * (tests use it to open the file for writing in that window).
+	 */
+	beforeSwap?: (target: string) => void;
 }
 
 /**
@@ -128,22 +134,21 @@ function openReplaced(target: string, at: string, cas: boolean): number | null {
  * Compare-and-swap through the handle `fd` on the target: its identity checked, its bytes hashed
  * (identity can survive an in-place write within one timestamp tick; the bytes cannot), its
  * extended attributes compared with those copied. Then the final check, whose cost is the same
- * whatever the file holds: a lease on the handle that no writer holds the file open (local-lease.ts),
- * the handle's identity again, the name still leading to it, the lease unbroken; and then nothing
- * but the rename. A small file is checked with synchronous calls only, so nothing else in this
- * process runs between the first check and the rename; a large one is hashed asynchronously, and
- * everything after the hash is synchronous. On success the handle is closed in the pool
+ * whatever the file holds, under a lease that shows whether another process holds the file open
+ * for writing (local-lease.ts): the handle's identity again, the name still leading to it; and
+ * then nothing but the swap. A small file is checked with synchronous calls only, so nothing else
+ * in this process runs between the first check and the swap; a large one is hashed
+ * asynchronously, and everything after the hash is synchronous. On success the handle is closed in the pool
  * (`released`); otherwise the caller closes it.
  */
 async function swapIn(
 	fd: number,
-	temp: string,
-	at: string,
-	target: string,
+	names: SwapNames,
 	expect: Expected,
 	attrsKept: () => boolean,
-	libc: LazyLibc,
+	{ libc, hooks }: Pick<CommitKit, "libc" | "hooks">,
 ): Promise<{ released: Promise<void> }> {
+	const { at, target } = names;
 	const same = () => {
 		const now = toFileStat(fstatSync(fd, { bigint: true }));
 		// Mode and owner too: where ctime is coarse (kernels before 6.13), a chmod within the clock
@@ -156,12 +161,17 @@ async function swapIn(
 	// The attributes copied to the temp file must still be the target's own. How many there are to
 	// compare is up to whoever sets them, so this comes before the final check, not inside it.
 	if (!attrsKept()) throw changed(target);
-	const noWriterCame = watchWriters(libc, fd, target);
-	// The handle was opened before the temp file was filled: the name may lead elsewhere by now.
-	const named = lstatSyncOrNull(at);
-	if (!same() || !named || !sameIdentity(named, expect.stat)) throw changed(target);
-	noWriterCame();
-	renameSync(temp, at);
+	swapWatched(
+		libc,
+		fd,
+		names,
+		() => {
+			// The handle was opened before the temp file was filled: the name may lead elsewhere by now.
+			const named = lstatSyncOrNull(at);
+			if (!same() || !named || !sameIdentity(named, expect.stat)) throw changed(target);
+		},
+		hooks.beforeSwap,
+	);
 	// This handle holds the last reference to the replaced file: closing it frees the file's
 	// blocks (up to milliseconds on ext4). That close goes to the pool, beside the directory's
 	// fsync, instead of stalling the event loop. It also ends the lease.
@@ -247,23 +257,18 @@ export async function commitVia(
 			dirFd = openDirFd(dir);
 			const unlock = await lockDir(libc, dirFd, target);
 			try {
-				({ released } = await swapIn(
-					held,
-					temp,
-					at,
-					target,
-					cas,
-					() => xattrs.unchanged(held, copied),
+				({ released } = await swapIn(held, { temp, at, target }, cas, () => xattrs.unchanged(held, copied), {
 					libc,
-				));
+					hooks,
+				}));
 			} finally {
 				unlock();
 			}
 			replaced = null; // renamed: swapIn's `released` closes it
 		} else {
 			// A plain overwrite checks nothing else, but still must not cut off a writer.
-			if (replaced !== null) watchWriters(libc, replaced, target)();
-			renameSync(temp, at);
+			if (replaced === null) renameSync(temp, at);
+			else swapWatched(libc, replaced, { temp, at, target }, () => {}, hooks.beforeSwap);
 		}
 		committed = true;
 		const syncFd = dirFd ?? openDirFd(dir);
