@@ -5,9 +5,10 @@
  * the report is the median per build over all children, and the ratio.
  *
  * Run after `npm run build`:
- *   node bench/edit-commit-cost.mjs [OTHER_DIST] [ROUNDS=6] [EDITS=300]
+ *   node bench/edit-commit-cost.mjs [OTHER_DIST] [ROUNDS=6] [EDITS=300] [BASE_DIR=os.tmpdir()]
  * OTHER_DIST is another build's dist/ directory (e.g. a copy built from main); without it the
- * current build alone is timed.
+ * current build alone is timed. On a disk the two fsyncs dominate; BASE_DIR=/dev/shm (tmpfs,
+ * where fsync is nearly free) shows the commit's own work.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -16,10 +17,10 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = fileURLToPath(new URL("../dist", import.meta.url));
-const other = process.argv[2] ? resolve(process.argv[2]) : undefined;
+const other = process.argv[2] && process.argv[2] !== "-" ? resolve(process.argv[2]) : undefined;
 const ROUNDS = Number(process.argv[3] ?? 6);
 const EDITS = Number(process.argv[4] ?? 300);
-const dir = mkdtempSync(join(tmpdir(), "keel-edit-cost-"));
+const dir = mkdtempSync(join(process.argv[5] ?? tmpdir(), "keel-edit-cost-"));
 
 const child = join(dir, "child.mjs");
 writeFileSync(

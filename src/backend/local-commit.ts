@@ -108,8 +108,8 @@ export interface CommitHooks {
 	/** Called after the temp file is durable and before the compare-and-swap (tests use it to interleave). */
 	beforeCommit?: (target: string) => Promise<void> | void;
 	/**
-	 * Called synchronously after the final check and the lease's last look, right before the swap
-	 * (tests use it to open the file for writing in that window).
+	 * Called synchronously after the final check, right before the swap (tests use it to open the
+	 * file for writing in that window).
 	 */
 	beforeSwap?: (target: string) => void;
 }

@@ -6,16 +6,16 @@
  * for writing or truncates it; the opener then waits until the lease is let go (the handle closed).
  *
  * So the swap (`swapWatched`) takes a lease on the commit's handle right before the final check
- * (a writer there now: FILE_BUSY), looks at it again as the last step before the swap (a writer
- * came meanwhile: FILE_BUSY), and once more right after: the swap is renameat2's exchange, so a
- * writer whose open arrived in between finds the file put back in place for it (FILE_BUSY again)
+ * (a writer there now: FILE_BUSY), and looks at it again right after the swap, which is
+ * renameat2's exchange: the replaced file still has a name (the temp file's), so a writer whose
+ * open arrived since the lease was taken finds the file put back in place for it (FILE_BUSY)
  * instead of losing what it writes. Every refusal names the writers it can find in /proc.
  *
  * A lease needs the file's owner or CAP_LEASE, a file system that grants them, and leases enabled
  * (/proc/sys/fs/leases-enable). Where one cannot be taken, /proc is searched for writers instead
  * (local-holders.ts): that sees only the processes this user may inspect, and not a writer that
  * opens the file after the search. Where the exchange is not supported (an older libc, a file
- * system without it) the swap is a rename, and the look after it is skipped.
+ * system without it) the swap is a rename, and the look comes right before it instead.
  */
 import { fstatSync, renameSync, unlinkSync } from "node:fs";
 import { constants } from "node:os";
@@ -100,12 +100,13 @@ export function swapWatched(
 	const c = lib();
 	const writers = watchWriters(c, fd, target);
 	finalCheck();
-	if (!writers.quiet()) throw writers.refusal();
 	beforeSwap?.(target);
 	if (!exchange(c, temp, at)) {
+		if (!writers.quiet()) throw writers.refusal();
 		renameSync(temp, at);
 		return;
 	}
+	// One look, after the exchange, sees a writer that came at any time since the lease was taken.
 	if (!writers.quiet()) {
 		// Its open waits on the lease, on the file it meant: put that file back under its name.
 		let putBack = false;

@@ -10,8 +10,9 @@
  * attribute that cannot be set fails the write. Refusals exit EXIT.DENIED with one line on stderr
  * (`readonly`, `owner UID GID`, `attr set NAME (ERRNO)`, ...) and leave the file alone.
  * Everything is read through one handle on the target: its attributes, bytes (hash) and identity;
- * the name must still lead to it; and right before the rename its attributes, mode and owner must
- * still be those copied (ctime alone misses a change within one clock tick on kernels before 6.13).
+ * the name must still lead to it; and its attributes, mode and owner must still be those copied
+ * (ctime alone misses a change within one clock tick on kernels before 6.13), compared before the
+ * final identity check so that only the rename follows it.
  *
  * The source goes inside single quotes in the sh script: it must never contain a single quote.
  */
@@ -113,6 +114,9 @@ def check(src, kept):
         if not b:
             break
         h.update(b)
+    # How many attributes there are is up to whoever sets them: compared before the final check.
+    if held(src) != kept:
+        bail(CHANGED)
     st = os.fstat(src)
     if h.hexdigest() != want_hash or ident(st) != want_id:
         bail(CHANGED)
@@ -120,7 +124,7 @@ def check(src, kept):
         named = os.lstat(t)
     except OSError:
         bail(CHANGED)
-    if (named.st_dev, named.st_ino) != (st.st_dev, st.st_ino) or held(src) != kept:
+    if (named.st_dev, named.st_ino) != (st.st_dev, st.st_ino):
         bail(CHANGED)
 def main():
     src = target()
