@@ -2,7 +2,9 @@
  * The small edit's cost, one build against another: pi's `edit` of one line in a ~1.8 KB file
  * through Session.call, timed in child processes that alternate between the builds (so a change in
  * the machine's load falls on both alike). Each child warms up, then times EDITS edits one by one;
- * the report is the median per build over all children, and the ratio.
+ * the report is, per build, the median wall time over all children and the median of the
+ * children's CPU time per edit (user + system, all threads: less sensitive to a busy machine),
+ * and the ratios.
  *
  * Run after `npm run build`:
  *   node bench/edit-commit-cost.mjs [OTHER_DIST] [ROUNDS=6] [EDITS=300] [BASE_DIR=os.tmpdir()]
@@ -42,13 +44,15 @@ const edit = async () => {
 };
 for (let i = 0; i < 50; i++) await edit();
 const times = [];
+const cpu0 = process.cpuUsage();
 for (let i = 0; i < Number(edits); i++) {
 	const t = process.hrtime.bigint();
 	await edit();
 	times.push(Number(process.hrtime.bigint() - t) / 1000);
 }
+const cpu = process.cpuUsage(cpu0);
 await s.close();
-process.stdout.write(JSON.stringify(times));
+process.stdout.write(JSON.stringify({ times, cpu: (cpu.user + cpu.system) / Number(edits) }));
 `,
 );
 
@@ -59,6 +63,7 @@ const builds = other
 		]
 	: [["this build", here]];
 const samples = new Map(builds.map(([label]) => [label, []]));
+const cpus = new Map(builds.map(([label]) => [label, []]));
 try {
 	for (let round = 0; round < ROUNDS; round++) {
 		for (const [label, dist] of round % 2 ? [...builds].reverse() : builds) {
@@ -69,7 +74,9 @@ try {
 					encoding: "utf8",
 				},
 			);
-			samples.get(label).push(...JSON.parse(out));
+			const { times, cpu } = JSON.parse(out);
+			samples.get(label).push(...times);
+			cpus.get(label).push(cpu);
 		}
 	}
 } finally {
@@ -79,9 +86,17 @@ const median = (xs) => {
 	const s = [...xs].sort((a, b) => a - b);
 	return s[Math.floor(s.length / 2)];
 };
-const medians = builds.map(([label, dist]) => [label, dist, median(samples.get(label))]);
-for (const [label, dist, m] of medians)
+const medians = builds.map(([label, dist]) => [
+	label,
+	dist,
+	median(samples.get(label)),
+	median(cpus.get(label)),
+]);
+for (const [label, dist, m, c] of medians)
 	console.log(
-		`${label.padEnd(12)} median ${m.toFixed(1)} µs per edit (${samples.get(label).length} edits; ${dist})`,
+		`${label.padEnd(12)} wall median ${m.toFixed(1)} µs, CPU ${c.toFixed(1)} µs per edit (${samples.get(label).length} edits; ${dist})`,
 	);
-if (medians.length === 2) console.log(`ratio this/other: ${(medians[0][2] / medians[1][2]).toFixed(3)}`);
+if (medians.length === 2) {
+	const [a, b] = medians;
+	console.log(`ratio this/other: wall ${(a[2] / b[2]).toFixed(3)}, CPU ${(a[3] / b[3]).toFixed(3)}`);
+}
