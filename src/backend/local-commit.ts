@@ -1,11 +1,12 @@
 /**
  * The durable atomic commit on this machine (REQUIREMENTS M4, M5, M12): a temp file in the
  * target's directory, created exclusively with the target's mode, owner, group and extended
- * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or an
- * identity-and-bytes check followed by rename(2) for a replace; then the directory is fsynced.
- * Directories made on the way are fsynced into their parents before the link. From the link or
- * rename on the change is visible: a later step's error is an AfterCommitError (the commit
- * happened), never a plain failure. Every step names entries of the pinned directory
+ * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or for a replace
+ * an identity-and-bytes check followed by the swap (local-lease.ts: refused while another process
+ * has the file open for writing); then the directory is fsynced. Directories made on the way are
+ * fsynced into their parents before the link. From the link or swap on the change is visible: a
+ * later step's error is an AfterCommitError (the commit happened), never a plain failure. Every
+ * step names entries of the pinned directory
  * (local-pin.ts), so a directory swapped for a link after the guard's check cannot redirect the
  * temp file, the link or the rename. A temp file never outlives a failed commit.
  */
@@ -27,8 +28,9 @@ import {
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { AfterCommitError, fromSystemError, KeelError } from "../boundary/errors.js";
-import { holdsExpected, READ_FLAGS, SYNC_IO_BYTES } from "./local-bytes.js";
+import { holdsExpected, READ_FLAGS } from "./local-bytes.js";
 import { lockDir } from "./local-dir-lock.js";
+import { type SwapNames, swapWatched } from "./local-lease.js";
 import type { LazyLibc } from "./local-libc.js";
 import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
 import { toFileStat } from "./local-stat.js";
@@ -124,6 +126,11 @@ function keepOwner(target: string, fd: number, before: FileStat): void {
 export interface CommitHooks {
 	/** Called after the temp file is durable and before the compare-and-swap (tests use it to interleave). */
 	beforeCommit?: (target: string) => Promise<void> | void;
+	/**
+	 * Called synchronously after the final check, right before the swap (tests use it to open the
+	 * file for writing in that window).
+	 */
+	beforeSwap?: (target: string) => void;
 }
 
 /**
@@ -144,20 +151,23 @@ function openReplaced(target: string, at: string, cas: boolean): number | null {
 
 /**
  * Compare-and-swap through the handle `fd` on the target: its identity checked, its bytes hashed
- * (identity can survive an in-place write within one timestamp tick; the bytes cannot), the name
- * checked to still lead to it, then the rename. A small file is checked with synchronous calls, so
- * nothing else in this process runs between the check and the rename; a large one is hashed
- * asynchronously and then checked again, by handle and by name, synchronously before the rename.
- * On success the handle is closed in the pool (`released`); otherwise the caller closes it.
+ * (identity can survive an in-place write within one timestamp tick; the bytes cannot), its
+ * extended attributes compared with those copied. Then the final check, whose cost is the same
+ * whatever the file holds, under a lease that shows whether another process holds the file open
+ * for writing (local-lease.ts): the handle's identity again, the name still leading to it; and
+ * then nothing but the swap. A small file is checked with synchronous calls only, so nothing else
+ * in this process runs between the first check and the swap; a large one is hashed
+ * asynchronously, and everything after the hash is synchronous. On success the handle is closed in the pool
+ * (`released`); otherwise the caller closes it.
  */
 async function swapIn(
 	fd: number,
-	temp: string,
-	at: string,
-	target: string,
+	names: SwapNames,
 	expect: Expected,
 	attrsKept: () => boolean,
+	{ libc, hooks }: Pick<CommitKit, "libc" | "hooks">,
 ): Promise<{ released: Promise<void> }> {
+	const { at, target } = names;
 	const same = () => {
 		const now = toFileStat(fstatSync(fd, { bigint: true }));
 		// Mode and owner too: where ctime is coarse (kernels before 6.13), a chmod within the clock
@@ -166,17 +176,24 @@ async function swapIn(
 		return sameIdentity(now, e) && now.mode === e.mode && now.uid === e.uid && now.gid === e.gid;
 	};
 	if (!same()) throw changed(target);
-	const size = Number(expect.stat.size);
-	if (!(await holdsExpected(fd, size, expect))) throw changed(target);
-	// The handle was opened before the temp file was filled: the name may lead elsewhere by now.
-	const named = lstatSyncOrNull(at);
-	if ((size > SYNC_IO_BYTES && !same()) || !named || !sameIdentity(named, expect.stat)) throw changed(target);
-	// The attributes copied to the temp file must still be the target's own.
+	if (!(await holdsExpected(fd, Number(expect.stat.size), expect))) throw changed(target);
+	// The attributes copied to the temp file must still be the target's own. How many there are to
+	// compare is up to whoever sets them, so this comes before the final check, not inside it.
 	if (!attrsKept()) throw changed(target);
-	renameSync(temp, at);
+	swapWatched(
+		libc,
+		fd,
+		names,
+		() => {
+			// The handle was opened before the temp file was filled: the name may lead elsewhere by now.
+			const named = lstatSyncOrNull(at);
+			if (!same() || !named || !sameIdentity(named, expect.stat)) throw changed(target);
+		},
+		hooks.beforeSwap,
+	);
 	// This handle holds the last reference to the replaced file: closing it frees the file's
 	// blocks (up to milliseconds on ext4). That close goes to the pool, beside the directory's
-	// fsync, instead of stalling the event loop.
+	// fsync, instead of stalling the event loop. It also ends the lease.
 	return { released: closeFd(fd).catch(() => {}) };
 }
 
@@ -261,16 +278,21 @@ export async function commitVia(
 			if (replaced === null) throw changed(target);
 			const held = replaced;
 			dirFd = openDirFd(dir);
-			const unlock = await lockDir(libc, dirFd);
+			const unlock = await lockDir(libc, dirFd, target);
 			try {
-				({ released } = await swapIn(held, temp, at, target, cas, () => xattrs.unchanged(held, copied)));
+				({ released } = await swapIn(held, { temp, at, target }, cas, () => xattrs.unchanged(held, copied), {
+					libc,
+					hooks,
+				}));
 			} finally {
 				unlock();
 			}
 			replaced = null; // renamed: swapIn's `released` closes it
 			committed = true;
 		} else {
-			renameSync(temp, at);
+			// A plain overwrite checks nothing else, but still must not cut off a writer.
+			if (replaced === null) renameSync(temp, at);
+			else swapWatched(libc, replaced, { temp, at, target }, () => {}, hooks.beforeSwap);
 			committed = true;
 		}
 		const syncFd = dirFd ?? openDirFd(dir);

@@ -6,11 +6,15 @@
  * the per-file mutation queue already orders commits; this orders them across processes.
  *
  * The lock is advisory: other programs do not take it (SAFETY.md states the window left for them).
- * It is tried without blocking, every millisecond, so the event loop never waits on it; whoever
- * holds it past HOLD_LIMIT_MS (a hostile process in the workspace can) is not waited for: the
- * commit goes on as it would without the lock.
+ * It is tried without blocking, every millisecond, so the event loop never waits on it. Whoever
+ * holds it past HOLD_LIMIT_MS (a hostile process in the workspace can) makes the commit fail with
+ * FILE_BUSY, a retryable error that changes nothing: going on without the lock would let keel
+ * processes that all gave up waiting overwrite each other's edits.
  */
+import { fstatSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { KeelError } from "../boundary/errors.js";
+import { flockHolders, whoHolds } from "./local-holders.js";
 import type { LazyLibc } from "./local-libc.js";
 
 const LOCK_EX = 2;
@@ -20,8 +24,11 @@ const RETRY_MS = 1;
 /** Longer than a legitimate hold: the check of a large file hashes it (~3 ms a MiB). */
 export const HOLD_LIMIT_MS = 2000;
 
-/** Lock directory `dirFd` (a real descriptor, not O_PATH); resolves with the unlock. */
-export async function lockDir(lib: LazyLibc, dirFd: number): Promise<() => void> {
+/**
+ * Lock directory `dirFd` (a real descriptor, not O_PATH) for a commit to `target`; resolves with
+ * the unlock. Where the file system or platform has no flock, resolves unlocked.
+ */
+export async function lockDir(lib: LazyLibc, dirFd: number, target: string): Promise<() => void> {
 	const c = lib();
 	if (!c) return () => {};
 	const unlock = () => {
@@ -31,7 +38,18 @@ export async function lockDir(lib: LazyLibc, dirFd: number): Promise<() => void>
 	for (;;) {
 		if (c.flock(dirFd, LOCK_EX | LOCK_NB) === 0) return unlock;
 		const why = c.errnoName();
-		if ((why !== "EWOULDBLOCK" && why !== "EAGAIN") || Date.now() - started > HOLD_LIMIT_MS) return () => {};
+		if (why !== "EWOULDBLOCK" && why !== "EAGAIN") return () => {};
+		if (Date.now() - started > HOLD_LIMIT_MS) throw lockHeld(dirFd, target);
 		await sleep(RETRY_MS);
 	}
+}
+
+function lockHeld(dirFd: number, target: string): KeelError {
+	const st = fstatSync(dirFd, { bigint: true });
+	const holders = flockHolders(st.dev, st.ino);
+	return new KeelError(
+		"FILE_BUSY",
+		`${target} was not changed: ${whoHolds(holders, "another process")} has held the lock on its directory for over ${HOLD_LIMIT_MS / 1000} s (keel processes take it to commit one at a time, and never commit without it). Retry in a moment; if it persists, that process is holding it on purpose or is stuck.`,
+		{ path: target, details: { holders } },
+	);
 }

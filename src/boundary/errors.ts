@@ -32,6 +32,8 @@ export const ERROR_CATALOGUE = {
 	STALE_READ: "retry",
 	NOT_READ: "retry",
 	CHANGED_ON_DISK: "retry",
+	/** Another process holds the file open for writing, or holds keel's commit lock on its directory. */
+	FILE_BUSY: "retry",
 	WRITE_COLLISION: "retarget",
 	COMMAND_FAILED: "change-approach",
 	COMMAND_REFUSED: "change-approach",

@@ -6,14 +6,7 @@
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { fullOutputNote, OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
-import {
-	boolean,
-	number,
-	object,
-	optional,
-	string,
-	withUnpublishedRange,
-} from "../boundary/schema.js";
+import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
 import { renderRead, startHandle } from "./process.js";

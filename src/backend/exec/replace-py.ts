@@ -10,8 +10,9 @@
  * attribute that cannot be set fails the write. Refusals exit EXIT.DENIED with one line on stderr
  * (`readonly`, `owner UID GID`, `attr set NAME (ERRNO)`, ...) and leave the file alone.
  * Everything is read through one handle on the target: its attributes, bytes (hash) and identity;
- * the name must still lead to it; and right before the rename its attributes, mode and owner must
- * still be those copied (ctime alone misses a change within one clock tick on kernels before 6.13).
+ * the name must still lead to it; and its attributes, mode and owner must still be those copied
+ * (ctime alone misses a change within one clock tick on kernels before 6.13), compared before the
+ * final identity check so that only the rename follows it.
  *
  * The write script (exec_write.sh) runs it as `"$py" -I -S -c '<source>' ARGS...` when the target
  * is a regular file; fillPlaceholders refuses a source holding a single quote.
