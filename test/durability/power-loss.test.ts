@@ -245,8 +245,11 @@ class Model {
 				const dst = to ? this.parent(to) : undefined;
 				const e = src?.dir.entries.get(src.name);
 				if (!src || !dst || !e) return;
+				// RENAME_EXCHANGE (the replace's swap) trades the two entries; a rename moves one.
+				const other = c.raw.includes("RENAME_EXCHANGE") ? dst.dir.entries.get(dst.name) : undefined;
 				dst.dir.entries.set(dst.name, e);
-				if (c.name.startsWith("rename")) src.dir.entries.delete(src.name);
+				if (other) src.dir.entries.set(src.name, other);
+				else if (c.name.startsWith("rename")) src.dir.entries.delete(src.name);
 				return;
 			}
 			case "unlink":
