@@ -62,6 +62,12 @@ export const SUITES: readonly Suite[] = [
 		enable: "see CONTRIBUTING.md (the prefixes .ci/run installs); KEEL_TEST_SUITES=agents npm test",
 	},
 	{
+		name: "package",
+		files: ["test/compat/packed.test.ts"],
+		needs: "npm pack, then an install of the tarball into a fresh project (the npm registry or cache)",
+		enable: "KEEL_TEST_SUITES=package npm test",
+	},
+	{
 		name: "stress",
 		files: [
 			"test/durability/crash.test.ts",
