@@ -1,5 +1,5 @@
 /**
- * Before and after in one run (issue 12's common-path rule, issue 15's bwrap goal): the `bash`
+ * Before and after in one run: the `bash`
  * tool through Session.call on local and bwrap, from two builds interleaved: this tree's dist and
  * another's (a checkout of the base commit, built), so machine load hits both alike.
  *

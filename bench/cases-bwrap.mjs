@@ -1,5 +1,5 @@
 /**
- * bwrap's per-command overhead against local (REQUIREMENTS B3, issue 4): the same `bash` tool
+ * bwrap's per-command overhead against local: the same `bash` tool
  * call through Session.call on a local and a bwrap session, interleaved. bwrap's file tools are
  * local's, so commands are the only thing that differs. A third contender, the exec backend over
  * a bwrap transport, shows what a command costs when everything goes through exec (a sandbox per

@@ -1,6 +1,6 @@
 /**
  * keel's durable commit against a plain `fs.writeFile`, and the peak memory of an edit as a
- * multiple of the file's size (issue 3's benchmarks).
+ * multiple of the file's size.
  *
  * The commit is the local backend's `writeFile` with a compare-and-swap expectation: a temp file
  * created with O_EXCL beside the target, written, chmod, fsync; then the target's bytes re-hashed

@@ -99,7 +99,7 @@ function toggler(path) {
 }
 
 /**
- * The floor of a durable edit (issue 15): pi's edit, then the durable write sequence of the same
+ * The floor of a durable edit: pi's edit, then the durable write sequence of the same
  * bytes to a file of its own beside it: temp file created and written, fsync, rename over the
  * file, fsync of the directory. The cheap steps are synchronous and only the two fsyncs go to the
  * thread pool, so nothing cheaper writes the bytes durably without blocking the event loop on

@@ -108,7 +108,7 @@ function toggler() {
 }
 
 /**
- * The durable write the peer leaves out (issue 15): the same bytes written to a file of its own in
+ * The durable write the peer leaves out: the same bytes written to a file of its own in
  * the same directory, temp file created and written, fsync, rename over the file, fsync of the
  * directory (the cheap steps synchronous, the two fsyncs in the thread pool, as in cases-local.mjs).
  * The floor of a durable MCP edit is the peer's edit followed by this.

@@ -1,5 +1,5 @@
 /**
- * What all-or-nothing costs (issue 14): a change to four files made in one call (planned, the
+ * What all-or-nothing costs: a change to four files made in one call (planned, the
  * intent journal with the previous bytes written and fsynced, four compare-and-swap commits, the
  * journal removed) against the same four edits made one call at a time (four commits, no
  * journal, no all-or-nothing). And the single-file path, which needs no journal: the file tool's

@@ -1,5 +1,5 @@
 /**
- * The persistent Python coordinator (REQUIREMENTS R6, seed P0.1): warm no-op dispatch through the
+ * The persistent Python coordinator: warm no-op dispatch through the
  * whole tool boundary (Session.call("python", ...): schema check, cwd preflight through the path
  * guard, interpreter check, framed request, end markers on stdout/stderr, result formatting),
  * against spawning a new interpreter per call (`python3 -c pass` via child_process), in one run.

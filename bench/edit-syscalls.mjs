@@ -1,5 +1,5 @@
 /**
- * System calls and thread-pool hops per `edit` of one line in a ~1.8 KB file (issue 15), counted
+ * System calls and thread-pool hops per `edit` of one line in a ~1.8 KB file, counted
  * with strace on a child process that runs N edits through Session.call after a warm-up. Calls of
  * the main thread and of libuv's pool threads are counted apart: every pool call is (about) one
  * hop from the event loop to the pool and back. futex, epoll and eventfd wake-ups (the hops'

@@ -1,5 +1,5 @@
 /**
- * grep's plans on `local`, side by side with pi's grep and rg alone (issue 15): the default (the
+ * grep's plans on `local`, side by side with pi's grep and rg alone: the default (the
  * parallel rg, then the path-ordered one when it passes the limit, with the lookahead that starts
  * the ordered run alone when the first files hold more than the limit: rg-parallel.ts), the same
  * without the lookahead, and the ordered probe first (createLocalBackend's `searchProbe`, rg-plan.ts). One process, the bench's 20,000-file tree,

@@ -1,5 +1,5 @@
 /**
- * Memory after sessions close (issue 18 §3): rounds of 32 concurrent sessions on one workspace
+ * Memory after sessions close: rounds of 32 concurrent sessions on one workspace
  * (shared queue registry, as the MCP server has), each reading, grepping, running a command with
  * output and editing, then closing. Prints RSS and JS heap after a forced GC.
  * Run after `npm run build`: node --expose-gc bench/session-memory.mjs

@@ -1,5 +1,5 @@
 /**
- * What one child process costs the Node process that starts it (issue 15): the time the start
+ * What one child process costs the Node process that starts it: the time the start
  * blocks the event loop, and the time to the child's exit, for `rg --version`, as the parent's
  * resident memory grows. Node's `child_process.spawn` (libuv: fork() on Linux) copies the parent's
  * page tables and tears the copy down at the child's exec, so its cost grows with the parent's

@@ -1,5 +1,5 @@
 /**
- * Before and after in one run (issue 15's ssh goals): `bash echo hello` and `read` of a 2 KB file
+ * Before and after in one run: `bash echo hello` and `read` of a 2 KB file
  * through Session.call on the ssh backend, from two builds interleaved (this tree's dist and
  * another's: a checkout of the base commit, built), each with its own connection to one loopback
  * sshd (the test fixture's), with the bare round trips (one shell helper request, one file helper

@@ -1,5 +1,5 @@
 /**
- * Where an ssh `bash` call's time goes, stage by stage (issue 15: bash ≤ 3 ms, read ≤ 1.5 ms).
+ * Where an ssh `bash` call's time goes, stage by stage (bash ≤ 3 ms, read ≤ 1.5 ms).
  *
  * One loopback sshd (the test fixture's), one connection. Its command runner is the real one with
  * timestamps added at fixed places (the runner's source is patched here, not in keel); the runner

@@ -63,14 +63,14 @@ export interface CallOptions {
 	onUpdate?: (partial: ToolResult) => void;
 }
 
-/** A failed call's error: the KeelError's fields, plus the failure memory's directive when one is due (R3). */
+/** A failed call's error: the KeelError's fields, plus the failure memory's directive when one is due. */
 export type CallError = SerializedError & { directive?: string };
 
 export type CallResult =
 	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
 	| { ok: false; error: CallError; elapsedMs: number };
 
-/** Points where tests interleave another writer (REQUIREMENTS M4 evidence); no-ops in production. */
+/** Points where tests interleave another writer; no-ops in production. */
 export interface SessionProbes {
 	/** Inside the mutation queue, before the file is read for planning. */
 	afterAdmission?: (canonical: string) => Promise<void> | void;

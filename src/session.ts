@@ -1,5 +1,5 @@
 /**
- * Session (REQUIREMENTS R1): owns the backend, the path guard, the mutation queue, the read state,
+ * Session: owns the backend, the path guard, the mutation queue, the read state,
  * the spill directory, the failure memory and the clock. Everything stateful hangs here; nothing is
  * module-global.
  */
@@ -41,7 +41,7 @@ function filesAreLocal(backend: Backend): boolean {
 export class Session {
 	readonly readState = new ReadState();
 	readonly contentRefs = new ContentRefs();
-	/** Failed calls as fingerprints and codes, never arguments; the directive for the next turn (R3). */
+	/** Failed calls as fingerprints and codes, never arguments; the directive for the next turn. */
 	readonly failures = new FailureMemory();
 	private readonly toolMap: Map<string, ToolDefinition>;
 	private closed = false;
@@ -150,7 +150,7 @@ export class Session {
 		return session;
 	}
 
-	/** This session's Python coordinator (R6): made on first access; its worker starts on the first python call. */
+	/** This session's Python coordinator: made on first access; its worker starts on the first python call. */
 	get python(): PythonCoordinator {
 		this.pythonCoordinator ??= new PythonCoordinator({
 			clock: this.clock,

@@ -1,5 +1,5 @@
 /**
- * The binding every in-process framework adapter stands on (REQUIREMENTS A5): a keel session's
+ * The binding every in-process framework adapter stands on: a keel session's
  * palette, once, as (name, description, JSON Schema, annotations, call) with results in one
  * neutral shape. Validation, errors, bounds, timing and the failure memory all stay in
  * Session.call; an adapter only renames fields into its framework's idiom.
@@ -48,7 +48,7 @@ export interface BoundTool {
 	call(args: unknown, opts?: CallOptions): Promise<BoundResult>;
 }
 
-/** What the model reads for a failure: `[CODE] message`, then the failure memory's directive (R3). */
+/** What the model reads for a failure: `[CODE] message`, then the failure memory's directive. */
 export function errorText(e: CallError): string {
 	const head = `[${e.code}] ${e.message}`;
 	return e.directive ? `${head}\n\n${e.directive}` : head;

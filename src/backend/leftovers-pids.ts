@@ -1,5 +1,5 @@
 /**
- * Which pids a call's processes can have (issue 12: the per-call sweep without reading every
+ * Which pids a call's processes can have (the per-call sweep without reading every
  * process's environment). Linux hands out pids in order, wrapping at pid_max, so every process
  * created after a mark was taken has a pid in the cyclic window (mark, now], as long as the
  * allocator did not go all the way round in between. The kernel's count of created tasks

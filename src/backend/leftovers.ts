@@ -1,5 +1,5 @@
 /**
- * Processes a command leaves behind on this machine (REQUIREMENTS P4, issue 12 item 6).
+ * Processes a command leaves behind on this machine.
  *
  * A process group does not hold what a command starts: `setsid`, `nohup ... &` and daemons leave
  * it, and once their parent is gone nothing in /proc links them to the call. What they keep is

@@ -1,5 +1,5 @@
 /**
- * The durable atomic commit on this machine (REQUIREMENTS M4, M5, M12): a temp file in the
+ * The durable atomic commit on this machine: a temp file in the
  * target's directory, created exclusively with the target's mode, owner, group and extended
  * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or for a replace
  * an identity-and-bytes check followed by the swap (local-lease.ts: refused while another process

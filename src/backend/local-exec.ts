@@ -1,5 +1,5 @@
 /**
- * ExecOps for this machine (REQUIREMENTS B6, P4): the command runs in its own process group, output
+ * ExecOps for this machine: the command runs in its own process group, output
  * is handed on as it arrives, abort or timeout kills the whole group (run-group.ts), and when the
  * command ends whatever it started is killed too, `setsid` and `nohup` included (leftovers.ts),
  * unless the call asked to keep it running until the session closes.

@@ -106,7 +106,7 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		pinRoots: (roots) => pins.pin(roots),
 		close: () => pins.close(),
 		// realpath(3) on the main thread: a few readlink(2)s of cached entries cost less than the
-		// thread-pool hop an async call takes (issue 15); the walk below a root is synchronous too.
+		// thread-pool hop an async call takes; the walk below a root is synchronous too.
 		realpath: async (p) => realpathSync.native(p),
 		lstat: (p) => inDir(p, async (at) => toFileStat(await fsp.lstat(at, { bigint: true }))),
 		// Canonical paths never end in a link: one there now was swapped in after the check.

@@ -1,5 +1,5 @@
 /**
- * Handle-pinned directories on this machine (issue 11 item 1; REQUIREMENTS P1, P5).
+ * Handle-pinned directories on this machine.
  *
  * The path guard checks a canonical path (no links, no `..`). An operation then must act on what
  * was checked, even if a directory on the path is swapped for a link in between. So every

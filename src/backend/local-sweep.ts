@@ -1,5 +1,5 @@
 /**
- * The temp-file sweep on this machine (issue 11 item 4): only keel's own leftovers go. An entry is
+ * The temp-file sweep on this machine: only keel's own leftovers go. An entry is
  * removed only when its whole name has the exact form keel writes (temp-names.ts), it is a regular
  * file owned by this process's user, and the writer named in it is gone. Nothing else is touched,
  * and nothing found stops the sweep (or the session that runs it).

@@ -1,5 +1,5 @@
 /**
- * Extended attributes survive a replace (REQUIREMENTS M12): before the rename, every attribute the
+ * Extended attributes survive a replace: before the rename, every attribute the
  * target carries is set on the temp file: `user.*`, POSIX ACLs (`system.posix_acl_access`), SELinux
  * labels, and `trusted.*` where this process can see them. Node has no call for this: they go
  * through local-libc.ts.

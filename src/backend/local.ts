@@ -1,4 +1,4 @@
-/** The `local` backend (REQUIREMENTS B2): this machine's files, processes and search tools. */
+/** The `local` backend: this machine's files, processes and search tools. */
 import { ProcessTracker } from "./leftovers.js";
 import { createLocalExec } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";

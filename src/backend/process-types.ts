@@ -1,5 +1,5 @@
 /**
- * The seam's long-lived processes (REQUIREMENTS R6): what ProcessOps in types.ts starts and how
+ * The seam's long-lived processes: what ProcessOps in types.ts starts and how
  * such a process is held (pipes, exit, kill). Re-exported by types.ts.
  */
 
@@ -47,7 +47,7 @@ export interface SpawnedProcess {
 	setRef(ref: boolean): void;
 }
 
-/** Long-lived processes with their own pipes (the Python worker, REQUIREMENTS R6). */
+/** Long-lived processes with their own pipes (the Python worker). */
 export interface ProcessOps {
 	/** fds 3 and 4 can be passed (the process runs on this machine). */
 	readonly fdPipes: boolean;

@@ -1,5 +1,5 @@
 /**
- * Run an argv on this machine in its own process group (REQUIREMENTS B6, P4): output is handed on
+ * Run an argv on this machine in its own process group: output is handed on
  * as it arrives (stdout told from stderr), abort or timeout SIGKILLs the whole group. Commands on
  * `local` and everything `bwrap` runs go through here.
  */

@@ -1,5 +1,5 @@
 /**
- * The seam's search (the `grep` and `find` tools, REQUIREMENTS T1): what SearchOps in types.ts
+ * The seam's search (the `grep` and `find` tools): what SearchOps in types.ts
  * is asked and what it answers, the same for every engine. Re-exported by types.ts.
  */
 

@@ -1,5 +1,5 @@
 /**
- * THE seam (REQUIREMENTS B1). Every tool reaches files, processes and search through a Backend;
+ * THE seam. Every tool reaches files, processes and search through a Backend;
  * nothing in src/tools imports fs or child_process. Paths given to a backend are absolute and
  * already checked by the path guard.
  */

@@ -1,5 +1,5 @@
 /**
- * The work of one tool call (REQUIREMENTS R8: "no child of a call outlives it"). Session.call makes
+ * The work of one tool call ("no child of a call outlives it"). Session.call makes
  * one CallScope per call: its signal is aborted when the call settles (or its caller aborts), and
  * work the tool or backend starts without awaiting it at once (read-ahead, a watcher, a drain) is
  * registered with `own`, so its failure can never escape the call as an unhandled rejection and the
@@ -37,7 +37,7 @@ const CALL_SETTLED = new DOMException("The call has settled.", "AbortError");
 
 /**
  * The signal is made on first use: an AbortSignal, its link to the caller's and the abort when the
- * call settles cost tens of µs per call in Node 20 (issue 15), and most calls (an edit, a read)
+ * call settles cost tens of µs per call in Node 20, and most calls (an edit, a read)
  * never hand theirs to anything. A scope whose signal nobody asked for has nothing to abort; one
  * asked for after the call settled comes already aborted.
  */

@@ -1,5 +1,5 @@
 /**
- * KeelError and the failure catalogue (REQUIREMENTS R3, DESIGN "Errors").
+ * KeelError and the failure catalogue.
  * Codes are stable strings; each is classified by what the caller should do next.
  */
 import type { FileStat } from "../backend/types.js";

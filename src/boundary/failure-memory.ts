@@ -1,5 +1,5 @@
 /**
- * Failure memory (REQUIREMENTS R3, seed invariant 5): what a session remembers about failed calls.
+ * Failure memory: what a session remembers about failed calls.
  *
  * Each failure is kept as (tool, fingerprint of the arguments, code, retry class) in a window of the
  * last FAILURE_WINDOW failures: constant memory, and never the arguments themselves, so a failed
@@ -91,7 +91,7 @@ function directiveFor(r: FailureRecord, count: number): string | undefined {
 	return clip(`${r.tool} failed with ${r.code}: change approach rather than repeat the call. ${advice}`);
 }
 
-/** One session's failure memory (R1: owned by the Session, nothing module-global). */
+/** One session's failure memory (owned by the Session, nothing module-global). */
 export class FailureMemory {
 	private readonly window: FailureRecord[] = [];
 	private pendingDirective: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * Structural fingerprints and previews of tool arguments (REQUIREMENTS R4, seed invariant 4).
+ * Structural fingerprints and previews of tool arguments.
  *
  * `fingerprint` walks a value with an explicit stack and feeds type tags, lengths and content into
  * one SHA-256 as it goes: strings go to `hash.update` directly, so a 20 MB argument is hashed

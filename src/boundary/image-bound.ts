@@ -1,5 +1,5 @@
 /**
- * Images a model is shown are bounded like any result (REQUIREMENTS T5), as pi bounds them: at
+ * Images a model is shown are bounded like any result, as pi bounds them: at
  * most 2000×2000 pixels and 4.5 MB of base64, with a note of the original size so coordinates can
  * be mapped back. An image that fits is passed through untouched. Otherwise it is scaled down
  * (photon, WebAssembly, loaded on the first image that needs it) and encoded as PNG and as JPEG

@@ -1,5 +1,5 @@
 /**
- * Streaming command output, capped as it arrives (REQUIREMENTS B6, T5). Until the output passes
+ * Streaming command output, capped as it arrives. Until the output passes
  * the limits it is held whole; past them every byte goes to a spill file and only a tail window
  * stays in memory.
  */

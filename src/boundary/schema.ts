@@ -31,8 +31,8 @@ export interface NumericRange {
 }
 
 /**
- * Where a range lives when it must not be published: pi's tools keep pi's schemas exactly (T1), and
- * pi's schemas have no ranges, yet every numeric argument of every tool is bounded (R8).
+ * Where a range lives when it must not be published: pi's tools keep pi's schemas exactly, and
+ * pi's schemas have no ranges, yet every numeric argument of every tool is bounded.
  */
 export const UNPUBLISHED_RANGE: unique symbol = Symbol("keel.unpublishedRange");
 

@@ -1,5 +1,5 @@
 /**
- * Spill files: where the full text of a truncated result goes (REQUIREMENTS T5). Each session has a
+ * Spill files: where the full text of a truncated result goes. Each session has a
  * directory of its own, `$TMPDIR/keel-spill-<uid>-<pid>-<random>`, made by mkdtemp (a fresh name,
  * never a planted one, mode 0700) and checked with lstat: a real directory, owned by this user, mode
  * 0700. Only that session's guard has it as a root, so another session cannot read it.

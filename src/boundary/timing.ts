@@ -1,4 +1,4 @@
-/** Monotonic timing for every tool call (REQUIREMENTS R2). */
+/** Monotonic timing for every tool call. */
 import { performance } from "node:perf_hooks";
 
 export type Clock = () => number;

@@ -1,5 +1,5 @@
 /**
- * Bounded results (REQUIREMENTS T5). The result shape matches pi's TruncationResult so hosts that
+ * Bounded results. The result shape matches pi's TruncationResult so hosts that
  * know pi's tools can read it. Cuts never split a UTF-8 sequence or a UTF-16 surrogate pair.
  */
 

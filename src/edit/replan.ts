@@ -1,5 +1,5 @@
 /**
- * Re-planning a text-anchored edit (REQUIREMENTS M4 with many writers, issue 18 §3). An edit found
+ * Re-planning a text-anchored edit. An edit found
  * by its text (pi's edit; the file tool's exact and normalized edits; apply_patch hunks, which are
  * found by their context lines) still means the same thing on a file another writer changed
  * elsewhere, as long as its anchors still match uniquely. So when the compare-and-swap fails

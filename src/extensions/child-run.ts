@@ -1,5 +1,5 @@
 /**
- * One disposable child for one smoke test (REQUIREMENTS R7): `node smoke-child.mjs DRAFT` on this
+ * One disposable child for one smoke test: `node smoke-child.mjs DRAFT` on this
  * machine, bounded every way the host can bound it without privileges:
  *  - environment: PATH, and HOME/TMPDIR pointing at a fresh temp dir that is also its cwd;
  *  - capabilities: Node's permission model: reads only the draft's root and the child entry,

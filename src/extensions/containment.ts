@@ -1,5 +1,5 @@
 /**
- * What keeps a draft's reads inside its root (issue 12 item 5). Node's permission model checks the
+ * What keeps a draft's reads inside its root. Node's permission model checks the
  * path a draft names, then the kernel follows links: a link inside the root to a file outside
  * would be read. Two ways to close that:
  *  - bwrap (when it runs here): the child runs in a sandbox where the root is bound read-only and

@@ -1,5 +1,5 @@
 /**
- * Checks before any draft code runs (REQUIREMENTS R7, M3): the path is resolved and authorized
+ * Checks before any draft code runs: the path is resolved and authorized
  * through a path guard (a session's, or one over the given roots), the draft is a regular
  * JavaScript file of bounded size, and a package.json next to it (which Node reads to decide how to
  * load the draft) is bounded and well formed. Every refusal is a KeelError naming the problem.

@@ -1,5 +1,5 @@
 /**
- * What a smoke test may bring back from the child (REQUIREMENTS R7): registration metadata only.
+ * What a smoke test may bring back from the child: registration metadata only.
  *
  * The child bounds everything it records (the limits below are handed to it on its command line);
  * the parent does not trust that and copies the child's report field by field through the same

@@ -1,5 +1,5 @@
 /**
- * The child side of keel's extension smoke test (REQUIREMENTS R7); smoke.ts starts it.
+ * The child side of keel's extension smoke test; smoke.ts starts it.
  *
  * Node runs this file with the draft's path as argv[2] and the report bounds as JSON in argv[3];
  * a 32-character nonce arrives on stdin and fd 3 is the report channel. It imports the draft,

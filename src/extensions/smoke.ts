@@ -1,5 +1,5 @@
 /**
- * Isolated smoke test of an agent-written pi extension (REQUIREMENTS R7).
+ * Isolated smoke test of an agent-written pi extension.
  *
  * `smokeTestExtension(path)` preflights the draft (preflight.ts), runs it in one disposable child
  * process (child-run.ts, smoke-child.mjs) against a fake pi API that records registrations and

@@ -1,5 +1,5 @@
 /**
- * The persistent Python coordinator (REQUIREMENTS R6): one worker process per coordinator, and one
+ * The persistent Python coordinator: one worker process per coordinator, and one
  * coordinator per session, so state is never shared across sessions and nothing here is global.
  *
  * - The worker starts on first use (`run`), never at construction.
@@ -92,7 +92,7 @@ export class PythonCoordinator {
 		return result;
 	}
 
-	/** Find the interpreter without starting any code (P0.2); cached once found. */
+	/** Find the interpreter without starting any code; cached once found. */
 	async preflight(cwd = "/"): Promise<string> {
 		this.assertOpen();
 		return this.slot.preflight(cwd);

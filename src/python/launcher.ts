@@ -1,5 +1,5 @@
 /**
- * Where and how the worker starts (REQUIREMENTS R6, B1): through the session's backend.
+ * Where and how the worker starts: through the session's backend.
  *
  *  - local: the interpreter is found on this machine's file system; the worker gets fds 3 and 4.
  *  - bwrap (fdPipes): the same fds, inside the sandbox, so Python's own writes obey it.

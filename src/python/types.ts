@@ -1,4 +1,4 @@
-/** Public types of the Python coordinator (REQUIREMENTS R6). */
+/** Public types of the Python coordinator. */
 import type { OutputSnapshot } from "../boundary/output-sink.js";
 
 /** What a job runs: inline code (in the session's persistent namespace) or a script file. */

@@ -1,4 +1,4 @@
-"""keel's persistent Python worker (REQUIREMENTS R6, T3).
+"""keel's persistent Python worker.
 
 One process per session. Not a program by itself: launcher.ts joins worker_protocol.py (the
 frames on fds 3 and 4, the end markers on fds 1 and 2: read_request, send, end_streams) and this

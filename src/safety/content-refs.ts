@@ -1,5 +1,5 @@
 /**
- * contentRef handles (REQUIREMENTS M8): every successful write or edit names the file it produced
+ * contentRef handles: every successful write or edit names the file it produced
  * with its identity and hash. Writing the same content elsewhere takes the handle; the backend
  * copies file to file and verifies the hash, so the bytes never pass through the JS heap. A handle
  * dies when its source file changes.

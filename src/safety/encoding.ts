@@ -1,5 +1,5 @@
 /**
- * Text encoding facts a safe edit needs (REQUIREMENTS M10): BOM, UTF-8 validity, NUL bytes, and
+ * Text encoding facts a safe edit needs: BOM, UTF-8 validity, NUL bytes, and
  * the line endings in use.
  */
 const BOM = "\uFEFF";

@@ -1,5 +1,5 @@
 /**
- * Per-path FIFO mutation queue (REQUIREMENTS M1), keyed by canonical path and owned by a session or
+ * Per-path FIFO mutation queue, keyed by canonical path and owned by a session or
  * workspace: unrelated sessions never wait on each other.
  */
 export class MutationQueue {
@@ -28,7 +28,7 @@ export class MutationQueue {
 }
 
 /**
- * The mutation queues of the workspaces one process serves (REQUIREMENTS M1, workspace as owner):
+ * The mutation queues of the workspaces one process serves (the workspace as owner):
  * sessions on the same workspace share one queue, so their same-file commits wait for each other
  * instead of racing to a compare-and-swap failure. Made once by whatever hosts many sessions (the
  * MCP server) and handed to each; a queue is dropped when its last session releases it. A session

@@ -1,5 +1,5 @@
 /**
- * The payload store (REQUIREMENTS M7): when a valid payload fails only on its path, its bytes are
+ * The payload store: when a valid payload fails only on its path, its bytes are
  * kept here so the retry sends a corrected path and an opaque `payloadRef`, not the bytes again.
  * Session-owned, on disk (0600 files in a 0700 directory), bounded by count, bytes and age; every
  * read is verified by SHA-256.

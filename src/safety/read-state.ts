@@ -1,5 +1,5 @@
 /**
- * What this session has read (REQUIREMENTS M2): identity and SHA-256 per canonical path.
+ * What this session has read: identity and SHA-256 per canonical path.
  */
 import * as crypto from "node:crypto";
 import { sameIdentity } from "../backend/temp-names.js";
@@ -37,7 +37,7 @@ export function expectBytes(stat: FileStat, bytes: Uint8Array): Expected {
 
 /**
  * The hash of small recorded data waits until something asks for it (a write's compare-and-swap,
- * the file tool's check): an edit after an edit compares bytes and never does (issue 15). Such
+ * the file tool's check): an edit after an edit compares bytes and never does. Such
  * records keep their data's buffer meanwhile; all of them in the map together keep at most
  * PENDING_BYTES (counting whole underlying buffers), and past that the oldest is hashed and lets
  * its buffer go. Data in a buffer larger than LAZY_MAX_BYTES is hashed at once.

@@ -1,5 +1,5 @@
 /**
- * `apply_patch` (REQUIREMENTS T6): Codex's patch format under Codex's JSON function shape (one
+ * `apply_patch`: Codex's patch format under Codex's JSON function shape (one
  * string argument, `input`). The patch is parsed whole, every path resolved through the guard,
  * then, holding the mutation queue of every file, each file is planned (matched, encoded) and the
  * set is committed all-or-nothing (safety/transaction.ts). `applyPatch` is the library entry for

@@ -1,5 +1,5 @@
 /**
- * The `codex` profile's own schemas (REQUIREMENTS T4): the tool shapes Codex's models are trained
+ * The `codex` profile's own schemas: the tool shapes Codex's models are trained
  * on, served by keel's engines. `shell` takes an argv (`command: string[]`), an optional `workdir`
  * and `timeout_ms`, and runs through keel's bash tool (its refusals, streaming, caps and process
  * group kill); `read_file` and `list_dir` take Codex's parameter names and run keel's read and ls.

@@ -92,8 +92,8 @@ export function checkAborted(signal: { readonly aborted: boolean } | undefined):
 }
 
 /**
- * Overwriting an existing file needs a read by this session that is still fresh (REQUIREMENTS M2,
- * M6); the commit then compare-and-swaps against that read.
+ * Overwriting an existing file needs a read by this session that is still fresh; the
+ * commit then compare-and-swaps against that read.
  */
 export function overwriteExpectation(
 	session: Session,

@@ -96,7 +96,7 @@ export const editTool = defineTool<EditArgs>({
 				if ("unsure" in decoded) throw undecodable(args.path, decoded.unsure);
 				// A large file's buffer (which the caller of readFile owns) takes the new bytes, so a 10 MB
 				// edit holds the text and one buffer, not also a second one; its compare-and-swap then
-				// needs the hash. A smaller one is kept for the compare itself (issue 15).
+				// needs the hash. A smaller one is kept for the compare itself.
 				const spare = bytes.length >= SPARE_MIN_BYTES;
 				return {
 					expect: spare ? { stat: st, sha256: sha256(bytes) } : expectBytes(st, bytes),

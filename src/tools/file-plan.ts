@@ -1,5 +1,5 @@
 /**
- * Preflight for the `file` tool (REQUIREMENTS M3): authority, existence, type, collision,
+ * Preflight for the `file` tool: authority, existence, type, collision,
  * staleness and anchors are all checked for every query before the first side effect.
  */
 import { posix } from "node:path";

@@ -1,4 +1,4 @@
-/** The unified `file` tool's schema (REQUIREMENTS T2) and the per-type field rules. */
+/** The unified `file` tool's schema and the per-type field rules. */
 
 import { KeelError } from "../boundary/errors.js";
 import {

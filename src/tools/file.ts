@@ -1,5 +1,5 @@
 /**
- * `file` (REQUIREMENTS T2, M11): every mutation through one schema. All queries are preflighted
+ * `file`: every mutation through one schema. All queries are preflighted
  * before the first side effect; then, holding the mutation queue of every path, each is re-checked
  * against the bytes on disk and the whole set is committed all-or-nothing (safety/transaction.ts):
  * every query's file changes, or none does.

@@ -14,7 +14,7 @@ const DEFAULT_LIMIT = 500;
 /**
  * A link lists like a directory only when the guard resolves it inside the roots and the target
  * is one there. A link to anything outside is a plain name: its mark must not tell whether the
- * outside path exists or what it is (issue 11 item 5). Dangling and looping links are plain too.
+ * outside path exists or what it is. Dangling and looping links are plain too.
  */
 async function linksToDir(session: Session, link: string): Promise<boolean> {
 	try {

@@ -1,8 +1,8 @@
 /**
- * `python` (REQUIREMENTS T3, R6): run code or a script in the session's persistent interpreter, and
+ * `python`: run code or a script in the session's persistent interpreter, and
  * `python_jobs`: list, check, wait for and cancel the session's background Python jobs.
  *
- * Preflight before any code is accepted (seed P0.2): the backend, the working directory (through
+ * Preflight before any code is accepted: the backend, the working directory (through
  * the path guard: it must exist and be a directory), the interpreter, the argument shape and the
  * script (authorized, a readable file) are all checked before the coordinator sees the code or
  * starts a process. An invalid cwd fails before the code is looked at.

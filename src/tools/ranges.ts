@@ -1,5 +1,5 @@
 /**
- * The range of every numeric tool argument (REQUIREMENTS R8): the schema checker refuses a value
+ * The range of every numeric tool argument: the schema checker refuses a value
  * outside it with INVALID_ARGS naming the range, before the tool runs. docs/SAFETY.md lists them.
  *
  * Timeouts are in seconds, up to a year: Node's timers overflow at 2^31 ms (24.8 days) and fire at

@@ -1,5 +1,5 @@
 /**
- * The bwrap sandbox as an attacker inside it sees it (issue 12 item 1): the host environment stays
+ * The bwrap sandbox as an attacker inside it sees it: the host environment stays
  * out unless named, the protected set is read-only (and cannot be swapped, removed or created), and
  * each thing a careful user expects closed is closed. Real bwrap, real git, real python3.
  */

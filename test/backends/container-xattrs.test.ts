@@ -1,5 +1,5 @@
 /**
- * Extended attributes survive a replace on the container backend (REQUIREMENTS M12), in the CI's
+ * Extended attributes survive a replace on the container backend, in the CI's
  * podman container (test/fixtures/podman.ts; the host's /tmp is its /tmp): the container's python3
  * copies them in the write script (exec/replace-py.ts). The container's root has no
  * CAP_SYS_ADMIN: an attribute only that could set (security.*) is refused there, and `trusted.*`

@@ -1,5 +1,5 @@
 /**
- * The exec backend's own faults and edges (REQUIREMENTS B5): a transport that does not kill on
+ * The exec backend's own faults and edges: a transport that does not kill on
  * abort (docker exec), a transport that dies mid-write, an unreachable target, a target without
  * GNU tools or without rg/fd, odd file names. The "target" is this machine through plain spawn.
  */

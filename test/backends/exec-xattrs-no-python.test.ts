@@ -1,5 +1,5 @@
 /**
- * The exec backend on a target without python3 (REQUIREMENTS M12; docs/SAFETY.md): this machine
+ * The exec backend on a target without python3 (docs/SAFETY.md): this machine
  * with python3 hidden in a mount namespace of each call. The sh tail of the write script keeps the
  * owner and mode and refuses what the caller could not write in place or whose owner it cannot
  * keep; extended attributes are dropped there, because nothing on such a target lists them.

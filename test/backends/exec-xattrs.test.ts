@@ -1,5 +1,5 @@
 /**
- * A replace on the exec backend keeps what a write in place keeps (REQUIREMENTS M12), over a real
+ * A replace on the exec backend keeps what a write in place keeps, over a real
  * transport on this machine (a spawn per call, as `docker exec` would run it): extended attributes
  * (`user.*` with binary values and names with odd bytes, a POSIX ACL, `trusted.*` as root) are on
  * the replacement, file capabilities are dropped; the owner is kept; a file the caller could not

@@ -1,6 +1,6 @@
 /**
  * What a `bash` call leaves running is gone when the call returns even when the CPU it runs on is
- * busy (REQUIREMENTS P4, issue 12 item 6). SIGKILL only marks a process: it lives on, environment
+ * busy. SIGKILL only marks a process: it lives on, environment
  * and command line intact, until the scheduler lets it run its exit. On a CPU held by another busy
  * process that takes milliseconds, while a pass of the sweep takes microseconds to a millisecond;
  * a sweep that ended after a fixed number of passes returned with the killed leftover still listed

@@ -1,5 +1,5 @@
 /**
- * What a `bash` call leaves running on local (REQUIREMENTS P4, issue 12 item 6): `cmd &`, `nohup`,
+ * What a `bash` call leaves running on local: `cmd &`, `nohup`,
  * `setsid` and a double fork are gone when the call returns; `background: true` keeps them (as a
  * process handle) until the session closes; a SIGKILLed keel leaves nothing running for long (the watchdog). Real
  * processes, found in the host's process table by a marker in their command lines.

@@ -1,6 +1,6 @@
 /**
  * The ssh backend's command runner (src/backend/remote/host/runner_procs.py): what a command leaves
- * running is gone when its call returns even when the CPU it runs on is busy (REQUIREMENTS P4).
+ * running is gone when its call returns even when the CPU it runs on is busy.
  * SIGKILL only marks a process: it lives on, environment and command line intact, until the
  * scheduler lets it run its exit. Here an untagged busy loop holds one CPU and the call's
  * `setsid -f` leftover is pinned to it at the lowest priority, so its death waits for that CPU;

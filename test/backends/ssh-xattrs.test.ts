@@ -1,5 +1,5 @@
 /**
- * Extended attributes survive a replace on ssh too (issue 11 item 3): the host's python3 file
+ * Extended attributes survive a replace on ssh too: the host's python3 file
  * helper copies the target's attributes onto the temp file before the swap, for the small write
  * done in one request (k_put) and for the larger one written over SFTP first (k_swap). File
  * capabilities are dropped, as on local; an attribute changed between plan and commit fails the

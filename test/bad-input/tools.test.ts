@@ -1,5 +1,5 @@
 /**
- * Bad input, tool by tool (DESIGN "Errors"): every failure comes back as ok:false with a specific
+ * Bad input, tool by tool: every failure comes back as ok:false with a specific
  * code, an actionable message and a retry class, and nothing on disk changes. Each failing call is
  * bracketed by a snapshot of the whole temp tree (workspace root, a directory outside it and a
  * read-only root): paths, types, modes, bytes, inodes and mtimes must be identical afterwards.
@@ -516,7 +516,7 @@ const EDIT_SEMANTICS: Case[] = [
 		code: "NO_MATCH",
 	},
 	{
-		// Trailing blanks are drift the ladder forgives (issue 7); a blank inside a word is not.
+		// Trailing blanks are drift the ladder forgives; a blank inside a word is not.
 		name: "edit: oldText with a blank inside a word",
 		tool: "edit",
 		args: { path: "a.txt", edits: [{ oldText: "be ta\n", newText: "BETA\n" }] },

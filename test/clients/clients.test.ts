@@ -1,5 +1,5 @@
 /**
- * A3 in real clients: Claude Code and Codex each run a whole agent loop against keel's MCP server
+ * The MCP server in real clients: Claude Code and Codex each run a whole agent loop against keel's MCP server
  * (stdio, and Streamable HTTP with a bearer token), driven by a scripted model: a read, a failing edit, an edit, an image, and the unified
  * profile's file tool. The test checks the files on disk and what each client sent back to the
  * model after every call: the text, the failure with its code, the image.

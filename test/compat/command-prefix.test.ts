@@ -1,5 +1,5 @@
 /**
- * T1 (pi parity): pi's `commandPrefix` (its `shellCommandPrefix` setting) runs before every bash
+ * pi parity: pi's `commandPrefix` (its `shellCommandPrefix` setting) runs before every bash
  * command. keel's bash does the same through the library option, the CLI flag and, inside pi, pi's
  * own setting; the output matches pi's bash with the same prefix.
  */

@@ -1,5 +1,5 @@
 /**
- * T1/T5: images read are bounded as pi bounds them (at most 2000x2000 and 4.5 MB of base64, a note
+ * Images read are bounded as pi bounds them (at most 2000x2000 and 4.5 MB of base64, a note
  * of the original size), never sent at full size; a small image passes byte for byte; an image too
  * large to decode safely, or undecodable, is omitted with a note instead of crashing or bloating.
  */

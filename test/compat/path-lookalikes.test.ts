@@ -1,5 +1,5 @@
 /**
- * T1 (pi parity): read finds a file under the look-alike name a model types (pi's read does), but
+ * pi parity: read finds a file under the look-alike name a model types (pi's read does), but
  * the exact name always wins and always works, writes never use a look-alike, and a look-alike
  * never reaches outside the roots.
  */

@@ -1,5 +1,5 @@
 /**
- * T1: keel's pi-profile tools have pi's names and argument schemas. Compared against the installed
+ * keel's pi-profile tools have pi's names and argument schemas. Compared against the installed
  * pi (0.73.1): same properties, types, required fields and argument descriptions. keel adds
  * `additionalProperties: false` everywhere (extra fields are errors); pi has it on edit only. The
  * tool descriptions are keel's own where keel behaves otherwise (write refuses to overwrite an

@@ -1,5 +1,5 @@
 /**
- * The backends the contract suite runs against (REQUIREMENTS B7). Every entry gets the same tests,
+ * The backends the contract suite runs against. Every entry gets the same tests,
  * unchanged. To add one, append a factory:
  *
  *   { name, available, create, setup?, teardown? }

@@ -1,4 +1,4 @@
-/** Contract (B7): large and binary files are byte-exact on every backend. */
+/** Contract: large and binary files are byte-exact on every backend. */
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";

@@ -1,4 +1,4 @@
-/** Contract (B6, P4, T5): streaming, abort, timeout and bounded output on every backend. */
+/** Contract: streaming, abort, timeout and bounded output on every backend. */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { expect, it } from "vitest";

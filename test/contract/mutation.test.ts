@@ -1,5 +1,5 @@
 /**
- * Contract (M2, M4, M6): the mutation-safety cases on every backend. The interleaved writer is the
+ * Contract: the mutation-safety cases on every backend. The interleaved writer is the
  * backend's own exec, run at the point a race would hit: after the read, or after planning and
  * before the commit (a wrapper around FileOps.writeFile).
  */

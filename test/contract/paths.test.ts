@@ -1,5 +1,5 @@
 /**
- * Contract (B7, P1): the compact path battery on every backend. Links are made on the backend's
+ * Contract: the compact path battery on every backend. Links are made on the backend's
  * side; a refused call changes nothing outside and shows nothing from there.
  */
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";

@@ -1,4 +1,4 @@
-/** Contract (B7): every tool, through Session.call, on every backend. */
+/** Contract: every tool, through Session.call, on every backend. */
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";

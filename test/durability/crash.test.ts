@@ -1,5 +1,5 @@
 /**
- * Crash durability (REQUIREMENTS M5): a writer killed with SIGKILL at any moment leaves the target
+ * Crash durability: a writer killed with SIGKILL at any moment leaves the target
  * as exactly one complete version (never a mix, never truncated, never missing), and the temp files
  * it leaves behind are swept by the next session on that workspace.
  *

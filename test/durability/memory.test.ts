@@ -1,5 +1,5 @@
 /**
- * contentRef copies hold no bytes on the JS heap (REQUIREMENTS M8): a child started with
+ * contentRef copies hold no bytes on the JS heap: a child started with
  * --expose-gc writes a 50 MB payload once through the `file` tool, then copies it to 20 new paths
  * using only the returned contentRef. heapUsed is measured after gc() before and after the copies;
  * the parent asserts the growth is under 10 MB (and likewise for external memory, where Buffers

@@ -1,5 +1,5 @@
 /**
- * All-or-nothing across a crash (REQUIREMENTS M11): a keel process SIGKILLed at a random point of
+ * All-or-nothing across a crash: a keel process SIGKILLed at a random point of
  * a multi-file commit leaves an intent journal from which the next session on the workspace
  * finishes the job, so every file is wholly the old version or the whole set wholly the new one.
  *

@@ -1,5 +1,5 @@
 /**
- * Property tests of text edits on real files (REQUIREMENTS M5, M10), through the unified `file`
+ * Property tests of text edits on real files, through the unified `file`
  * tool and through the pi `edit` tool.
  *
  * Files: 1–24 lines of ASCII, punctuation (incl. `$&`, quotes, backslashes), tabs, trailing
@@ -26,7 +26,7 @@
  * contract can restore those bytes, so for such edits (a) asserts the text and the bytes around.
  *
  * Last, an edit that would split an astral character, or that brings a lone surrogate, must be
- * refused with the file left byte-identical (M10).
+ * refused with the file left byte-identical.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -499,7 +499,7 @@ describe("edit, then its inverse, on real files", () => {
 });
 
 /**
- * M10: an edit whose result cannot be encoded (it would split an astral character, or it brings a
+ * An edit whose result cannot be encoded (it would split an astral character, or it brings a
  * lone surrogate) is refused as "change approach" and the file stays byte-identical. Without the
  * check, the orphaned half is written as U+FFFD: a byte outside the replaced text changes.
  */

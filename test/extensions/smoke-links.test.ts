@@ -1,5 +1,5 @@
 /**
- * A draft cannot read outside its root through a link (issue 12 item 5): with bwrap the link
+ * A draft cannot read outside its root through a link: with bwrap the link
  * points at nothing inside the sandbox; without it (forced by `sandbox: "none"`) the run is
  * refused before any child starts. Real links, real child processes, real bwrap.
  */

@@ -1,5 +1,5 @@
 /**
- * REQUIREMENTS R7 (seed 003, P0.3): an agent-written pi extension runs in a disposable child
+ * An agent-written pi extension runs in a disposable child
  * process and only registration metadata comes back. Real child processes, real files; outcomes
  * are asserted, never durations.
  */

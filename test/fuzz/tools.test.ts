@@ -1,5 +1,5 @@
 /**
- * Issue 18 "Done when": seeded random arguments for every tool of both profiles, on both search
+ * Seeded random arguments for every tool of both profiles, on both search
  * engines (the JS engine, and rg/fd when on PATH), through Session.call. Every call must answer
  * within a bound (no hang), as a structured result (no crash, no escaped rejection: vitest fails on
  * one), never INTERNAL or a generic IO_ERROR (the workspace is healthy: a failure is the input's),

@@ -1,5 +1,5 @@
 /**
- * What real MCP clients do to a server, through the official SDK client (issue 13): stdio messages
+ * What real MCP clients do to a server, through the official SDK client: stdio messages
  * past the SDK's 10 MiB reader (a large write), one past keel's limit (an error naming the limit, and
  * the server keeps serving), results bounded below the SDK client's 10 MiB, arguments a client adds
  * for its own control (Gemini CLI's wait_for_previous), error results whose structuredContent alone

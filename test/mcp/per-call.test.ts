@@ -1,5 +1,5 @@
 /**
- * The MCP per-call path's shortcuts (issue 15). jsonSafe hands back a value that already is plain
+ * The MCP per-call path's shortcuts. jsonSafe hands back a value that already is plain
  * JSON as it is (no stringify and parse per call for an edit's details); anything JSON would change
  * is still copied the JSON way. boundResult estimates a result's size by walking it; the estimate
  * must never be below the real size, or a result over the limit would reach the client whole.

@@ -1,5 +1,5 @@
 /**
- * The path battery (REQUIREMENTS P1, P2, P3): every escape shape refused by every path-taking
+ * The path battery: every escape shape refused by every path-taking
  * tool, nothing outside touched by a refused call, and the look-alikes still allowed.
  */
 import { lstat, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
@@ -71,7 +71,7 @@ function expectNoLeak(r: CallResult, ...markers: string[]): void {
 		expect(show(r), `leaked "${m}" from outside: ${show(r)}`).not.toContain(m);
 }
 
-/** Overwriting an existing file needs a fresh read by the session (M2). */
+/** Overwriting an existing file needs a fresh read by the session. */
 async function readFirst(s: Session, path: string): Promise<void> {
 	expectOk(await s.call("read", { path }));
 }
@@ -333,7 +333,7 @@ describe("escape attempts are refused by every tool", () => {
 						expectRefused(r, attempt.code);
 						const input = attempt.path(fx);
 						if (!r.ok && r.error.code === OUT && typeof input === "string") {
-							// P3: the error names the path as the model gave it.
+							// The error names the path as the model gave it.
 							expect(r.error.path).toBe(input);
 							expect(r.error.message).toContain(input);
 						}
@@ -390,7 +390,7 @@ describe("`..` is resolved lexically before links: ld/../x never reaches outside
 });
 
 // ---------------------------------------------------------------------------------------------
-// Protected paths (P2) and read-only roots.
+// Protected paths and read-only roots.
 // ---------------------------------------------------------------------------------------------
 
 interface Protected {

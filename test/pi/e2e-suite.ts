@@ -1,5 +1,5 @@
 /**
- * The scripted pi sessions (issue 6 evidence), run against one pi installation: pi is a subprocess
+ * The scripted pi sessions, run against one pi installation: pi is a subprocess
  * in json or rpc mode, offline, HOME and the agent dir in a temp directory, the model a script.
  * Each test proves keel ran the tools by a behaviour only keel has (the [NOT_READ] refusal, keel's
  * elapsedMs, diff and contentRef details) and checks the files on disk.

@@ -1,5 +1,5 @@
 /**
- * keel's pi renderers (REQUIREMENTS R2, R5): live "Elapsed" and final "Took" for successes and
+ * keel's pi renderers: live "Elapsed" and final "Took" for successes and
  * failures; collapsed previews that look at no more than 8,192 characters of a 5 MB argument;
  * expansion shows everything; edit and file results show their diffs.
  */

@@ -1,5 +1,5 @@
 /**
- * The background lane (R6): a job running past the threshold (shortened here) returns a handle,
+ * The background lane: a job running past the threshold (shortened here) returns a handle,
  * keeps its worker, and reports its end to its own session only; the session can list, wait for
  * and cancel it. And no global lock: a long Python job never delays another session's read or edit.
  */

@@ -1,5 +1,5 @@
 /**
- * The fault matrix (R6): timeout, abort, a malformed frame, os._exit, a MemoryError under a memory
+ * The fault matrix: timeout, abort, a malformed frame, os._exit, a MemoryError under a memory
  * limit, and disposal with a job running. Each gives exactly one terminal event, the worker's
  * process group is gone, and the next call succeeds on a fresh worker and says state was lost.
  */

@@ -1,5 +1,5 @@
 /**
- * Preflight before any code is accepted (seed P0.2): the backend, cwd, interpreter, argument shape
+ * Preflight before any code is accepted: the backend, cwd, interpreter, argument shape
  * and script are checked before the coordinator sees the code; a refused call starts no worker.
  */
 import { mkdir, symlink, writeFile } from "node:fs/promises";

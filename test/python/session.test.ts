@@ -1,4 +1,4 @@
-/** One interpreter per session: persistence, isolation, results, scripts and output (T3, R6, T5). */
+/** One interpreter per session: persistence, isolation, results, scripts and output. */
 import { existsSync } from "node:fs";
 import { mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * A CallScope makes its AbortSignal only when something asks for it (issue 15: the signal, its link
+ * A CallScope makes its AbortSignal only when something asks for it (the signal, its link
  * to the caller's and the abort cost tens of µs per call). Whenever the signal is asked for, it
  * must say what an eager one would: aborted once the call settled, the session closed it, or the
  * caller aborted; and work holding it must still be stopped when the call settles.

@@ -1,5 +1,5 @@
 /**
- * R8 "no child of a call outlives it", made structural (issue 18 §1): every call runs in a
+ * "No child of a call outlives it", made structural: every call runs in a
  * CallScope. Work a backend leaves unawaited is owned by the call (its failure never escapes as an
  * unhandled rejection, the call waits for it), the call's signal is aborted once it has its answer,
  * a closing session aborts the calls still running, and a host callback that throws cannot break

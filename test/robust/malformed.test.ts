@@ -1,5 +1,5 @@
 /**
- * Issue 18 §2: malformed input gets a specific error that says what to change, and no internal
+ * Malformed input gets a specific error that says what to change, and no internal
  * error text (Node's TypeError, spawn's errno string, a raw regex message) reaches the model.
  */
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
 /**
- * Issue 18 §1: every numeric argument of every tool has a range the schema checker enforces
+ * Every numeric argument of every tool has a range the schema checker enforces
  * (INVALID_ARGS naming the range, before the tool runs), and a timeout of 2^31 ms or more means
  * long instead of firing at once (Node clamps such timers to 1 ms).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 18 §3: many agents on one workspace. 24 library sessions share one QueueRegistry (as the
+ * Many agents on one workspace. 24 library sessions share one QueueRegistry (as the
  * MCP server's sessions do) and a separate `keel batch` process edits the same file at the same
  * time; every agent rewrites its own line. Same-process commits wait in the shared queue; the
  * other process's commits race them, and the losing compare-and-swaps re-plan on the new bytes.

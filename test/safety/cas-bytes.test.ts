@@ -1,6 +1,6 @@
 /**
  * The compare-and-swap of a small local file compares the bytes the edit was planned on with the
- * file's, directly, instead of hashing both (issue 15); the hash of what was read is computed only
+ * file's, directly, instead of hashing both; the hash of what was read is computed only
  * when a backend asks for it. The attack these tests play: another writer rewrites the file in
  * place with bytes of the same size inside one timestamp tick, so its identity (dev, inode, size,
  * mtime, ctime) is exactly what the edit planned on and only the bytes differ. The test gives the

@@ -1,5 +1,5 @@
 /**
- * The compare-and-swap checks the target through one handle (issue 15): opened without following
+ * The compare-and-swap checks the target through one handle: opened without following
  * links, identity and bytes checked through it, then the rename. Another writer strikes between
  * the plan and the commit (the backend's beforeCommit point, after the temp file is durable), on a
  * small file (checked synchronously) and on one above 64 KiB (hashed asynchronously, then checked

@@ -1,5 +1,5 @@
 /**
- * Listings reveal nothing outside the roots (issue 11 item 5), the temp sweep removes only keel's
+ * Listings reveal nothing outside the roots, the temp sweep removes only keel's
  * own temp files (item 4), and the pinned handles are all closed (item 1). Through the tools.
  */
 import { execFileSync, spawnSync } from "node:child_process";

@@ -1,4 +1,4 @@
-/** The unified `file` tool (T2) and the mutation-safety policy (M2–M9). Real files, real processes. */
+/** The unified `file` tool and the mutation-safety policy. Real files, real processes. */
 import { execFileSync } from "node:child_process";
 import {
 	chmod,
@@ -148,7 +148,7 @@ describe("file tool: shape and preflight", () => {
 	});
 });
 
-describe("write policy (M6) and payloadRef (M7)", () => {
+describe("write policy and payloadRef", () => {
 	it("overwrite needs a fresh read; an unread existing file keeps the payload for a retarget", async () => {
 		await writeFile(p("taken.txt"), "theirs");
 		const s = await open();
@@ -230,7 +230,7 @@ describe("write policy (M6) and payloadRef (M7)", () => {
 	});
 });
 
-describe("delete (M9)", () => {
+describe("delete", () => {
 	it("removes a symlink, not its target; refuses directories", async () => {
 		await writeFile(p("target.txt"), "stay");
 		await symlink("target.txt", p("link.txt"));
@@ -272,7 +272,7 @@ describe("delete (M9)", () => {
 	});
 });
 
-describe("interleavings (M4): another writer at every boundary", () => {
+describe("interleavings: another writer at every boundary", () => {
 	const original = "alpha\nbeta\ngamma\n";
 
 	it("after the read: an overwrite is STALE_READ", async () => {
@@ -455,7 +455,7 @@ describe("two sessions on one workspace", () => {
 	});
 });
 
-describe("encoding (M10)", () => {
+describe("encoding", () => {
 	it("invalid UTF-8 and NUL bytes are ENCODING_UNSAFE (change-approach), file byte-identical", async () => {
 		const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]); // "café\n" in latin-1
 		const nul = Buffer.from("a\0b\nkeep\n");

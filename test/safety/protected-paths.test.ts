@@ -1,5 +1,5 @@
 /**
- * The protected set through the tools (REQUIREMENTS P2, issue 11 item 2): writes that reach git
+ * The protected set through the tools: writes that reach git
  * hooks and config by any name git reads them under, and tool configuration, are PATH_PROTECTED
  * and change nothing; `allowProtected` lifts it; `protectedPaths` extends it. Real git repositories.
  */

@@ -1,5 +1,5 @@
 /**
- * Check-then-use races on directory components (issue 11 item 1, REQUIREMENTS P1/P5), as an
+ * Check-then-use races on directory components, as an
  * attacker runs them: a swapper exchanges a workspace directory with a symlink to a directory
  * outside the roots (renameat2 RENAME_EXCHANGE, in a tight loop) while every file tool works on
  * paths below the swapped component. Nothing outside may be returned, created, changed or deleted.

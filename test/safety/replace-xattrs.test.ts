@@ -1,5 +1,5 @@
 /**
- * Extended attributes survive a replace (issue 11 item 3; REQUIREMENTS M12): `user.*` attributes
+ * Extended attributes survive a replace: `user.*` attributes
  * (binary values, a name that is not UTF-8), POSIX ACLs and `trusted.*` are on the replacement
  * after edit, the file tool, apply_patch and write; file capabilities are dropped, as the kernel
  * drops them on a write in place. An attribute changed between the plan and the commit fails the

@@ -1,5 +1,5 @@
 /**
- * Spill files belong to one session (issue 12 item 3): a fresh directory per session that a planted
+ * Spill files belong to one session: a fresh directory per session that a planted
  * `$TMPDIR/keel-spill-<uid>` link cannot redirect, owner and mode checked, readable through that
  * session's guard only; a spill that fails (a full disk, a read-only or vanished directory) still
  * returns the bounded result with a note; directories of sessions that are gone are swept, and

@@ -1,5 +1,5 @@
 /**
- * Bounded cost on any input, through the tools (issue 12 item 4, issue 18 item 1): FIFOs and
+ * Bounded cost on any input, through the tools: FIFOs and
  * devices are never opened, pathological lines and patterns answer, huge patterns are refused,
  * and read streams a window of a large file. Every case runs on the JS engine and, when rg/fd
  * are installed, on the native one.

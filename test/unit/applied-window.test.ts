@@ -1,5 +1,5 @@
 /**
- * An applied edit is kept as the original plus its splices (issue 15: a 10 MB edit must not copy
+ * An applied edit is kept as the original plus its splices (a 10 MB edit must not copy
  * the file into new strings just to encode and diff it). What it encodes and the diff it renders
  * from its own regions must be exactly what the whole-text versions give, on random files with
  * mixed endings, edits at the start and end, edits that add and remove lines, and a BOM.

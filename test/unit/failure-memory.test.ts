@@ -1,5 +1,5 @@
 /**
- * REQUIREMENTS R3: the failure memory keeps fingerprints and codes, never arguments; a
+ * The failure memory keeps fingerprints and codes, never arguments; a
  * change-approach failure yields one bounded directive, a repeated identical call says how often it
  * failed, the directive expires (next call, or endTurn), and a success clears the count.
  */

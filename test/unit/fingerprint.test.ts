@@ -1,4 +1,4 @@
-/** REQUIREMENTS R4: structural fingerprints (streaming, 32 hex chars) and bounded structural previews. */
+/** Structural fingerprints (streaming, 32 hex chars) and bounded structural previews. */
 import { describe, expect, it } from "vitest";
 import { fingerprint, MAX_FINGERPRINT_DEPTH, structuralPreview } from "../../src/boundary/fingerprint.js";
 

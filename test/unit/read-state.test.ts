@@ -1,5 +1,5 @@
 /**
- * The read state hashes small recorded data only when asked (safety/read-state.ts, issue 15). What
+ * The read state hashes small recorded data only when asked (safety/read-state.ts). What
  * must hold: the hash answered is the hash of the bytes recorded, for every record (replaced or not,
  * asked early or late); the buffers waiting for a hash stay within their bound however many files
  * are recorded; and a write after an edit still refuses a file another writer changed meanwhile.

@@ -1,5 +1,5 @@
 /**
- * The HTTP server's door (REQUIREMENTS P6): a bearer token every request must carry.
+ * The HTTP server's door: a bearer token every request must carry.
  *
  * The token comes from `--token-file FILE`, else the KEEL_MCP_TOKEN environment variable, else it is
  * generated at start and written to a file only the user can read, in $XDG_RUNTIME_DIR/keel or

@@ -1,4 +1,4 @@
-/** keel's MCP adapter (REQUIREMENTS A3): `keel serve` and the pieces to embed it. */
+/** keel's MCP adapter: `keel serve` and the pieces to embed it. */
 
 export { DEFAULT_HOST, type HttpHandle, type HttpServeOptions, MCP_PATH, startHttp } from "./http.js";
 export { META_DETAILS, META_ELAPSED_MS, toCallToolResult, toMcpTool } from "./results.js";

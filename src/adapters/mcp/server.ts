@@ -1,5 +1,5 @@
 /**
- * keel as an MCP server (REQUIREMENTS A3): every tool of the session's profile, with its JSON schema
+ * keel as an MCP server: every tool of the session's profile, with its JSON schema
  * and annotations; tool failures as `isError` results carrying the keel code, never protocol errors.
  *
  * The low-level SDK Server is used on purpose: keel's schemas are plain JSON Schema already, and

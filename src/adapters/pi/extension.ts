@@ -1,5 +1,5 @@
 /**
- * keel as a pi extension (REQUIREMENTS A1): `pi -e <this file>`, `pi install npm:keel`, or the
+ * keel as a pi extension: `pi -e <this file>`, `pi install npm:keel`, or the
  * extensions list in pi's settings.
  *
  * Every keel tool is registered, overriding pi's built-ins of the same names; the profile
@@ -101,7 +101,7 @@ export default function keel(piHost: PiExtensionHost): void {
 		if (!f || !event.isError) return;
 		return { details: { error: f.error, elapsedMs: f.elapsedMs } };
 	});
-	// R3: a failure's directive reaches the model in the failing tool's result text (errorText); the
+	// A failure's directive reaches the model in the failing tool's result text (errorText); the
 	// end of the turn that produced it expires it in the session's failure memory.
 	pi.on("turn_end", async () => {
 		(await slot.opened())?.failures.endTurn();

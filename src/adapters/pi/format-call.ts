@@ -1,6 +1,6 @@
 /**
  * The call row of each keel tool as plain lines: a pure function of (tool, args, expanded, theme).
- * Every string argument is seen through a bounded preview (R5); the full text of an argument is
+ * Every string argument is seen through a bounded preview; the full text of an argument is
  * walked only when the row is expanded. Arguments may be partial while the model streams them.
  */
 import { allLines, firstLines, headPreview, type Preview, sizeLabel } from "./preview.js";

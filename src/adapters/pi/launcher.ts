@@ -1,5 +1,5 @@
 /**
- * `keel agent [pi args]` (REQUIREMENTS A2): pi with its built-in tools suppressed before the
+ * `keel agent [pi args]`: pi with its built-in tools suppressed before the
  * session exists (--no-builtin-tools) and keel's extension loaded, every other argument passed
  * through. pi is found through KEEL_PI_BIN, then node_modules/.bin/pi in keel's directory or any
  * parent (keel installed as a dependency), then PATH.

@@ -1,5 +1,5 @@
 /**
- * Which tools stay active in pi (REQUIREMENTS T4, A1). keel registers every tool it has, under the
+ * Which tools stay active in pi. keel registers every tool it has, under the
  * names of pi's built-ins where they overlap, so no pi built-in read/write/edit/bash/grep/find/ls
  * can come back by any route. The profile then decides which of keel's tools are offered, and the
  * disabled names are switched off. The policy only removes names: tools the user left inactive

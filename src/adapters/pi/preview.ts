@@ -1,5 +1,5 @@
 /**
- * Bounded views of argument and result text (REQUIREMENTS R5). A collapsed preview copies at most
+ * Bounded views of argument and result text. A collapsed preview copies at most
  * PREVIEW_CHARS characters of a string; lines are counted with indexOf over the original, so a
  * 5 MB argument is scanned once and never split or copied. Only an explicit expansion walks the
  * whole text into lines.

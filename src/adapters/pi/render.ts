@@ -1,5 +1,5 @@
 /**
- * pi renderCall/renderResult for keel tools (REQUIREMENTS R2, R5): the rows come from the pure
+ * pi renderCall/renderResult for keel tools: the rows come from the pure
  * callLines/resultLines; this file adds timing and caching. While a call runs its row ends in a
  * live "Elapsed 1.2s" (a 1 s timer invalidates the row), and once it ends, in "Took 1.2s", for
  * failures too. The final duration is keel's own elapsedMs from the result details when present.

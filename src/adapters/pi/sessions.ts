@@ -1,5 +1,5 @@
 /**
- * One keel Session per pi session (REQUIREMENTS R1). It is opened on the first tool call, for the
+ * One keel Session per pi session. It is opened on the first tool call, for the
  * root, options and backend then in force; a call with a different one (a session switch to another
  * cwd, a new session with other flags or settings) closes the old one and opens a new one; pi's
  * session_shutdown closes it.

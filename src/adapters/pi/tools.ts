@@ -41,7 +41,7 @@ export interface ToolHost {
 	failures: FailureLog;
 }
 
-/** keel's details plus its elapsedMs (R2), so the time survives in the saved session. */
+/** keel's details plus its elapsedMs, so the time survives in the saved session. */
 export function withElapsed(details: unknown, elapsedMs: number): Record<string, unknown> {
 	if (details && typeof details === "object" && !Array.isArray(details)) {
 		return { ...(details as Record<string, unknown>), elapsedMs };

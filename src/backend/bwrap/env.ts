@@ -1,5 +1,5 @@
 /**
- * The environment a sandboxed command gets (issue 12 item 1): a short list of variables that say
+ * The environment a sandboxed command gets: a short list of variables that say
  * how to run programs and print text, plus the ones the user names; nothing else of the host's
  * (API keys, tokens, SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR...). docs/SAFETY.md
  * lists them.

@@ -1,5 +1,5 @@
 /**
- * The protected-set scan, kept between commands (issue 12: two scans per command were 3 ms each on
+ * The protected-set scan, kept between commands (two scans per command were 3 ms each on
  * an empty workspace, more on a real one). A scan's answer depends only on what it read: the
  * directories it listed, the paths it looked up, the git files it parsed.
  *

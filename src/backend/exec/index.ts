@@ -1,5 +1,5 @@
 /**
- * The `exec` backend (REQUIREMENTS B5): files, commands and search, all over one ExecTransport
+ * The `exec` backend: files, commands and search, all over one ExecTransport
  * (transport.ts), so any sandbox that can run a command becomes a backend by providing one
  * function. The target needs POSIX sh, GNU coreutils and findutils (probed on first use); bash,
  * setsid, rg and fd are used when present.

@@ -1,5 +1,5 @@
 /**
- * The one function an exec-capable sandbox has to provide (REQUIREMENTS B5). `docker exec`,
+ * The one function an exec-capable sandbox has to provide. `docker exec`,
  * `kubectl exec`, `ssh host --` or a cloud sandbox SDK become a keel backend by implementing it.
  *
  * Contract:

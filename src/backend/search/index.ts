@@ -27,7 +27,7 @@ export interface LocalSearchOptions {
 	 * grep's path-ordered probe before the parallel rg (rg-plan.ts; DEFAULT_PROBE is its tuned
 	 * timing). Off by default: it answers the stopped-at-limit grep in one ordered run as the
 	 * lookahead does (0.59-0.63× pi), but every full scan pays for the probe's fuse and for two
-	 * rg start-ups at once (1.09-1.12× rg against 1.00-1.04×; docs/BENCHMARKS.md, ninth session).
+	 * rg start-ups at once (1.09-1.12× rg against 1.00-1.04×; docs/BENCHMARKS.md).
 	 */
 	probe?: ProbeTiming | false;
 	/**

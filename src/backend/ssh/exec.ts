@@ -1,5 +1,5 @@
 /**
- * ExecOps on the remote host (REQUIREMENTS B6, P4). A command runs in a pooled persistent shell
+ * ExecOps on the remote host. A command runs in a pooled persistent shell
  * (no login files, no per-call channel), under `setsid` so it leads its own process group; its
  * output streams back as it arrives; abort and timeout send `kill -KILL -<pgid>` through the helper
  * shell. Concurrent commands each get their own shell (up to maxJobShells, then they queue), so a

@@ -1,5 +1,5 @@
 /**
- * The `ssh` backend (REQUIREMENTS B4): a remote host over one ssh2 connection. Files over SFTP
+ * The `ssh` backend: a remote host over one ssh2 connection. Files over SFTP
  * (plus a helper shell for identity, hashes and the commit), commands in persistent shells started
  * without login files, search with the host's rg/fd or a find/grep fallback. See README.md here.
  */
