@@ -3,7 +3,7 @@
  * replaced or dropped, for a profile that pays for every character of tool text each turn (the
  * unified profile). Descriptions do not change validation, so the tool's checker is kept.
  */
-import type { JsonSchema } from "../boundary/schema.js";
+import { type JsonSchema, UNPUBLISHED_RANGE, withUnpublishedRange } from "../boundary/schema.js";
 import type { ToolDefinition } from "./types.js";
 
 export function terse<A>(
@@ -16,7 +16,10 @@ export function terse<A>(
 		Object.entries(schema.properties ?? {}).map(([name, prop]) => {
 			const { description: _old, ...rest } = prop;
 			const text = args[name];
-			return [name, text === undefined ? rest : { ...rest, description: text }];
+			const copy: JsonSchema = text === undefined ? rest : { ...rest, description: text };
+			// A range enforced but not published lives on a hidden property the spread leaves behind.
+			const hidden = (prop as JsonSchema)[UNPUBLISHED_RANGE];
+			return [name, hidden ? withUnpublishedRange(copy, hidden) : copy];
 		}),
 	);
 	return { ...tool, description, parameters: { ...schema, properties } as JsonSchema };

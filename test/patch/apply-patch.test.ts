@@ -388,6 +388,8 @@ describe("shape", () => {
 		expect(s.tools.map((t) => t.name)).toEqual([
 			"apply_patch",
 			"shell",
+			"exec_command",
+			"write_stdin",
 			"read_file",
 			"list_dir",
 			"grep",

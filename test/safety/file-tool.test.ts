@@ -49,13 +49,14 @@ function ok(r: CallResult) {
 const p = (name: string) => join(dir, name);
 
 describe("file tool: shape and preflight", () => {
-	it("unified profile has read, file, apply_patch, bash, grep, find, ls, python and no write/edit", async () => {
+	it("unified profile has read, file, apply_patch, bash, process, grep, find, ls, python and no write/edit", async () => {
 		const s = await open();
 		expect(s.tools.map((t) => t.name)).toEqual([
 			"read",
 			"file",
 			"apply_patch",
 			"bash",
+			"process",
 			"grep",
 			"find",
 			"ls",

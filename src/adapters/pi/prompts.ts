@@ -51,4 +51,7 @@ export const PROMPTS: Record<string, PromptMeta> = {
 	list_dir: { promptSnippet: "List a directory" },
 	python: { promptSnippet: "Run Python code in a persistent per-session interpreter" },
 	python_jobs: { promptSnippet: "List, wait for or cancel background Python jobs" },
+	process: { promptSnippet: "Read, wait for, write to, signal or kill commands started in the background" },
+	exec_command: { promptSnippet: "Run a shell command; a long one returns a session_id for write_stdin" },
+	write_stdin: { promptSnippet: "Write to (or poll) a running exec_command session" },
 };
