@@ -208,7 +208,9 @@ function collect(tree: Tree, text: string): Array<SyntaxProblem & { key: string 
 export class SyntaxCheck {
 	private readonly kept = new Map<string, Kept>();
 
-	constructor(private readonly grammars: Grammars = new Grammars()) {}
+	// Private and made here: the published types never name web-tree-sitter's, whose declarations
+	// need Emscripten's global types that a consumer's project does not have.
+	private readonly grammars = new Grammars();
 
 	/** The errors `change` introduced in one file; undefined when the file is not checked. */
 	async file(change: CheckedChange): Promise<FileSyntax | undefined> {
