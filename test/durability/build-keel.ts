@@ -35,9 +35,7 @@ export async function buildKeel(outDir: string, entry = "index"): Promise<string
 		} finally {
 			await bundle.close();
 		}
-		// What the bundle loads at run time (koffi) is found from beside it.
-		if (!existsSync(join(outDir, "node_modules")))
-			symlinkSync(join(REPO, "node_modules"), join(outDir, "node_modules"));
+		linkBeside(outDir);
 		return file;
 	} catch {
 		// Fall back to the project's own build, into a private directory.
@@ -52,10 +50,16 @@ export async function buildKeel(outDir: string, entry = "index"): Promise<string
 			// output is fatal.
 			if (!existsSync(join(build, `${entry}.js`))) throw e;
 		}
-		if (!existsSync(join(outDir, "node_modules")))
-			symlinkSync(join(REPO, "node_modules"), join(outDir, "node_modules"));
+		linkBeside(outDir);
 		return join(build, `${entry}.js`);
 	}
+}
+
+/** What the build loads at run time is found from beside it: koffi (node_modules), the programs keel
+ * sends to a host and the Python worker (files under src/). */
+function linkBeside(outDir: string): void {
+	for (const name of ["node_modules", "src"])
+		if (!existsSync(join(outDir, name))) symlinkSync(join(REPO, name), join(outDir, name));
 }
 
 /** Run `node ...args` to its end and collect what it printed. */

@@ -9,7 +9,8 @@
  * The one exception is a whole program placed between single quotes (`'@@NAME@@'`), which must
  * not contain a single quote itself (quotedPrograms).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Every file of host/ that keel sends; the lint test checks that none is left out. */
@@ -43,8 +44,20 @@ export const HOST_FILES = [
 
 export type HostFile = (typeof HOST_FILES)[number];
 
-/** The host/ directory, resolved next to this module (src/ or dist/). */
-export const HOST_DIR = fileURLToPath(new URL("../../../src/backend/remote/host/", import.meta.url));
+/**
+ * The host/ directory: src/backend/remote/host/ in the nearest directory above this module that
+ * has one (the package root from src/ or dist/; a test's private build links the repository's src/
+ * beside it, at whatever depth its modules sit).
+ */
+export const HOST_DIR = findHostDir(dirname(fileURLToPath(import.meta.url)));
+
+function findHostDir(from: string): string {
+	for (let dir = from; ; dir = dirname(dir)) {
+		const candidate = join(dir, "src", "backend", "remote", "host");
+		if (existsSync(join(candidate, "README.md"))) return `${candidate}/`;
+		if (dirname(dir) === dir) return `${join(from, "..", "..", "..", "src", "backend", "remote", "host")}/`;
+	}
+}
 
 /** One file's text, read now. */
 export function readHostFile(name: HostFile): string {
