@@ -41,7 +41,7 @@ const REFUSED: [string, Record<string, unknown>, RegExp][] = [
 	[
 		"a disabled tool that does not exist",
 		{ profile: "unified", disabledTools: ["pyhton"] },
-		/unknown tool "pyhton".*the unified profile's tools are read, file, apply_patch, bash, grep, find, ls, python/,
+		/unknown tool "pyhton".*the unified profile's tools are read, file, apply_patch, bash, process, grep, find, ls, python/,
 	],
 	["disabledTools as a string", { disabledTools: "bash" }, /disabledTools must be an array of strings/],
 	[
