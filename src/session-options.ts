@@ -5,7 +5,9 @@
  * would leave bash on). Names are case-sensitive.
  */
 import { KeelError } from "./boundary/errors.js";
+import type { CheckpointBudgets } from "./checkpoints/types.js";
 import type { SessionOptions } from "./session-types.js";
+import { checkpointsTool } from "./tools/checkpoints.js";
 import { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";
 import type { ToolDefinition } from "./tools/types.js";
 
@@ -30,11 +32,14 @@ const OPTION_NAMES: Record<keyof SessionOptions, true> = {
 	commandPrefix: true,
 	check: true,
 	processLimits: true,
+	checkpoints: true,
 };
 
 /** Every keel tool name, in any profile. */
 export function allToolNames(): string[] {
-	return [...new Set(PROFILES.flatMap((p) => toolsForProfile(p).map((t) => t.name)))];
+	return [
+		...new Set([...PROFILES.flatMap((p) => toolsForProfile(p).map((t) => t.name)), checkpointsTool.name]),
+	];
 }
 
 const fail = (message: string) => new KeelError("INVALID_ARGS", message);
@@ -84,6 +89,7 @@ export function checkSessionOptions(opts: unknown): asserts opts is SessionOptio
 		if (o[key] !== undefined && typeof o[key] !== "string")
 			throw fail(`session option ${key} must be a string`);
 	for (const key of ["allow", "allowRead", "protectedPaths", "disabledTools"]) stringList(o, key);
+	checkCheckpointOption(o.checkpoints);
 	if (o.disabledTools !== undefined) checkToolNames(o.disabledTools as unknown[], profile);
 	const b = o.backend as Record<string, unknown> | undefined;
 	if (
@@ -95,9 +101,35 @@ export function checkSessionOptions(opts: unknown): asserts opts is SessionOptio
 		);
 }
 
+/** Every checkpoint budget; the type keeps it complete. */
+const BUDGETS: Record<keyof CheckpointBudgets, true> = {
+	maxFileBytes: true,
+	maxCheckpointBytes: true,
+	maxStoreBytes: true,
+	maxCheckpoints: true,
+	maxEntries: true,
+};
+const BUDGET_NAMES = Object.keys(BUDGETS);
+
+function checkCheckpointOption(v: unknown): void {
+	if (v === undefined || typeof v === "boolean") return;
+	if (v === null || typeof v !== "object" || Array.isArray(v))
+		throw fail("session option checkpoints must be true, false or an object of budgets");
+	for (const [k, n] of Object.entries(v)) {
+		if (!BUDGET_NAMES.includes(k))
+			throw fail(`unknown checkpoints budget ${JSON.stringify(k)}: the budgets are ${quoted(BUDGET_NAMES)}`);
+		if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0)
+			throw fail(`checkpoints budget ${k} must be a whole number of at least 0`);
+	}
+}
+
 /** The tools a session with these options offers: the profile's palette less the disabled names. */
 export function paletteFor(opts: SessionOptions): ToolDefinition[] {
 	checkSessionOptions(opts);
 	const disabled = new Set(opts.disabledTools ?? []);
-	return toolsForProfile(opts.profile ?? "pi").filter((t) => !disabled.has(t.name));
+	const profile = opts.profile ?? "pi";
+	// The unified profile offers undo when the session keeps checkpoints (the others keep their
+	// hosts' exact palettes; their hosts offer undo themselves, e.g. the pi extension's command).
+	const extra = opts.checkpoints && profile === "unified" ? [checkpointsTool as ToolDefinition] : [];
+	return [...toolsForProfile(profile), ...extra].filter((t) => !disabled.has(t.name));
 }

@@ -2,6 +2,7 @@
 import type { Backend } from "./backend/types.js";
 import type { SerializedError } from "./boundary/errors.js";
 import type { Clock } from "./boundary/timing.js";
+import type { CheckpointBudgets } from "./checkpoints/types.js";
 import type { ProcessLimits } from "./procs/table.js";
 import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
@@ -54,6 +55,13 @@ export interface SessionOptions {
 	check?: CheckMode;
 	/** Bounds of the session's process handles (procs/table.ts). */
 	processLimits?: Partial<ProcessLimits>;
+	/**
+	 * Checkpoints of every change the session's calls make, the shell's and Python's included
+	 * (checkpoints/checkpoints.ts): `true` or budgets turn them on (off by default: the first scan
+	 * reads the whole workspace into keel's state directory). Local and bwrap backends only.
+	 * With them on, the unified profile offers the `checkpoints` tool.
+	 */
+	checkpoints?: boolean | Partial<CheckpointBudgets>;
 }
 
 export interface CallOptions {

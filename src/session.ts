@@ -14,6 +14,7 @@ import { fromSystemError, KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
+import { Checkpoints } from "./checkpoints/checkpoints.js";
 import { ProcessTable } from "./procs/table.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
@@ -59,6 +60,8 @@ export class Session {
 	readonly syntax = new SyntaxCheck();
 	/** The check's mode when a call does not set its own. */
 	checkMode: CheckMode = "report";
+	/** Checkpoints of every change the calls make, when SessionOptions.checkpoints turned them on. */
+	checkpoints: Checkpoints | undefined;
 
 	private constructor(
 		readonly backend: Backend,
@@ -146,6 +149,20 @@ export class Session {
 			opts.processLimits,
 		);
 		session.recovery = recovery;
+		if (opts.checkpoints) {
+			if (!filesAreLocal(backend)) {
+				await session.close();
+				throw new KeelError(
+					"UNSUPPORTED",
+					`checkpoints are kept for the local and bwrap backends; this session's backend is ${backend.kind}.`,
+				);
+			}
+			session.checkpoints = Checkpoints.open(
+				session,
+				state,
+				opts.checkpoints === true ? {} : opts.checkpoints,
+			);
+		}
 		if (opts.check !== undefined) session.checkMode = checkModeOf(opts.check, "SessionOptions.check");
 		return session;
 	}
@@ -265,16 +282,22 @@ export class Session {
 			tool.check(prepared);
 			if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
 			const check = checkOption === undefined ? undefined : checkModeOf(checkOption, "check");
-			const result = await tool.execute(prepared as never, {
-				session: this,
-				// Made when the tool first reads it (boundary/call-scope.ts).
-				get signal() {
-					return scope.signal;
-				},
-				scope,
-				onUpdate,
-				check,
-			});
+			const run = () =>
+				tool.execute(prepared as never, {
+					session: this,
+					// Made when the tool first reads it (boundary/call-scope.ts).
+					get signal() {
+						return scope.signal;
+					},
+					scope,
+					onUpdate,
+					check,
+				});
+			// A call that can change files is a checkpoint boundary (the checkpoints tool makes its own).
+			const result =
+				this.checkpoints && !tool.annotations.readOnly && tool.name !== "checkpoints"
+					? await this.checkpoints.around(name, run)
+					: await run();
 			this.failures.recordSuccess(name, args);
 			return {
 				ok: true,
@@ -302,6 +325,7 @@ export class Session {
 		for (const scope of this.running) scope.abort();
 		this.releaseQueue();
 		this.syntax.close();
+		this.checkpoints?.close();
 		await this.pythonCoordinator?.close();
 		await this.processTable?.close();
 		await this.payloads.close();

@@ -50,6 +50,10 @@ export const ERROR_CATALOGUE = {
 	UNKNOWN_PROCESS: "retarget",
 	/** The output asked for is no longer kept (past what is held and spilled). */
 	OUTPUT_DROPPED: "change-approach",
+	/** A checkpoint restore would overwrite a change keel's calls did not make (or cannot put a path back). */
+	RESTORE_CONFLICT: "change-approach",
+	/** No checkpoint of this session has that id (it was never taken, or was dropped by a budget). */
+	UNKNOWN_CHECKPOINT: "retarget",
 	IO_ERROR: "retry",
 	INTERNAL: "retry",
 } as const satisfies Record<string, RetryClass>;

@@ -1,0 +1,395 @@
+/**
+ * Checkpoints of every change a session's calls make, the shell's and Python's included, and
+ * restores to any of them.
+ *
+ * Contract:
+ * - Every call of a tool that can change files runs inside `around()`: the workspace is scanned
+ *   before it (what changed since the last scan was made outside keel's calls: the user, a
+ *   background process, another program; it is recorded as an "outside" checkpoint) and after it
+ *   (what changed is the call's). Such calls run one at a time while checkpoints are on, so each
+ *   change belongs to exactly one checkpoint. The first scan is checkpoint 0.
+ * - Checkpoint N is the workspace as it was after the N-th recorded change. `restore(N)` makes
+ *   every path that changed after N what it was at N, by compare-and-swap: a path changed after N
+ *   by something other than keel's calls, or one whose old bytes were not kept, is a conflict;
+ *   with any conflict nothing changes unless `force` (then everything else is restored and the
+ *   conflicts are left as they are). A restore is itself a checkpoint, so it can be undone.
+ * - Kept: regular files' bytes and modes, symlinks' targets, directories and their modes. Left
+ *   out by rule: `.git`, `node_modules` and other regenerated directories, what `.gitignore`
+ *   says, files past the per-file budget (kept by identity, named as not restorable). Budgets drop
+ *   the oldest checkpoints first. Nothing is written inside the workspace; the bytes live in a
+ *   private directory of keel's state that sandboxed commands cannot see, and are used only when
+ *   they hash to their name.
+ * - Not seen: changes between two scans that undo themselves, and ownership, xattrs, hard-link
+ *   structure and FIFOs/devices (seen, never restored).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { createTwoFilesPatch } from "diff";
+import { KeelError } from "../boundary/errors.js";
+import { ensurePrivateDir, type StateDir } from "../safety/state-dir.js";
+import { startTimeOf, writerAlive } from "../safety/writer-alive.js";
+import type { Session } from "../session.js";
+import { BlobStore } from "./blob-store.js";
+import { applyRestore, conflictError, type PlannedPath, type RestoreProblem } from "./restore.js";
+import { scanTree } from "./tree-scan.js";
+import {
+	type Checkpoint,
+	type CheckpointBudgets,
+	DEFAULT_BUDGETS,
+	describeState,
+	type PathChange,
+	type PathState,
+	type ScannedEntry,
+	sameState,
+	type TreeIndex,
+} from "./types.js";
+
+export interface CheckpointSummary {
+	id: number;
+	tool: string;
+	at: number;
+	/** Paths it changed (at most 20 named; `fileCount` counts them all). */
+	files: string[];
+	fileCount: number;
+}
+
+export interface CheckpointListing {
+	checkpoints: CheckpointSummary[];
+	/** Left out by rule (ignored directories and files), at most 50 named. */
+	leftOut: string[];
+	leftOutCount: number;
+	/** Files kept by identity only (past a byte budget): a restore cannot put them back. */
+	notRestorable: string[];
+	/** Checkpoints dropped to stay within the budgets. */
+	dropped: number;
+	/** The tree has more entries than the scan budget; only the first ones are checkpointed. */
+	truncated: boolean;
+	storeBytes: number;
+}
+
+export interface RestoreResult {
+	/** The checkpoint the workspace was restored to. */
+	to: number;
+	/** The checkpoint that records the restore (undo it by restoring the one before). */
+	checkpoint: number | undefined;
+	restored: string[];
+	/** Paths left as they are (with `force`), or that a step could not finish. */
+	problems: RestoreProblem[];
+}
+
+export interface DiffResult {
+	from: number;
+	changes: Array<{ path: string; was: string; now: string }>;
+	/** A unified diff of the text files, bounded. */
+	patch: string;
+}
+
+const PATCH_CHARS = 20_000;
+const NAMED = 20;
+const STORE_PREFIX = "session-";
+
+export class Checkpoints {
+	private index: TreeIndex | undefined;
+	private readonly kept: Checkpoint[] = [];
+	private nextId = 0;
+	private dropped = 0;
+	private lastScan = { leftOut: [] as string[], leftOutCount: 0, truncated: false };
+	private readonly notRestorable = new Set<string>();
+	/** Calls that change files, and the listing and restores, one at a time. */
+	private gate: Promise<unknown> = Promise.resolve();
+
+	private constructor(
+		private readonly session: Session,
+		private readonly roots: readonly string[],
+		private readonly store: BlobStore,
+		readonly budgets: CheckpointBudgets,
+	) {}
+
+	/**
+	 * A session's checkpoints, kept in a new private directory of `state`; directories that
+	 * sessions of processes no longer running left there are removed.
+	 */
+	static open(session: Session, state: StateDir, budgets: Partial<CheckpointBudgets> = {}): Checkpoints {
+		state.recordKey(); // makes and checks the state directory itself
+		const base = join(state.dir, "checkpoints");
+		const aside = ensurePrivateDir(base);
+		if (aside) state.note(`keel: ${aside}`);
+		for (const name of readdirSync(base)) {
+			const m = /^session-(\d+)-(\d*)-[0-9a-f]+$/.exec(name);
+			if (m && !writerAlive(Number(m[1]), m[2])) rmSync(join(base, name), { recursive: true, force: true });
+		}
+		const dir = join(
+			base,
+			`${STORE_PREFIX}${process.pid}-${startTimeOf(process.pid)}-${randomBytes(4).toString("hex")}`,
+		);
+		mkdirSync(dir, 0o700);
+		const roots = session.guard.roots.filter(
+			(r, i, all) => !all.some((o, j) => j !== i && r.startsWith(`${o}/`)),
+		);
+		return new Checkpoints(session, roots, new BlobStore(dir), { ...DEFAULT_BUDGETS, ...budgets });
+	}
+
+	private exclusive<T>(task: () => Promise<T> | T): Promise<T> {
+		const run = this.gate.then(task, task);
+		this.gate = run.catch(() => {});
+		return run;
+	}
+
+	/** Run one call that can change files between two scans; its changes become a checkpoint. */
+	around<T>(tool: string, call: () => Promise<T>): Promise<T> {
+		return this.exclusive(async () => {
+			this.capture("outside");
+			try {
+				return await call();
+			} finally {
+				this.capture(tool);
+			}
+		});
+	}
+
+	/** Scan, and record what changed since the last scan as a checkpoint of `tool`. */
+	private capture(tool: string): void {
+		const room = Math.max(
+			0,
+			Math.min(this.budgets.maxCheckpointBytes, this.budgets.maxStoreBytes - this.store.bytes),
+		);
+		const scan = scanTree({
+			roots: this.roots,
+			previous: this.index,
+			store: this.store,
+			budgets: this.budgets,
+			room,
+		});
+		this.lastScan = { leftOut: scan.leftOut, leftOutCount: scan.leftOutCount, truncated: scan.truncated };
+		for (const p of scan.identityOnly) this.notRestorable.add(p);
+		const before = this.index;
+		this.index = scan.index;
+		if (!before) {
+			this.kept.push({ id: this.nextId++, tool: "start", at: Date.now(), changes: [] });
+			return;
+		}
+		const changes = changesBetween(before, scan.index);
+		if (changes.length === 0) return;
+		this.kept.push({ id: this.nextId++, tool, at: Date.now(), changes });
+		this.enforceBudgets();
+	}
+
+	private enforceBudgets(): void {
+		let over =
+			this.kept.length - 1 > this.budgets.maxCheckpoints || this.store.bytes > this.budgets.maxStoreBytes;
+		while (over && this.kept.length > 1) {
+			this.kept.shift();
+			this.dropped++;
+			this.store.retain(this.neededBlobs());
+			over =
+				this.kept.length - 1 > this.budgets.maxCheckpoints || this.store.bytes > this.budgets.maxStoreBytes;
+		}
+	}
+
+	/** Blobs a restore to a kept checkpoint, or a later change, can need. */
+	private neededBlobs(): Set<string> {
+		const need = new Set<string>();
+		for (const e of this.index?.values() ?? [])
+			if (e.state.kind === "file" && e.state.sha256) need.add(e.state.sha256);
+		for (const cp of this.kept.slice(1))
+			for (const c of cp.changes) if (c.before.kind === "file" && c.before.sha256) need.add(c.before.sha256);
+		return need;
+	}
+
+	/** The kept checkpoints, oldest first, and what the scans leave out. */
+	list(): Promise<CheckpointListing> {
+		return this.exclusive(() => {
+			this.capture("outside");
+			return {
+				checkpoints: this.kept.map((cp) => ({
+					id: cp.id,
+					tool: cp.tool,
+					at: cp.at,
+					files: cp.changes.slice(0, NAMED).map((c) => c.path),
+					fileCount: cp.changes.length,
+				})),
+				leftOut: this.lastScan.leftOut,
+				leftOutCount: this.lastScan.leftOutCount,
+				notRestorable: [...this.notRestorable].slice(0, NAMED),
+				dropped: this.dropped,
+				truncated: this.lastScan.truncated,
+				storeBytes: this.store.bytes,
+			};
+		});
+	}
+
+	private checkpointAt(id: unknown): number {
+		if (typeof id !== "number" || !Number.isInteger(id) || !this.kept.some((cp) => cp.id === id)) {
+			const ids = this.kept.map((cp) => cp.id);
+			throw new KeelError(
+				"UNKNOWN_CHECKPOINT",
+				`No checkpoint ${JSON.stringify(id)}: the kept ones are ${ids.length ? `${ids[0]}..${ids[ids.length - 1]}` : "none yet"}${this.dropped ? ` (${this.dropped} older ones were dropped by the budgets)` : ""}.`,
+			);
+		}
+		return id;
+	}
+
+	/** For each path changed after checkpoint `id`: its state then, its state now, and who changed it. */
+	private since(id: number): Map<string, { was: PathState; now: PathState; outside: number | undefined }> {
+		const paths = new Map<string, { was: PathState; now: PathState; outside: number | undefined }>();
+		for (const cp of this.kept) {
+			if (cp.id <= id) continue;
+			for (const c of cp.changes) {
+				const seen = paths.get(c.path) ?? { was: c.before, now: c.after, outside: undefined };
+				seen.now = c.after;
+				if (cp.tool === "outside" && seen.outside === undefined) seen.outside = cp.id;
+				paths.set(c.path, seen);
+			}
+		}
+		return paths;
+	}
+
+	/** What changed since checkpoint `id` (a unified diff of the text files, bounded). */
+	diff(id: unknown): Promise<DiffResult> {
+		return this.exclusive(() => {
+			this.capture("outside");
+			const from = this.checkpointAt(id);
+			const changes: DiffResult["changes"] = [];
+			let patch = "";
+			for (const [path, s] of this.since(from)) {
+				if (sameState(s.was, s.now)) continue;
+				changes.push({ path, was: describeState(s.was), now: describeState(s.now) });
+				if (patch.length < PATCH_CHARS) patch += this.textPatch(path, s.was, s.now);
+			}
+			if (patch.length > PATCH_CHARS)
+				patch = `${patch.slice(0, PATCH_CHARS)}\n[diff cut at ${PATCH_CHARS} characters]\n`;
+			return { from, changes, patch };
+		});
+	}
+
+	private textPatch(path: string, was: PathState, now: PathState): string {
+		const text = (s: PathState) => {
+			if (s.kind === "absent") return "";
+			if (s.kind !== "file" || !s.sha256) return undefined;
+			const bytes = this.store.get(s.sha256);
+			return bytes && !bytes.includes(0) ? bytes.toString("utf8") : undefined;
+		};
+		const a = text(was);
+		const b = text(now);
+		if (a === undefined || b === undefined) return "";
+		return createTwoFilesPatch(
+			was.kind === "absent" ? "/dev/null" : path,
+			now.kind === "absent" ? "/dev/null" : path,
+			a,
+			b,
+			"",
+			"",
+			{ context: 3 },
+		);
+	}
+
+	/**
+	 * Make the workspace what it was at checkpoint `id` (default: before the last call that
+	 * changed something). All or nothing unless `force`; see the contract above.
+	 */
+	restore(id?: unknown, opts: { force?: boolean } = {}): Promise<RestoreResult> {
+		return this.exclusive(async () => {
+			this.capture("outside");
+			const to = id === undefined ? this.lastCallBase() : this.checkpointAt(id);
+			const plan: PlannedPath[] = [];
+			const conflicts: RestoreProblem[] = [];
+			for (const [path, s] of this.since(to)) {
+				if (sameState(s.was, s.now)) continue;
+				const problem = await this.blocker(path, s);
+				if (problem) {
+					conflicts.push({ path, problem });
+					continue;
+				}
+				const bytes = s.was.kind === "file" ? (this.store.get(s.was.sha256!) ?? undefined) : undefined;
+				plan.push({ path, now: s.now, target: s.was, bytes });
+			}
+			if (conflicts.length > 0 && !opts.force) throw conflictError(conflicts);
+			let problems: RestoreProblem[] = [];
+			try {
+				problems = await applyRestore(this.session, (p) => this.rootOf(p), plan);
+			} finally {
+				this.capture("restore");
+			}
+			const checkpoint = this.kept.at(-1)?.tool === "restore" ? this.kept.at(-1)?.id : undefined;
+			const failed = new Set(problems.map((p) => p.path));
+			return {
+				to,
+				checkpoint,
+				restored: plan.map((p) => p.path).filter((p) => !failed.has(p)),
+				problems: [...conflicts, ...problems],
+			};
+		});
+	}
+
+	/** The checkpoint before the last one a call made (what "undo" goes back to). */
+	private lastCallBase(): number {
+		const last = [...this.kept].reverse().find((cp) => cp.tool !== "outside" && cp.tool !== "start");
+		if (!last)
+			throw new KeelError(
+				"UNKNOWN_CHECKPOINT",
+				"No call has changed anything yet: there is nothing to undo.",
+			);
+		const i = this.kept.indexOf(last);
+		if (i === 0)
+			throw new KeelError(
+				"UNKNOWN_CHECKPOINT",
+				"The checkpoint before the last call was dropped by the budgets.",
+			);
+		return this.kept[i - 1].id;
+	}
+
+	/** Why `path` cannot be put back, if it cannot. */
+	private async blocker(
+		path: string,
+		s: { was: PathState; now: PathState; outside: number | undefined },
+	): Promise<string | undefined> {
+		if (s.outside !== undefined)
+			return `changed outside keel's calls (checkpoint ${s.outside}); it is now ${describeState(s.now)}`;
+		const t = s.was;
+		if (t.kind === "other") return "was a FIFO, socket or device, which a restore does not make";
+		if (t.kind === "file" && !t.sha256)
+			return "its bytes were past the budget when it was seen (kept by identity only)";
+		if (t.kind === "file" && !this.store.get(t.sha256!)) return "its kept bytes are missing or damaged";
+		if ((t.kind === "dir") !== (s.now.kind === "dir") && s.now.kind !== "absent" && t.kind !== "absent")
+			return `it is now ${describeState(s.now)} and was ${describeState(t)}: restore it by hand`;
+		try {
+			await this.session.guard.resolve(path, "write");
+		} catch (e) {
+			return e instanceof KeelError ? `${e.code}: ${e.message}` : String(e);
+		}
+		return undefined;
+	}
+
+	private rootOf(path: string): string {
+		return this.roots.find((r) => path.startsWith(`${r}/`)) ?? this.roots[0];
+	}
+
+	/** Remove the store (at session close). */
+	close(): void {
+		this.store.destroy();
+	}
+}
+
+/** Files kept by identity only compare by identity; everything else by state. */
+function differs(b: ScannedEntry, a: ScannedEntry): boolean {
+	if (
+		b.state.kind === "file" &&
+		a.state.kind === "file" &&
+		(b.state.sha256 === null || a.state.sha256 === null)
+	)
+		return b.identity !== a.identity || b.state.mode !== a.state.mode;
+	return !sameState(b.state, a.state);
+}
+
+function changesBetween(before: TreeIndex, after: TreeIndex): PathChange[] {
+	const changes: PathChange[] = [];
+	for (const [path, b] of before) {
+		const a = after.get(path);
+		if (!a) changes.push({ path, before: b.state, after: { kind: "absent" } });
+		else if (differs(b, a)) changes.push({ path, before: b.state, after: a.state });
+	}
+	for (const [path, a] of after)
+		if (!before.has(path)) changes.push({ path, before: { kind: "absent" }, after: a.state });
+	return changes.sort((x, y) => (x.path < y.path ? -1 : 1));
+}

@@ -1,0 +1,165 @@
+/**
+ * Putting paths back to a checkpoint's state. The caller has planned every path (its state now,
+ * as the last scan saw it, and its state at the checkpoint) and found no conflict. Then:
+ *   1. directories the checkpoint had are made (shallowest first, with their modes);
+ *   2. every file's bytes are put back and every file or link the checkpoint did not have is
+ *      removed, as ONE multi-file change (safety/transaction.ts): each a compare-and-swap against
+ *      what the scan saw, journaled, all or nothing even across a crash;
+ *   3. links are made, modes set, and directories the checkpoint did not have removed (deepest
+ *      first, only when empty).
+ * Steps 1 and 3 are not journaled: each is idempotent, and a failure there is reported per path
+ * with the file contents already in place. Every step acts through descriptors opened from the
+ * root with O_NOFOLLOW, so a directory swapped for a link meanwhile fails the step, never
+ * redirects it.
+ */
+import {
+	closeSync,
+	constants,
+	fchmodSync,
+	fstatSync,
+	mkdirSync,
+	openSync,
+	rmdirSync,
+	symlinkSync,
+} from "node:fs";
+import { posix } from "node:path";
+import type { FileStat } from "../backend/types.js";
+import { KeelError } from "../boundary/errors.js";
+import { type Change, commitChanges, withPaths } from "../safety/transaction.js";
+import type { Session } from "../session.js";
+import type { PathState } from "./types.js";
+
+export interface PlannedPath {
+	path: string;
+	now: PathState;
+	target: PathState;
+	/** The target file's bytes (kind "file" only). */
+	bytes?: Uint8Array;
+}
+
+export interface RestoreProblem {
+	path: string;
+	problem: string;
+}
+
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** The directory `dir` (below `root`, canonical) opened one component at a time without following links. */
+function openDirBelow(root: string, dir: string): number {
+	let fd = openSync(root, DIR_FLAGS);
+	for (const name of posix.relative(root, dir).split("/").filter(Boolean)) {
+		try {
+			const next = openSync(`/proc/self/fd/${fd}/${name}`, DIR_FLAGS);
+			closeSync(fd);
+			fd = next;
+		} catch (e) {
+			closeSync(fd);
+			throw e;
+		}
+	}
+	return fd;
+}
+
+function inParent<T>(root: string, path: string, act: (at: string) => T): T {
+	const fd = openDirBelow(root, posix.dirname(path));
+	try {
+		return act(`/proc/self/fd/${fd}/${posix.basename(path)}`);
+	} finally {
+		closeSync(fd);
+	}
+}
+
+function chmodNoFollow(root: string, path: string, mode: number): void {
+	inParent(root, path, (at) => {
+		const fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+		try {
+			if (fstatSync(fd).isSymbolicLink()) return;
+			fchmodSync(fd, mode);
+		} finally {
+			closeSync(fd);
+		}
+	});
+}
+
+const depth = (p: string) => p.split("/").length;
+
+export async function applyRestore(
+	session: Session,
+	rootOf: (path: string) => string,
+	plan: PlannedPath[],
+): Promise<RestoreProblem[]> {
+	const problems: RestoreProblem[] = [];
+	const fs = session.backend.fs;
+	const attempt = (path: string, step: () => void) => {
+		try {
+			step();
+		} catch (e) {
+			problems.push({ path, problem: (e as NodeJS.ErrnoException).code ?? String(e) });
+		}
+	};
+	// 1. Directories the checkpoint had.
+	for (const p of plan
+		.filter((x) => x.target.kind === "dir" && x.now.kind === "absent")
+		.sort((a, b) => depth(a.path) - depth(b.path)))
+		attempt(p.path, () =>
+			inParent(rootOf(p.path), p.path, (at) => mkdirSync(at, (p.target as { mode: number }).mode)),
+		);
+
+	// 2. File contents and removals of files and links, all or nothing.
+	const changes: Change[] = [];
+	for (const p of plan) {
+		const wantsFile = p.target.kind === "file";
+		const dropsEntry = p.target.kind !== "file" && (p.now.kind === "file" || p.now.kind === "link");
+		if (!wantsFile && !dropsEntry) continue;
+		if (wantsFile && p.now.kind === "file" && p.now.sha256 === (p.target as { sha256: string }).sha256)
+			continue;
+		const stat: FileStat | undefined = p.now.kind === "absent" ? undefined : await fs.lstat(p.path);
+		const before: Change["before"] =
+			p.now.kind === "file"
+				? { kind: "file", stat: stat!, sha256: p.now.sha256 ?? "", bytes: await fs.readFile(p.path, stat) }
+				: p.now.kind === "link"
+					? { kind: "link", stat: stat!, target: p.now.target }
+					: { kind: "absent" };
+		const after: Change["after"] = wantsFile
+			? { kind: "data", data: p.bytes ?? new Uint8Array(), mode: (p.target as { mode: number }).mode }
+			: { kind: "absent" };
+		changes.push({ canonical: p.path, shown: p.path, before, after });
+	}
+	if (changes.length > 0) {
+		await withPaths(
+			session,
+			changes.map((c) => c.canonical),
+			() => commitChanges(session, changes),
+		);
+	}
+	for (const c of changes) session.readState.forget(c.canonical);
+
+	// 3. Links, modes, and directories the checkpoint did not have.
+	for (const p of plan) {
+		if (p.target.kind === "link") {
+			const target = p.target.target;
+			attempt(p.path, () => inParent(rootOf(p.path), p.path, (at) => symlinkSync(target, at)));
+		}
+	}
+	for (const p of plan) {
+		const t = p.target;
+		if (t.kind !== "file" && t.kind !== "dir") continue;
+		const modeNow = p.now.kind === t.kind ? (p.now as { mode: number }).mode : undefined;
+		if (modeNow !== t.mode) attempt(p.path, () => chmodNoFollow(rootOf(p.path), p.path, t.mode));
+	}
+	for (const p of plan
+		.filter((x) => x.target.kind === "absent" && x.now.kind === "dir")
+		.sort((a, b) => depth(b.path) - depth(a.path)))
+		attempt(p.path, () => inParent(rootOf(p.path), p.path, (at) => rmdirSync(at)));
+	return problems;
+}
+
+/** The error a restore with conflicts gives when it was told to change nothing then. */
+export function conflictError(conflicts: RestoreProblem[]): KeelError {
+	const shown = conflicts.slice(0, 10).map((c) => `${c.path}: ${c.problem}`);
+	return new KeelError(
+		"RESTORE_CONFLICT",
+		`Nothing was restored: ${conflicts.length} path(s) cannot be put back without losing a change keel did not make:\n${shown.join("\n")}${conflicts.length > 10 ? `\n(and ${conflicts.length - 10} more)` : ""}\nRestore a later checkpoint, or pass force to restore everything else and leave these as they are.`,
+		{ details: { conflicts } },
+	);
+}
