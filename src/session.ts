@@ -157,7 +157,7 @@ export class Session {
 					`checkpoints are kept for the local and bwrap backends; this session's backend is ${backend.kind}.`,
 				);
 			}
-			session.checkpoints = Checkpoints.open(
+			session.checkpoints = Checkpoints.openLocal(
 				session,
 				state,
 				opts.checkpoints === true ? {} : opts.checkpoints,
@@ -325,7 +325,7 @@ export class Session {
 		for (const scope of this.running) scope.abort();
 		this.releaseQueue();
 		this.syntax.close();
-		this.checkpoints?.close();
+		await this.checkpoints?.close();
 		await this.pythonCoordinator?.close();
 		await this.processTable?.close();
 		await this.payloads.close();

@@ -22,27 +22,20 @@
  * - Not seen: changes between two scans that undo themselves, and ownership, xattrs, hard-link
  *   structure and FIFOs/devices (seen, never restored).
  */
-import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { KeelError } from "../boundary/errors.js";
-import { ensurePrivateDir, type StateDir } from "../safety/state-dir.js";
-import { startTimeOf, writerAlive } from "../safety/writer-alive.js";
+import type { StateDir } from "../safety/state-dir.js";
 import type { Session } from "../session.js";
-import { BlobStore } from "./blob-store.js";
+import { LocalTreeSource } from "./local-source.js";
 import { applyRestore, conflictError, type PlannedPath, type RestoreProblem } from "./restore.js";
-import { scanTree } from "./tree-scan.js";
+import type { TreeSource } from "./source.js";
 import {
 	type Checkpoint,
 	type CheckpointBudgets,
 	DEFAULT_BUDGETS,
 	describeState,
-	type PathChange,
 	type PathState,
-	type ScannedEntry,
 	sameState,
-	type TreeIndex,
 } from "./types.js";
 
 export interface CheckpointSummary {
@@ -90,7 +83,7 @@ const NAMED = 20;
 const STORE_PREFIX = "session-";
 
 export class Checkpoints {
-	private index: TreeIndex | undefined;
+	private started = false;
 	private readonly kept: Checkpoint[] = [];
 	private nextId = 0;
 	private dropped = 0;
@@ -99,35 +92,16 @@ export class Checkpoints {
 	/** Calls that change files, and the listing and restores, one at a time. */
 	private gate: Promise<unknown> = Promise.resolve();
 
-	private constructor(
+	constructor(
 		private readonly session: Session,
-		private readonly roots: readonly string[],
-		private readonly store: BlobStore,
+		private readonly source: TreeSource,
 		readonly budgets: CheckpointBudgets,
 	) {}
 
-	/**
-	 * A session's checkpoints, kept in a new private directory of `state`; directories that
-	 * sessions of processes no longer running left there are removed.
-	 */
-	static open(session: Session, state: StateDir, budgets: Partial<CheckpointBudgets> = {}): Checkpoints {
-		state.recordKey(); // makes and checks the state directory itself
-		const base = join(state.dir, "checkpoints");
-		const aside = ensurePrivateDir(base);
-		if (aside) state.note(`keel: ${aside}`);
-		for (const name of readdirSync(base)) {
-			const m = /^session-(\d+)-(\d*)-[0-9a-f]+$/.exec(name);
-			if (m && !writerAlive(Number(m[1]), m[2])) rmSync(join(base, name), { recursive: true, force: true });
-		}
-		const dir = join(
-			base,
-			`${STORE_PREFIX}${process.pid}-${startTimeOf(process.pid)}-${randomBytes(4).toString("hex")}`,
-		);
-		mkdirSync(dir, 0o700);
-		const roots = session.guard.roots.filter(
-			(r, i, all) => !all.some((o, j) => j !== i && r.startsWith(`${o}/`)),
-		);
-		return new Checkpoints(session, roots, new BlobStore(dir), { ...DEFAULT_BUDGETS, ...budgets });
+	/** Checkpoints of this machine's files, kept in a new private directory of `state`. */
+	static openLocal(session: Session, state: StateDir, budgets: Partial<CheckpointBudgets> = {}): Checkpoints {
+		const all = { ...DEFAULT_BUDGETS, ...budgets };
+		return new Checkpoints(session, LocalTreeSource.open(state, session.guard.roots, all), all);
 	}
 
 	private exclusive<T>(task: () => Promise<T> | T): Promise<T> {
@@ -139,59 +113,48 @@ export class Checkpoints {
 	/** Run one call that can change files between two scans; its changes become a checkpoint. */
 	around<T>(tool: string, call: () => Promise<T>): Promise<T> {
 		return this.exclusive(async () => {
-			this.capture("outside");
+			await this.capture("outside");
 			try {
 				return await call();
 			} finally {
-				this.capture(tool);
+				await this.capture(tool);
 			}
 		});
 	}
 
 	/** Scan, and record what changed since the last scan as a checkpoint of `tool`. */
-	private capture(tool: string): void {
+	private async capture(tool: string): Promise<void> {
 		const room = Math.max(
 			0,
-			Math.min(this.budgets.maxCheckpointBytes, this.budgets.maxStoreBytes - this.store.bytes),
+			Math.min(this.budgets.maxCheckpointBytes, this.budgets.maxStoreBytes - this.source.storeBytes()),
 		);
-		const scan = scanTree({
-			roots: this.roots,
-			previous: this.index,
-			store: this.store,
-			budgets: this.budgets,
-			room,
-		});
+		const scan = await this.source.capture(room);
 		this.lastScan = { leftOut: scan.leftOut, leftOutCount: scan.leftOutCount, truncated: scan.truncated };
 		for (const p of scan.identityOnly) this.notRestorable.add(p);
-		const before = this.index;
-		this.index = scan.index;
-		if (!before) {
+		if (!this.started) {
+			this.started = true;
 			this.kept.push({ id: this.nextId++, tool: "start", at: Date.now(), changes: [] });
 			return;
 		}
-		const changes = changesBetween(before, scan.index);
-		if (changes.length === 0) return;
-		this.kept.push({ id: this.nextId++, tool, at: Date.now(), changes });
-		this.enforceBudgets();
+		if (scan.changes.length === 0) return;
+		this.kept.push({ id: this.nextId++, tool, at: Date.now(), changes: scan.changes });
+		await this.enforceBudgets();
 	}
 
-	private enforceBudgets(): void {
-		let over =
-			this.kept.length - 1 > this.budgets.maxCheckpoints || this.store.bytes > this.budgets.maxStoreBytes;
-		while (over && this.kept.length > 1) {
+	private async enforceBudgets(): Promise<void> {
+		const over = () =>
+			this.kept.length - 1 > this.budgets.maxCheckpoints ||
+			this.source.storeBytes() > this.budgets.maxStoreBytes;
+		while (over() && this.kept.length > 1) {
 			this.kept.shift();
 			this.dropped++;
-			this.store.retain(this.neededBlobs());
-			over =
-				this.kept.length - 1 > this.budgets.maxCheckpoints || this.store.bytes > this.budgets.maxStoreBytes;
+			await this.source.retain(this.neededBlobs());
 		}
 	}
 
-	/** Blobs a restore to a kept checkpoint, or a later change, can need. */
+	/** Blobs a restore to a kept checkpoint can need (the source keeps the latest scan's too). */
 	private neededBlobs(): Set<string> {
 		const need = new Set<string>();
-		for (const e of this.index?.values() ?? [])
-			if (e.state.kind === "file" && e.state.sha256) need.add(e.state.sha256);
 		for (const cp of this.kept.slice(1))
 			for (const c of cp.changes) if (c.before.kind === "file" && c.before.sha256) need.add(c.before.sha256);
 		return need;
@@ -199,8 +162,8 @@ export class Checkpoints {
 
 	/** The kept checkpoints, oldest first, and what the scans leave out. */
 	list(): Promise<CheckpointListing> {
-		return this.exclusive(() => {
-			this.capture("outside");
+		return this.exclusive(async () => {
+			await this.capture("outside");
 			return {
 				checkpoints: this.kept.map((cp) => ({
 					id: cp.id,
@@ -214,7 +177,7 @@ export class Checkpoints {
 				notRestorable: [...this.notRestorable].slice(0, NAMED),
 				dropped: this.dropped,
 				truncated: this.lastScan.truncated,
-				storeBytes: this.store.bytes,
+				storeBytes: this.source.storeBytes(),
 			};
 		});
 	}
@@ -247,15 +210,15 @@ export class Checkpoints {
 
 	/** What changed since checkpoint `id` (a unified diff of the text files, bounded). */
 	diff(id: unknown): Promise<DiffResult> {
-		return this.exclusive(() => {
-			this.capture("outside");
+		return this.exclusive(async () => {
+			await this.capture("outside");
 			const from = this.checkpointAt(id);
 			const changes: DiffResult["changes"] = [];
 			let patch = "";
 			for (const [path, s] of this.since(from)) {
 				if (sameState(s.was, s.now)) continue;
 				changes.push({ path, was: describeState(s.was), now: describeState(s.now) });
-				if (patch.length < PATCH_CHARS) patch += this.textPatch(path, s.was, s.now);
+				if (patch.length < PATCH_CHARS) patch += await this.textPatch(path, s.was, s.now);
 			}
 			if (patch.length > PATCH_CHARS)
 				patch = `${patch.slice(0, PATCH_CHARS)}\n[diff cut at ${PATCH_CHARS} characters]\n`;
@@ -263,15 +226,15 @@ export class Checkpoints {
 		});
 	}
 
-	private textPatch(path: string, was: PathState, now: PathState): string {
-		const text = (s: PathState) => {
+	private async textPatch(path: string, was: PathState, now: PathState): Promise<string> {
+		const text = async (s: PathState) => {
 			if (s.kind === "absent") return "";
 			if (s.kind !== "file" || !s.sha256) return undefined;
-			const bytes = this.store.get(s.sha256);
+			const bytes = await this.source.blob(s.sha256);
 			return bytes && !bytes.includes(0) ? bytes.toString("utf8") : undefined;
 		};
-		const a = text(was);
-		const b = text(now);
+		const a = await text(was);
+		const b = await text(now);
 		if (a === undefined || b === undefined) return "";
 		return createTwoFilesPatch(
 			was.kind === "absent" ? "/dev/null" : path,
@@ -290,7 +253,7 @@ export class Checkpoints {
 	 */
 	restore(id?: unknown, opts: { force?: boolean } = {}): Promise<RestoreResult> {
 		return this.exclusive(async () => {
-			this.capture("outside");
+			await this.capture("outside");
 			const to = id === undefined ? this.lastCallBase() : this.checkpointAt(id);
 			const plan: PlannedPath[] = [];
 			const conflicts: RestoreProblem[] = [];
@@ -301,15 +264,16 @@ export class Checkpoints {
 					conflicts.push({ path, problem });
 					continue;
 				}
-				const bytes = s.was.kind === "file" ? (this.store.get(s.was.sha256!) ?? undefined) : undefined;
+				const bytes =
+					s.was.kind === "file" ? ((await this.source.blob(s.was.sha256!)) ?? undefined) : undefined;
 				plan.push({ path, now: s.now, target: s.was, bytes });
 			}
 			if (conflicts.length > 0 && !opts.force) throw conflictError(conflicts);
 			let problems: RestoreProblem[] = [];
 			try {
-				problems = await applyRestore(this.session, (p) => this.rootOf(p), plan);
+				problems = await applyRestore(this.session, this.source, plan);
 			} finally {
-				this.capture("restore");
+				await this.capture("restore");
 			}
 			const checkpoint = this.kept.at(-1)?.tool === "restore" ? this.kept.at(-1)?.id : undefined;
 			const failed = new Set(problems.map((p) => p.path));
@@ -350,7 +314,8 @@ export class Checkpoints {
 		if (t.kind === "other") return "was a FIFO, socket or device, which a restore does not make";
 		if (t.kind === "file" && !t.sha256)
 			return "its bytes were past the budget when it was seen (kept by identity only)";
-		if (t.kind === "file" && !this.store.get(t.sha256!)) return "its kept bytes are missing or damaged";
+		if (t.kind === "file" && !(await this.source.blob(t.sha256!)))
+			return "its kept bytes are missing or damaged";
 		if ((t.kind === "dir") !== (s.now.kind === "dir") && s.now.kind !== "absent" && t.kind !== "absent")
 			return `it is now ${describeState(s.now)} and was ${describeState(t)}: restore it by hand`;
 		try {
@@ -361,35 +326,8 @@ export class Checkpoints {
 		return undefined;
 	}
 
-	private rootOf(path: string): string {
-		return this.roots.find((r) => path.startsWith(`${r}/`)) ?? this.roots[0];
-	}
-
 	/** Remove the store (at session close). */
-	close(): void {
-		this.store.destroy();
+	close(): Promise<void> {
+		return this.source.close();
 	}
-}
-
-/** Files kept by identity only compare by identity; everything else by state. */
-function differs(b: ScannedEntry, a: ScannedEntry): boolean {
-	if (
-		b.state.kind === "file" &&
-		a.state.kind === "file" &&
-		(b.state.sha256 === null || a.state.sha256 === null)
-	)
-		return b.identity !== a.identity || b.state.mode !== a.state.mode;
-	return !sameState(b.state, a.state);
-}
-
-function changesBetween(before: TreeIndex, after: TreeIndex): PathChange[] {
-	const changes: PathChange[] = [];
-	for (const [path, b] of before) {
-		const a = after.get(path);
-		if (!a) changes.push({ path, before: b.state, after: { kind: "absent" } });
-		else if (differs(b, a)) changes.push({ path, before: b.state, after: a.state });
-	}
-	for (const [path, a] of after)
-		if (!before.has(path)) changes.push({ path, before: { kind: "absent" }, after: a.state });
-	return changes.sort((x, y) => (x.path < y.path ? -1 : 1));
 }

@@ -8,25 +8,14 @@
  *   3. links are made, modes set, and directories the checkpoint did not have removed (deepest
  *      first, only when empty).
  * Steps 1 and 3 are not journaled: each is idempotent, and a failure there is reported per path
- * with the file contents already in place. Every step acts through descriptors opened from the
- * root with O_NOFOLLOW, so a directory swapped for a link meanwhile fails the step, never
- * redirects it.
+ * with the file contents already in place. The tree source does steps 1 and 3 (on this machine through descriptors
+ * opened from the root with O_NOFOLLOW: restore-steps.ts).
  */
-import {
-	closeSync,
-	constants,
-	fchmodSync,
-	fstatSync,
-	mkdirSync,
-	openSync,
-	rmdirSync,
-	symlinkSync,
-} from "node:fs";
-import { posix } from "node:path";
 import type { FileStat } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { type Change, commitChanges, withPaths } from "../safety/transaction.js";
 import type { Session } from "../session.js";
+import type { TreeSource } from "./source.js";
 import type { PathState } from "./types.js";
 
 export interface PlannedPath {
@@ -42,57 +31,18 @@ export interface RestoreProblem {
 	problem: string;
 }
 
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-
-/** The directory `dir` (below `root`, canonical) opened one component at a time without following links. */
-function openDirBelow(root: string, dir: string): number {
-	let fd = openSync(root, DIR_FLAGS);
-	for (const name of posix.relative(root, dir).split("/").filter(Boolean)) {
-		try {
-			const next = openSync(`/proc/self/fd/${fd}/${name}`, DIR_FLAGS);
-			closeSync(fd);
-			fd = next;
-		} catch (e) {
-			closeSync(fd);
-			throw e;
-		}
-	}
-	return fd;
-}
-
-function inParent<T>(root: string, path: string, act: (at: string) => T): T {
-	const fd = openDirBelow(root, posix.dirname(path));
-	try {
-		return act(`/proc/self/fd/${fd}/${posix.basename(path)}`);
-	} finally {
-		closeSync(fd);
-	}
-}
-
-function chmodNoFollow(root: string, path: string, mode: number): void {
-	inParent(root, path, (at) => {
-		const fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-		try {
-			if (fstatSync(fd).isSymbolicLink()) return;
-			fchmodSync(fd, mode);
-		} finally {
-			closeSync(fd);
-		}
-	});
-}
-
 const depth = (p: string) => p.split("/").length;
 
 export async function applyRestore(
 	session: Session,
-	rootOf: (path: string) => string,
+	source: TreeSource,
 	plan: PlannedPath[],
 ): Promise<RestoreProblem[]> {
 	const problems: RestoreProblem[] = [];
 	const fs = session.backend.fs;
-	const attempt = (path: string, step: () => void) => {
+	const attempt = async (path: string, step: () => Promise<void>) => {
 		try {
-			step();
+			await step();
 		} catch (e) {
 			problems.push({ path, problem: (e as NodeJS.ErrnoException).code ?? String(e) });
 		}
@@ -101,9 +51,7 @@ export async function applyRestore(
 	for (const p of plan
 		.filter((x) => x.target.kind === "dir" && x.now.kind === "absent")
 		.sort((a, b) => depth(a.path) - depth(b.path)))
-		attempt(p.path, () =>
-			inParent(rootOf(p.path), p.path, (at) => mkdirSync(at, (p.target as { mode: number }).mode)),
-		);
+		await attempt(p.path, () => source.makeDir(p.path, (p.target as { mode: number }).mode));
 
 	// 2. File contents and removals of files and links, all or nothing.
 	const changes: Change[] = [];
@@ -138,19 +86,19 @@ export async function applyRestore(
 	for (const p of plan) {
 		if (p.target.kind === "link") {
 			const target = p.target.target;
-			attempt(p.path, () => inParent(rootOf(p.path), p.path, (at) => symlinkSync(target, at)));
+			await attempt(p.path, () => source.makeLink(p.path, target));
 		}
 	}
 	for (const p of plan) {
 		const t = p.target;
 		if (t.kind !== "file" && t.kind !== "dir") continue;
 		const modeNow = p.now.kind === t.kind ? (p.now as { mode: number }).mode : undefined;
-		if (modeNow !== t.mode) attempt(p.path, () => chmodNoFollow(rootOf(p.path), p.path, t.mode));
+		if (modeNow !== t.mode) await attempt(p.path, () => source.setMode(p.path, t.mode));
 	}
 	for (const p of plan
 		.filter((x) => x.target.kind === "absent" && x.now.kind === "dir")
 		.sort((a, b) => depth(b.path) - depth(a.path)))
-		attempt(p.path, () => inParent(rootOf(p.path), p.path, (at) => rmdirSync(at)));
+		await attempt(p.path, () => source.removeDir(p.path));
 	return problems;
 }
 

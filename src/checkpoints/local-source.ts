@@ -1,0 +1,136 @@
+/**
+ * Checkpoints of this machine's files (local and bwrap backends): the tree scanned by
+ * tree-scan.ts, the bytes kept in a BlobStore in a private directory of keel's state, and the
+ * non-file steps of a restore done through descriptors opened from the root (restore-steps.ts).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, rmdirSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { ensurePrivateDir, type StateDir } from "../safety/state-dir.js";
+import { startTimeOf, writerAlive } from "../safety/writer-alive.js";
+import { BlobStore } from "./blob-store.js";
+import { chmodNoFollow, inParentDir } from "./restore-steps.js";
+import type { CaptureResult, TreeSource } from "./source.js";
+import { scanTree } from "./tree-scan.js";
+import {
+	type CheckpointBudgets,
+	type PathChange,
+	type ScannedEntry,
+	sameState,
+	type TreeIndex,
+} from "./types.js";
+
+const STORE_PREFIX = "session-";
+
+export class LocalTreeSource implements TreeSource {
+	private index: TreeIndex | undefined;
+
+	private constructor(
+		readonly roots: readonly string[],
+		private readonly store: BlobStore,
+		private readonly budgets: CheckpointBudgets,
+	) {}
+
+	/**
+	 * A store in a new private directory of `state`; directories that sessions of processes no
+	 * longer running left there are removed.
+	 */
+	static open(state: StateDir, roots: readonly string[], budgets: CheckpointBudgets): LocalTreeSource {
+		state.recordKey(); // makes and checks the state directory itself
+		const base = join(state.dir, "checkpoints");
+		const aside = ensurePrivateDir(base);
+		if (aside) state.note(`keel: ${aside}`);
+		for (const name of readdirSync(base)) {
+			const m = /^session-(\d+)-(\d*)-[0-9a-f]+$/.exec(name);
+			if (m && !writerAlive(Number(m[1]), m[2])) rmSync(join(base, name), { recursive: true, force: true });
+		}
+		const dir = join(
+			base,
+			`${STORE_PREFIX}${process.pid}-${startTimeOf(process.pid)}-${randomBytes(4).toString("hex")}`,
+		);
+		mkdirSync(dir, 0o700);
+		const outer = roots.filter((r, i, all) => !all.some((o, j) => j !== i && r.startsWith(`${o}/`)));
+		return new LocalTreeSource(outer, new BlobStore(dir), budgets);
+	}
+
+	async capture(room: number): Promise<CaptureResult> {
+		const scan = scanTree({
+			roots: this.roots,
+			previous: this.index,
+			store: this.store,
+			budgets: this.budgets,
+			room,
+		});
+		const before = this.index;
+		this.index = scan.index;
+		return {
+			changes: before ? changesBetween(before, scan.index) : [],
+			leftOut: scan.leftOut,
+			leftOutCount: scan.leftOutCount,
+			identityOnly: scan.identityOnly,
+			truncated: scan.truncated,
+		};
+	}
+
+	storeBytes(): number {
+		return this.store.bytes;
+	}
+
+	async blob(sha256: string): Promise<Buffer | null> {
+		return this.store.get(sha256);
+	}
+
+	async retain(keep: ReadonlySet<string>): Promise<void> {
+		const need = new Set(keep);
+		for (const e of this.index?.values() ?? [])
+			if (e.state.kind === "file" && e.state.sha256) need.add(e.state.sha256);
+		this.store.retain(need);
+	}
+
+	private rootOf(path: string): string {
+		return this.roots.find((r) => path.startsWith(`${r}/`)) ?? this.roots[0];
+	}
+
+	async makeDir(path: string, mode: number): Promise<void> {
+		inParentDir(this.rootOf(path), path, (at) => mkdirSync(at, mode));
+	}
+
+	async makeLink(path: string, target: string): Promise<void> {
+		inParentDir(this.rootOf(path), path, (at) => symlinkSync(target, at));
+	}
+
+	async setMode(path: string, mode: number): Promise<void> {
+		chmodNoFollow(this.rootOf(path), path, mode);
+	}
+
+	async removeDir(path: string): Promise<void> {
+		inParentDir(this.rootOf(path), path, (at) => rmdirSync(at));
+	}
+
+	async close(): Promise<void> {
+		this.store.destroy();
+	}
+}
+
+/** Files kept by identity only compare by identity; everything else by state. */
+function differs(b: ScannedEntry, a: ScannedEntry): boolean {
+	if (
+		b.state.kind === "file" &&
+		a.state.kind === "file" &&
+		(b.state.sha256 === null || a.state.sha256 === null)
+	)
+		return b.identity !== a.identity || b.state.mode !== a.state.mode;
+	return !sameState(b.state, a.state);
+}
+
+export function changesBetween(before: TreeIndex, after: TreeIndex): PathChange[] {
+	const changes: PathChange[] = [];
+	for (const [path, b] of before) {
+		const a = after.get(path);
+		if (!a) changes.push({ path, before: b.state, after: { kind: "absent" } });
+		else if (differs(b, a)) changes.push({ path, before: b.state, after: a.state });
+	}
+	for (const [path, a] of after)
+		if (!before.has(path)) changes.push({ path, before: { kind: "absent" }, after: a.state });
+	return changes.sort((x, y) => (x.path < y.path ? -1 : 1));
+}
