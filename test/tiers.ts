@@ -28,7 +28,11 @@ export const SUITES: readonly Suite[] = [
 	},
 	{
 		name: "bwrap",
-		files: ["test/backends/bwrap-*.test.ts", "test/safety/bwrap-*.test.ts"],
+		files: [
+			"test/backends/bwrap-*.test.ts",
+			"test/safety/bwrap-*.test.ts",
+			"test/checkpoints/undo-bwrap.test.ts",
+		],
 		needs: "bubblewrap (bwrap) with user namespaces",
 		enable: "apt-get install bubblewrap; KEEL_TEST_SUITES=bwrap npm test",
 	},
