@@ -76,6 +76,7 @@ export const SUITES: readonly Suite[] = [
 		files: [
 			"test/durability/crash.test.ts",
 			"test/durability/multi-crash.test.ts",
+			"test/durability/undo-crash.test.ts",
 			"test/durability/property.test.ts",
 			"test/durability/fault-injection.test.ts",
 			"test/durability/power-loss.test.ts",
