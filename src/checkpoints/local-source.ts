@@ -67,11 +67,17 @@ export class LocalTreeSource implements TreeSource {
 			budgets: this.budgets,
 			room,
 		};
-		const scan = this.scan(input);
 		const before = this.index;
+		const scan = this.scan(input);
 		if (scan !== "unchanged") this.index = scan.index;
+		const changes =
+			!before || scan === "unchanged"
+				? []
+				: scan.priors
+					? changesFromPriors(scan.priors, scan.index)
+					: changesBetween(before, scan.index);
 		return {
-			changes: before && scan !== "unchanged" ? changesBetween(before, scan.index) : [],
+			changes,
 			leftOut: this.leftOut.names,
 			leftOutCount: this.leftOut.count,
 			identityOnly: scan === "unchanged" ? [] : scan.identityOnly,
@@ -85,20 +91,34 @@ export class LocalTreeSource implements TreeSource {
 			const dirty = this.watch.drain();
 			if (dirty?.size === 0) return "unchanged";
 			const partial = dirty && rescanDirs({ ...input, beforeList: this.watcher() }, dirty);
-			if (partial && this.watch.usable) return partial;
+			if (partial) {
+				this.noteLeftOut(partial.leftOut, partial.leftOutCount);
+				// A watch that could not be added below: this scan is right, the next ones stat.
+				if (!this.watch.usable) this.stopWatching();
+				return partial;
+			}
 		}
 		if (!this.watchTried) {
 			this.watchTried = true;
 			this.watch = TreeWatch.open();
 		} else if (this.watch && !this.watch.reset()) this.watch = undefined;
 		const full = scanTree({ ...input, beforeList: this.watcher() });
-		if (this.watch && !this.watch.usable) {
-			// Out of watches: stat scans from now on.
-			this.watch.close();
-			this.watch = undefined;
-		}
+		// Out of watches: stat scans from now on.
+		if (this.watch && !this.watch.usable) this.stopWatching();
 		this.leftOut = { names: full.leftOut, count: full.leftOutCount, truncated: full.truncated };
 		return full;
+	}
+
+	/** Add what a partial scan left out to what the last full scan did. */
+	private noteLeftOut(names: readonly string[], count: number): void {
+		const fresh = names.filter((n) => !this.leftOut.names.includes(n));
+		this.leftOut.names = [...this.leftOut.names, ...fresh].slice(0, 50);
+		this.leftOut.count += Math.min(fresh.length, count);
+	}
+
+	private stopWatching(): void {
+		this.watch?.close();
+		this.watch = undefined;
 	}
 
 	private watcher(): ScanInput["beforeList"] {
@@ -156,6 +176,22 @@ function differs(b: ScannedEntry, a: ScannedEntry): boolean {
 	)
 		return b.identity !== a.identity || b.state.mode !== a.state.mode;
 	return !sameState(b.state, a.state);
+}
+
+/** The changes of a partial scan: each replaced entry as it was against what is there now. */
+function changesFromPriors(
+	priors: ReadonlyMap<string, ScannedEntry | undefined>,
+	index: TreeIndex,
+): PathChange[] {
+	const changes: PathChange[] = [];
+	for (const [path, b] of priors) {
+		const a = index.get(path);
+		if (!b && !a) continue;
+		if (!b) changes.push({ path, before: { kind: "absent" }, after: a!.state });
+		else if (!a) changes.push({ path, before: b.state, after: { kind: "absent" } });
+		else if (differs(b, a)) changes.push({ path, before: b.state, after: a.state });
+	}
+	return changes.sort((x, y) => (x.path < y.path ? -1 : 1));
 }
 
 export function changesBetween(before: TreeIndex, after: TreeIndex): PathChange[] {

@@ -37,6 +37,11 @@ export interface ScanResult {
 	identityOnly: string[];
 	/** The walk stopped at the entry budget. */
 	truncated: boolean;
+	/**
+	 * A partial scan changes the previous index in place; these are the entries it replaced or
+	 * removed, as they were (undefined: the path was not there), for the caller's list of changes.
+	 */
+	priors?: Map<string, ScannedEntry | undefined>;
 }
 
 export interface ScanInput {
@@ -68,11 +73,30 @@ class Walk {
 	constructor(
 		private readonly input: ScanInput,
 		index: TreeIndex,
-		/** Partial scans keep the subtrees of directories that are still the same directory. */
-		private readonly keepSameDirs: boolean,
+		/**
+		 * Partial scans change `index` (the previous one) in place, recording what they replace,
+		 * and keep the subtrees of directories that are still the same directory.
+		 */
+		private readonly priors?: Map<string, ScannedEntry | undefined>,
 	) {
-		this.result = { index, leftOut: [], leftOutCount: 0, identityOnly: [], truncated: false };
+		this.result = { index, leftOut: [], leftOutCount: 0, identityOnly: [], truncated: false, priors };
 		this.room = input.room;
+	}
+
+	/** The entry the previous scan had at `path`. */
+	private previousOf(path: string): ScannedEntry | undefined {
+		if (!this.priors) return this.input.previous?.get(path);
+		return this.priors.has(path) ? this.priors.get(path) : this.result.index.get(path);
+	}
+
+	private setEntry(path: string, entry: ScannedEntry): void {
+		if (this.priors && !this.priors.has(path)) this.priors.set(path, this.result.index.get(path));
+		this.result.index.set(path, entry);
+	}
+
+	private deleteEntry(path: string): void {
+		if (this.priors && !this.priors.has(path)) this.priors.set(path, this.result.index.get(path));
+		this.result.index.delete(path);
 	}
 
 	private leaveOut(path: string): void {
@@ -81,11 +105,11 @@ class Walk {
 	}
 
 	private fileEntry(at: string, path: string, st: Stat): ScannedEntry | undefined {
-		const { budgets, previous, store } = this.input;
+		const { budgets, store } = this.input;
 		const identity = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
 		const racy = st.mtimeNs >= this.scanStart - RACY_NS || st.ctimeNs >= this.scanStart - RACY_NS;
 		const mode = Number(st.mode & 0o7777n);
-		const prev = previous?.get(path);
+		const prev = this.previousOf(path);
 		if (prev && !prev.racy && prev.identity === identity) return { ...prev, racy };
 		const size = Number(st.size);
 		const identityOnly = (bytes: number, stillRacy: boolean): ScannedEntry => {
@@ -121,9 +145,9 @@ class Walk {
 
 	/** Remove everything below `dir` from the index, when the previous scan had a directory there. */
 	private forgetBelow(dir: string): void {
-		if (this.input.previous?.get(dir)?.state.kind !== "dir") return;
+		if (!this.priors || this.previousOf(dir)?.state.kind !== "dir") return;
 		const prefix = `${dir}/`;
-		for (const p of this.result.index.keys()) if (p.startsWith(prefix)) this.result.index.delete(p);
+		for (const p of [...this.result.index.keys()]) if (p.startsWith(prefix)) this.deleteEntry(p);
 	}
 
 	/** List the open directory `dirFd` (at `dirPath`) and record its entries; `deep` walks below. */
@@ -141,9 +165,9 @@ class Walk {
 		const inForce = rules.child(rel, own);
 		const index = this.result.index;
 		// A partial scan starts from the previous index: this directory's entries are listed anew.
-		const previous = this.keepSameDirs ? this.input.previous : undefined;
+		const partial = this.priors !== undefined;
 		const hadDirs =
-			previous && (previous.has(dirPath) || this.input.roots.includes(dirPath))
+			partial && (this.previousOf(dirPath) || this.input.roots.includes(dirPath))
 				? this.takeChildren(dirPath)
 				: [];
 		for (const name of names) {
@@ -162,20 +186,20 @@ class Walk {
 			const kind = st.mode & BigInt(constants.S_IFMT);
 			const isDir = kind === BigInt(constants.S_IFDIR);
 			if (inForce.leavesOut(relOf(name), name, isDir)) {
-				if (previous) this.forgetBelow(path);
+				if (partial) this.forgetBelow(path);
 				this.leaveOut(path);
 				continue;
 			}
 			if (isDir) {
 				const identity = `${st.dev}:${st.ino}`;
 				const mode = Number(st.mode & 0o7777n);
-				const was = previous?.get(path);
+				const was = partial ? this.previousOf(path) : undefined;
 				if (was && was.identity === identity) {
 					// The same directory: its own watch reports what changes below it.
-					index.set(path, { state: { kind: "dir", mode }, identity, racy: false });
+					this.setEntry(path, { state: { kind: "dir", mode }, identity, racy: false });
 					continue;
 				}
-				if (previous) this.forgetBelow(path);
+				if (partial) this.forgetBelow(path);
 				let fd: number;
 				try {
 					fd = openSync(at, DIR_FLAGS);
@@ -185,26 +209,26 @@ class Walk {
 				try {
 					const opened = fstatSync(fd, { bigint: true });
 					if (opened.ino !== st.ino || opened.dev !== st.dev) continue;
-					index.set(path, { state: { kind: "dir", mode }, identity, racy: false });
+					this.setEntry(path, { state: { kind: "dir", mode }, identity, racy: false });
 					this.list(fd, path, inForce, relOf(name));
 				} finally {
 					closeSync(fd);
 				}
 				continue;
 			}
-			if (previous) this.forgetBelow(path);
+			if (partial) this.forgetBelow(path);
 			if (kind === BigInt(constants.S_IFLNK)) {
 				try {
 					const state: PathState = { kind: "link", target: readlinkSync(at) };
-					index.set(path, { state, identity: "", racy: false });
+					this.setEntry(path, { state, identity: "", racy: false });
 				} catch {
 					// Gone since the listing.
 				}
 			} else if (kind === BigInt(constants.S_IFREG)) {
 				const entry = this.fileEntry(at, path, st);
-				if (entry) index.set(path, entry);
+				if (entry) this.setEntry(path, entry);
 			} else {
-				index.set(path, { state: { kind: "other" }, identity: "", racy: false });
+				this.setEntry(path, { state: { kind: "other" }, identity: "", racy: false });
 			}
 		}
 		// A directory that is gone takes everything that was below it.
@@ -215,10 +239,10 @@ class Walk {
 	private takeChildren(dir: string): string[] {
 		const prefix = `${dir}/`;
 		const dirs: string[] = [];
-		for (const [p, e] of this.result.index) {
+		for (const [p, e] of [...this.result.index]) {
 			if (!p.startsWith(prefix) || p.slice(prefix.length).includes("/")) continue;
 			if (e.state.kind === "dir") dirs.push(p);
-			this.result.index.delete(p);
+			this.deleteEntry(p);
 		}
 		return dirs;
 	}
@@ -226,7 +250,7 @@ class Walk {
 
 /** A full scan of every root. */
 export function scanTree(input: ScanInput): ScanResult {
-	const walk = new Walk(input, new Map(), false);
+	const walk = new Walk(input, new Map());
 	for (const root of input.roots) {
 		let fd: number;
 		try {
@@ -253,7 +277,7 @@ export function scanTree(input: ScanInput): ScanResult {
 export function rescanDirs(input: ScanInput, dirty: ReadonlySet<string>): ScanResult | undefined {
 	const previous = input.previous;
 	if (!previous) return undefined;
-	const walk = new Walk(input, new Map(previous), true);
+	const walk = new Walk(input, previous, new Map());
 	// Shallow first: a parent's listing may walk a child whole, or drop it.
 	const dirs = [...dirty].sort((a, b) => a.split("/").length - b.split("/").length);
 	for (const dir of dirs) {
@@ -264,7 +288,12 @@ export function rescanDirs(input: ScanInput, dirty: ReadonlySet<string>): ScanRe
 		if (opened === undefined) continue;
 		try {
 			const rules = rulesFor(root, dir);
-			if (!rules) return undefined;
+			if (!rules) {
+				// Put the previous index back as it was: the caller scans in full against it.
+				for (const [p, e] of walk.result.priors ?? [])
+					e === undefined ? previous.delete(p) : previous.set(p, e);
+				return undefined;
+			}
 			walk.list(opened, dir, rules, posix.relative(root, dir));
 		} finally {
 			closeSync(opened);

@@ -34,6 +34,8 @@ const MASK =
 	IN.ONLYDIR |
 	IN.EXCL_UNLINK;
 const EVENT_HEADER = 16;
+/** read(2) of an empty non-blocking queue (one errno, two names). */
+const EMPTY_QUEUE = new Set(["EAGAIN", "EWOULDBLOCK"]);
 
 export class TreeWatch {
 	/** Watch descriptor → the directory's path when it was (last) listed. */
@@ -85,7 +87,7 @@ export class TreeWatch {
 		const dirty = new Set<string>();
 		for (;;) {
 			const n = this.libc.read(this.fd, this.buf, this.buf.length);
-			if (n < 0) return this.libc.errnoName() === "EAGAIN" ? dirty : undefined;
+			if (n < 0) return EMPTY_QUEUE.has(this.libc.errnoName()) ? dirty : undefined;
 			if (n === 0) return dirty;
 			for (let off = 0; off + EVENT_HEADER <= n; ) {
 				const wd = this.buf.readInt32LE(off);
