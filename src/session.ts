@@ -8,7 +8,7 @@ import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLocalBackend } from "./backend/local.js";
 import { createLocalFs } from "./backend/local-fs.js";
-import type { Backend, FileOps } from "./backend/types.js";
+import type { Backend, ExecOps, FileOps, SearchOps } from "./backend/types.js";
 import { CallScope } from "./boundary/call-scope.js";
 import { fromSystemError, KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
@@ -29,6 +29,7 @@ import { WriterLog } from "./safety/writer-log.js";
 import { paletteFor } from "./session-options.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
 import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
+import type { ToolHost } from "./tool-host.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
@@ -38,7 +39,7 @@ function filesAreLocal(backend: Backend): boolean {
 	return backend.kind === "local" || backend.kind === "bwrap";
 }
 
-export class Session {
+export class Session implements ToolHost {
 	readonly readState = new ReadState();
 	readonly contentRefs = new ContentRefs();
 	/** Failed calls as fingerprints and codes, never arguments; the directive for the next turn. */
@@ -175,8 +176,24 @@ export class Session {
 		return this.guard.workspace;
 	}
 
+	get files(): FileOps {
+		return this.backend.fs;
+	}
+
+	get exec(): ExecOps {
+		return this.backend.exec;
+	}
+
+	get search(): SearchOps {
+		return this.backend.search;
+	}
+
 	resolvePath(input: unknown, access: Access): Promise<ResolvedPath> {
 		return this.guard.resolve(input, access);
+	}
+
+	resolveEntry(input: unknown, access: Access): Promise<ResolvedPath> {
+		return this.guard.resolveEntry(input, access);
 	}
 
 	/**
@@ -266,7 +283,7 @@ export class Session {
 			if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
 			const check = checkOption === undefined ? undefined : checkModeOf(checkOption, "check");
 			const result = await tool.execute(prepared as never, {
-				session: this,
+				host: this,
 				// Made when the tool first reads it (boundary/call-scope.ts).
 				get signal() {
 					return scope.signal;

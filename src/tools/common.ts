@@ -5,8 +5,8 @@ import type { Expected, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { formatSize } from "../boundary/truncate.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
-import type { Session } from "../session.js";
 import { type CheckedChange, type CheckMode, isChecked, type SyntaxReport } from "../syntax/check.js";
+import type { ToolHost } from "../tool-host.js";
 
 /** A positive integer option, or its default; fractional values are floored. */
 export function positiveInt(name: string, value: number | undefined, fallback: number): number {
@@ -18,9 +18,9 @@ export function positiveInt(name: string, value: number | undefined, fallback: n
 }
 
 /** stat (following links) mapped to keel errors. */
-export async function statPath(session: Session, canonical: string, shown: string): Promise<FileStat> {
+export async function statPath(host: ToolHost, canonical: string, shown: string): Promise<FileStat> {
 	try {
-		return await session.backend.fs.stat(canonical);
+		return await host.files.stat(canonical);
 	} catch (e) {
 		throw fromSystemError(e, shown);
 	}
@@ -42,11 +42,11 @@ export const MAX_EDIT_BYTES = 256 * 1024 * 1024;
  * edit/replan.ts's readSettled retries).
  */
 export async function readRegular(
-	session: Session,
+	host: ToolHost,
 	canonical: string,
 	shown: string,
 ): Promise<{ stat: FileStat; bytes: Buffer }> {
-	const st = await statPath(session, canonical, shown);
+	const st = await statPath(host, canonical, shown);
 	requireFile(st, shown);
 	if (st.size > MAX_EDIT_BYTES) {
 		throw new KeelError(
@@ -55,7 +55,7 @@ export async function readRegular(
 			{ path: shown },
 		);
 	}
-	const fs = session.backend.fs;
+	const fs = host.files;
 	try {
 		if (fs.readCurrent) return await fs.readCurrent(canonical);
 		return { stat: st, bytes: await fs.readFile(canonical, st) };
@@ -64,9 +64,9 @@ export async function readRegular(
 	}
 }
 
-export async function statOrNull(session: Session, canonical: string): Promise<FileStat | null> {
+export async function statOrNull(host: ToolHost, canonical: string): Promise<FileStat | null> {
 	try {
-		return await session.backend.fs.stat(canonical);
+		return await host.files.stat(canonical);
 	} catch (e) {
 		if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
 		throw fromSystemError(e, canonical);
@@ -96,12 +96,12 @@ export function checkAborted(signal: { readonly aborted: boolean } | undefined):
  * commit then compare-and-swaps against that read.
  */
 export function overwriteExpectation(
-	session: Session,
+	host: ToolHost,
 	canonical: string,
 	now: FileStat,
 	shown: string,
 ): Expected {
-	const rec = session.readState.get(canonical);
+	const rec = host.readState.get(canonical);
 	if (!rec) {
 		throw new KeelError(
 			"NOT_READ",
@@ -126,12 +126,12 @@ export function overwriteExpectation(
  * swapped for a link to elsewhere mid-search must not leak what was found there.
  */
 export async function requireUnchanged(
-	session: Session,
+	host: ToolHost,
 	canonical: string,
 	checked: FileStat,
 	shown: string,
 ): Promise<void> {
-	const now = await session.backend.fs.stat(canonical).catch(() => undefined);
+	const now = await host.files.stat(canonical).catch(() => undefined);
 	if (!now || !sameObject(now, checked)) {
 		throw new KeelError("CHANGED_ON_DISK", `${shown} was replaced during the search; search again.`, {
 			path: shown,
@@ -145,7 +145,7 @@ export async function requireUnchanged(
  * content has a placeholder, to let a file keep one it already had.
  */
 export async function refuseWrittenPlaceholder(
-	session: Session,
+	host: ToolHost,
 	canonical: string,
 	now: FileStat | null,
 	content: string,
@@ -155,7 +155,7 @@ export async function refuseWrittenPlaceholder(
 	let had = "";
 	if (now) {
 		try {
-			had = (await session.backend.fs.readFile(canonical, now)).toString("utf8");
+			had = (await host.files.readFile(canonical, now)).toString("utf8");
 		} catch (e) {
 			throw fromSystemError(e, shown);
 		}
@@ -164,8 +164,8 @@ export async function refuseWrittenPlaceholder(
 }
 
 /** The call's syntax check mode: its own, else the session's. */
-export function checkModeFor(ctx: { session: Session; check?: CheckMode }): CheckMode {
-	return ctx.check ?? ctx.session.checkMode;
+export function checkModeFor(ctx: { host: ToolHost; check?: CheckMode }): CheckMode {
+	return ctx.check ?? ctx.host.checkMode;
 }
 
 /** A change as the check takes it: the new text built only when the file is checked. */
@@ -173,14 +173,14 @@ export type CheckInput = Omit<CheckedChange, "after"> & { after: () => string; l
 
 /** The syntax check of a call's changes (undefined when the mode is "off" or no file has a grammar). */
 export async function checkSyntax(
-	session: Session,
+	host: ToolHost,
 	mode: CheckMode,
 	changes: CheckInput[],
 ): Promise<SyntaxReport | undefined> {
 	if (mode === "off") return undefined;
 	const checked = changes.filter((c) => isChecked(c.path, c.length));
 	if (checked.length === 0) return undefined;
-	return session.syntax.files(
+	return host.syntax.files(
 		checked.map((c) => ({ path: c.path, key: c.key, before: c.before, after: c.after() })),
 	);
 }

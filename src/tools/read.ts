@@ -121,7 +121,7 @@ function changedError(path: string): KeelError {
  */
 async function streamWindow(
 	args: ReadArgs,
-	{ session }: ToolContext,
+	{ host }: ToolContext,
 	fs: FileOps,
 	canonical: string,
 	st: FileStat,
@@ -153,7 +153,7 @@ async function streamWindow(
 	const size = w.stat.size;
 	if (detectImage(w.head) && size <= STREAM_ABOVE_BYTES) return undefined;
 	// The stat of the bytes hashed (taken at the open), not the guard's earlier one.
-	session.readState.recordHash(canonical, w.stat, w.sha256);
+	host.readState.recordHash(canonical, w.stat, w.sha256);
 	if (detectImage(w.head)) {
 		throw new KeelError(
 			"INVALID_ARGS",
@@ -180,14 +180,14 @@ async function streamWindow(
 /** A file read whole: recorded, attached when an image, else decoded and split into lines. */
 async function wholeWindow(
 	args: ReadArgs,
-	{ session }: ToolContext,
+	{ host }: ToolContext,
 	canonical: string,
 	st: FileStat,
 	bytes: Buffer,
 	offset: number,
 	limit: number | undefined,
 ): Promise<TextWindow | ToolResult> {
-	session.readState.record(canonical, st, bytes);
+	host.readState.record(canonical, st, bytes);
 	const mimeType = detectImage(bytes);
 	if (mimeType) return imageResult(bytes, mimeType);
 	// A UTF-16 file has NUL bytes but a BOM that says what it is.
@@ -235,11 +235,11 @@ async function readWhole(
 }
 
 async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
-	const { session, signal } = ctx;
+	const { host, signal } = ctx;
 	// The schema checker has bounded both (RANGES.lineNumber / lineCount); fractions are floored.
 	const offset = positiveInt("offset", args.offset, 1);
 	const limit = args.limit === undefined ? undefined : positiveInt("limit", args.limit, 1);
-	const { target, fs } = await session.resolveReadable(args.path);
+	const { target, fs } = await host.resolveReadable(args.path);
 	let st: FileStat;
 	let bytes: Buffer | null = null;
 	try {

@@ -3,8 +3,8 @@
 import type { WorkOwner } from "../boundary/call-scope.js";
 import type { JsonSchema } from "../boundary/schema.js";
 import { type Checker, compileChecker } from "../boundary/validate.js";
-import type { Session } from "../session.js";
 import type { CheckMode } from "../syntax/check.js";
+import type { ToolHost } from "../tool-host.js";
 
 export interface TextContent {
 	type: "text";
@@ -31,7 +31,8 @@ export interface ToolAnnotations {
 }
 
 export interface ToolContext {
-	session: Session;
+	/** What the tool may use of the session it runs in. */
+	host: ToolHost;
 	/** Aborted when the caller aborts, when the call has its answer, or when the session closes. */
 	signal?: AbortSignal;
 	/** The call's owner for work not awaited at once (see boundary/call-scope.ts); set by Session.call. */

@@ -2,7 +2,7 @@
  * Test sessions with a Python coordinator attached.
  *
  * The pi profile has no python tools: tests attach the coordinator as an own `python` property (what
- * PythonHost asks for) and the tools into the session's palette, so calls go through Session.call
+ * ToolHost.python holds) and the tools into the session's palette, so calls go through Session.call
  * like any other tool. Each test session gets its own coordinator on the session's backend, with
  * test options (short background threshold, memory limit).
  */
