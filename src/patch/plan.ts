@@ -10,13 +10,12 @@
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { refusePlaceholder } from "../edit/placeholder.js";
+import { overwriteExpectation, requireFile, snapshotText, statOrNull } from "../edit/snapshot.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
 import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change } from "../safety/transaction.js";
 import type { ToolHost } from "../tool-host.js";
-import { overwriteExpectation, requireFile, statOrNull } from "../tools/common.js";
-import { snapshotText } from "../tools/file-plan.js";
 import { addedText, applyHunks } from "./apply.js";
 import type { FileOp } from "./parse.js";
 

@@ -6,10 +6,10 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import { boolean, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
 import type { ReadResult } from "../procs/table.js";
 import type { ToolHost } from "../tool-host.js";
 import { refusalFor } from "./bash-policy.js";
-import { requireDir, statPath } from "./common.js";
 import { startHandle } from "./process.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 

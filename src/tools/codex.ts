@@ -9,8 +9,8 @@
 import { shq } from "../backend/shell-quote.js";
 import { KeelError } from "../boundary/errors.js";
 import { array, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
 import { bashTool } from "./bash.js";
-import { requireDir, statPath } from "./common.js";
 import { lsTool } from "./ls.js";
 import { RANGES } from "./ranges.js";
 import { readTool } from "./read.js";

@@ -1,9 +1,8 @@
 /** Small checks shared by the tools. */
 
-import { sameIdentity, sameObject } from "../backend/temp-names.js";
-import type { Expected, FileStat } from "../backend/types.js";
+import { sameObject } from "../backend/temp-names.js";
+import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
-import { formatSize } from "../boundary/truncate.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
 import { type CheckedChange, type CheckMode, isChecked, type SyntaxReport } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
@@ -17,108 +16,9 @@ export function positiveInt(name: string, value: number | undefined, fallback: n
 	return Math.floor(value);
 }
 
-/** stat (following links) mapped to keel errors. */
-export async function statPath(host: ToolHost, canonical: string, shown: string): Promise<FileStat> {
-	try {
-		return await host.files.stat(canonical);
-	} catch (e) {
-		throw fromSystemError(e, shown);
-	}
-}
-
-/**
- * The largest file read whole to be edited: its bytes, its text and the new text are held at once,
- * and a JavaScript string holds at most 512 MiB.
- */
-export const MAX_EDIT_BYTES = 256 * 1024 * 1024;
-
-/**
- * A regular file's bytes and the identity they were read from, for a change planned on them. The
- * stat gives the plain errors (NOT_FOUND, IS_DIRECTORY, NOT_A_FILE) before anything is opened; the
- * bytes then come with the open handle's own stat (FileOps.readCurrent), so another writer's
- * replace landing between the two is a newer version read, not a failure: a busy rival could
- * otherwise win that race every time and fail an edit that conflicts with nothing. Backends
- * without readCurrent check the opened file against the stat (CHANGED_ON_DISK on a replace, which
- * edit/replan.ts's readSettled retries).
- */
-export async function readRegular(
-	host: ToolHost,
-	canonical: string,
-	shown: string,
-): Promise<{ stat: FileStat; bytes: Buffer }> {
-	const st = await statPath(host, canonical, shown);
-	requireFile(st, shown);
-	if (st.size > MAX_EDIT_BYTES) {
-		throw new KeelError(
-			"TOO_LARGE",
-			`${shown} is ${formatSize(st.size)}; an edit holds the whole file in memory, up to ${formatSize(MAX_EDIT_BYTES)}. Change it with a script through bash (sed -i, python) instead.`,
-			{ path: shown },
-		);
-	}
-	const fs = host.files;
-	try {
-		if (fs.readCurrent) return await fs.readCurrent(canonical);
-		return { stat: st, bytes: await fs.readFile(canonical, st) };
-	} catch (e) {
-		throw fromSystemError(e, shown);
-	}
-}
-
-export async function statOrNull(host: ToolHost, canonical: string): Promise<FileStat | null> {
-	try {
-		return await host.files.stat(canonical);
-	} catch (e) {
-		if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
-		throw fromSystemError(e, canonical);
-	}
-}
-
-export function requireFile(st: FileStat, shown: string): void {
-	if (st.type === "dir")
-		throw new KeelError("IS_DIRECTORY", `${shown} is a directory; use ls to list it.`, { path: shown });
-	if (st.type !== "file")
-		throw new KeelError("NOT_A_FILE", `${shown} is not a regular file.`, { path: shown });
-}
-
-export function requireDir(st: FileStat, shown: string): void {
-	if (st.type !== "dir") {
-		throw new KeelError("NOT_DIRECTORY", `${shown} is not a directory; use read for files.`, { path: shown });
-	}
-}
-
 /** Throws ABORTED when the call's signal (or its scope, which knows without making one) has fired. */
 export function checkAborted(signal: { readonly aborted: boolean } | undefined): void {
 	if (signal?.aborted) throw new KeelError("ABORTED", "The call was aborted.");
-}
-
-/**
- * Overwriting an existing file needs a read by this session that is still fresh; the
- * commit then compare-and-swaps against that read.
- */
-export function overwriteExpectation(
-	host: ToolHost,
-	canonical: string,
-	now: FileStat,
-	shown: string,
-): Expected {
-	const rec = host.readState.get(canonical);
-	if (!rec) {
-		throw new KeelError(
-			"NOT_READ",
-			`${shown} exists and has not been read in this session; read it before overwriting it, or write to a new path.`,
-			{
-				path: shown,
-			},
-		);
-	}
-	if (!sameIdentity(rec.stat, now)) {
-		throw new KeelError(
-			"STALE_READ",
-			`${shown} changed since it was last read; read it again before overwriting it.`,
-			{ path: shown },
-		);
-	}
-	return { stat: rec.stat, sha256: rec.sha256 };
 }
 
 /**

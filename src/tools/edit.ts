@@ -10,11 +10,12 @@ import { array, object, string } from "../boundary/schema.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
+import { readRegular } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
 import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
 import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax, readRegular } from "./common.js";
+import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const replaceSchema = object({

@@ -9,12 +9,13 @@ import { type AppliedEdits, applyEdits } from "../edit/apply.js";
 import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled, replanNote, replanOn } from "../edit/replan.js";
+import { snapshotText } from "../edit/snapshot.js";
 import { sha256 } from "../safety/read-state.js";
 import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
 import type { ToolHost } from "../tool-host.js";
 import type { CheckInput } from "./common.js";
-import { lineRanges, type Plan, parentDir, snapshotText } from "./file-plan.js";
+import { lineRanges, type Plan, parentDir } from "./file-plan.js";
 
 export interface QueryResult {
 	index: number;

@@ -9,29 +9,18 @@ import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled } from "../edit/replan.js";
+import {
+	type FileSnapshot,
+	overwriteExpectation,
+	requireFile,
+	snapshotText,
+	statOrNull,
+} from "../edit/snapshot.js";
 import type { ContentSource } from "../safety/content-refs.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
-import { sha256 } from "../safety/read-state.js";
-import { decodeText, undecodable } from "../safety/text-encoding.js";
 import type { ToolHost } from "../tool-host.js";
-import {
-	overwriteExpectation,
-	readRegular,
-	refuseWrittenPlaceholder,
-	requireFile,
-	statOrNull,
-} from "./common.js";
+import { refuseWrittenPlaceholder } from "./common.js";
 import type { EditItem, FileQuery } from "./file-schema.js";
-
-export interface FileSnapshot {
-	bytes: Buffer;
-	stat: FileStat;
-	sha256: string;
-	bom: boolean;
-	text: string;
-	/** The file's encoding (safety/text-encoding.ts): "utf-8" unless it has another. */
-	encoding: string;
-}
 
 export type Plan =
 	| {
@@ -57,22 +46,6 @@ export type Plan =
 /** Errors that are about the path alone: the payload is worth keeping for a retry elsewhere. */
 export function isPathOnly(e: KeelError): boolean {
 	return e.retry === "retarget" || e.code === "NOT_READ" || e.code === "STALE_READ";
-}
-
-/** Read and decode a file for editing, in its own encoding; refuses binary data and encodings keel is not sure of. */
-export async function snapshotText(host: ToolHost, canonical: string, shown: string): Promise<FileSnapshot> {
-	// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
-	const { stat, bytes } = await readRegular(host, canonical, shown);
-	const decoded = decodeText(bytes);
-	if ("unsure" in decoded) throw undecodable(shown, decoded.unsure);
-	return {
-		bytes,
-		stat,
-		sha256: sha256(bytes),
-		bom: decoded.bom,
-		text: decoded.text,
-		encoding: decoded.encoding,
-	};
 }
 
 /** The line ranges of a query's lineRange edits. */

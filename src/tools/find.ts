@@ -3,7 +3,8 @@
 import { KeelError } from "../boundary/errors.js";
 import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireDir, requireUnchanged, statPath } from "./common.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
+import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { timedOutOr } from "./search-budget.js";
 import { defineTool, text } from "./types.js";

@@ -11,7 +11,8 @@ import {
 	truncateHead,
 	truncateLine,
 } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireUnchanged, statPath } from "./common.js";
+import { statPath } from "../edit/snapshot.js";
+import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { timedOutOr } from "./search-budget.js";
 import { defineTool, text } from "./types.js";

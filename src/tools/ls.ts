@@ -4,8 +4,9 @@ import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
 import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
 import type { ToolHost } from "../tool-host.js";
-import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
+import { checkAborted, positiveInt } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 

@@ -7,17 +7,10 @@
 import { KeelError } from "../boundary/errors.js";
 import { object, string } from "../boundary/schema.js";
 import { isWellFormed } from "../edit/apply.js";
+import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import {
-	checkAborted,
-	checkModeFor,
-	checkSyntax,
-	overwriteExpectation,
-	refuseWrittenPlaceholder,
-	requireFile,
-	statOrNull,
-} from "./common.js";
+import { checkAborted, checkModeFor, checkSyntax, refuseWrittenPlaceholder } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const schema = object({
