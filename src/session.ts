@@ -30,6 +30,7 @@ import { paletteFor } from "./session-options.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
 import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
 import type { ToolHost } from "./tool-host.js";
+import { Palette } from "./tools/palette.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
@@ -44,7 +45,8 @@ export class Session implements ToolHost {
 	readonly contentRefs = new ContentRefs();
 	/** Failed calls as fingerprints and codes, never arguments; the directive for the next turn. */
 	readonly failures = new FailureMemory();
-	private readonly toolMap: Map<string, ToolDefinition>;
+	/** The tools this session offers, bound to it. */
+	private readonly palette: Palette;
 	private closed = false;
 	private readonly swept = new Set<string>();
 	private pythonCoordinator: PythonCoordinator | undefined;
@@ -81,7 +83,7 @@ export class Session implements ToolHost {
 		readonly commandPrefix?: string,
 		private readonly processLimits: SessionOptions["processLimits"] = {},
 	) {
-		this.toolMap = new Map(tools.map((t) => [t.name, t]));
+		this.palette = new Palette(tools, this);
 	}
 
 	static async create(opts: SessionOptions = {}): Promise<Session> {
@@ -169,7 +171,7 @@ export class Session implements ToolHost {
 	}
 
 	get tools(): ToolDefinition[] {
-		return [...this.toolMap.values()];
+		return this.palette.tools;
 	}
 
 	get workspace(): string {
@@ -271,27 +273,7 @@ export class Session implements ToolHost {
 		this.failures.beginCall();
 		try {
 			if (this.closed) throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
-			const tool = this.toolMap.get(name);
-			if (!tool) {
-				throw new KeelError(
-					"UNKNOWN_TOOL",
-					`Unknown tool "${name}". Available: ${[...this.toolMap.keys()].join(", ")}.`,
-				);
-			}
-			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
-			tool.check(prepared);
-			if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
-			const check = checkOption === undefined ? undefined : checkModeOf(checkOption, "check");
-			const result = await tool.execute(prepared as never, {
-				host: this,
-				// Made when the tool first reads it (boundary/call-scope.ts).
-				get signal() {
-					return scope.signal;
-				},
-				scope,
-				onUpdate,
-				check,
-			});
+			const result = await this.palette.run(name, args, { scope, onUpdate, check: checkOption });
 			this.failures.recordSuccess(name, args);
 			return {
 				ok: true,

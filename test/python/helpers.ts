@@ -74,7 +74,8 @@ export async function pySession(
 	Object.defineProperty(session, "python", { value: python, configurable: true });
 	if (!session.tools.some((t) => t.name === "python")) {
 		// The default (pi) profile has no python tools: add them to this session's palette.
-		const palette = (session as unknown as { toolMap: Map<string, ToolDefinition> }).toolMap;
+		const palette = (session as unknown as { palette: { byName: Map<string, ToolDefinition> } }).palette
+			.byName;
 		for (const tool of [pythonTool, pythonJobsTool] as ToolDefinition[]) palette.set(tool.name, tool);
 	}
 	const events: PythonJobEvent[] = [];
