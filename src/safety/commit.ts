@@ -17,7 +17,10 @@ export interface CommitRequest {
 	expect: "absent" | Expected;
 }
 
-export async function commit(host: ToolHost, req: CommitRequest): Promise<FileStat> {
+/** The parts of a tool host a single-file commit uses. */
+export type CommitHost = Pick<ToolHost, "files" | "readState" | "sweepOnce">;
+
+export async function commit(host: CommitHost, req: CommitRequest): Promise<FileStat> {
 	await host.sweepOnce(posix.dirname(req.canonical));
 	let st: FileStat;
 	try {

@@ -55,7 +55,10 @@ export interface Committed {
 }
 
 /** Run `task` holding the mutation queue of every path in `keys` (sorted, so two changes never deadlock). */
-export function withPaths<T>(host: ToolHost, keys: string[], task: () => Promise<T>): Promise<T> {
+/** The parts of a tool host a multi-file change uses. */
+export type TransactionHost = Pick<ToolHost, "files" | "readState" | "queue" | "journal">;
+
+export function withPaths<T>(host: Pick<ToolHost, "queue">, keys: string[], task: () => Promise<T>): Promise<T> {
 	const sorted = [...new Set(keys)].sort();
 	const enter = (i: number): Promise<T> =>
 		i === sorted.length ? task() : host.queue.run(sorted[i], () => enter(i + 1));
@@ -67,7 +70,7 @@ function afterHash(a: After): string | undefined {
 	return a.kind === "data" ? sha256(a.data) : a.source.sha256;
 }
 
-async function commitOne(host: ToolHost, c: Change): Promise<Committed> {
+async function commitOne(host: TransactionHost, c: Change): Promise<Committed> {
 	const fs = host.files;
 	try {
 		if (c.after.kind === "absent") {
@@ -99,7 +102,7 @@ async function commitOne(host: ToolHost, c: Change): Promise<Committed> {
 	}
 }
 
-function record(host: ToolHost, c: Change, out: Committed): void {
+function record(host: TransactionHost, c: Change, out: Committed): void {
 	if (out.stat && out.sha256) host.readState.recordHash(c.canonical, out.stat, out.sha256);
 	else host.readState.forget(c.canonical);
 }
@@ -118,7 +121,7 @@ export interface Unresolved {
 }
 
 /** Put one committed change back, by compare-and-swap against what this call wrote. */
-async function restore(host: ToolHost, c: Change, out: Committed): Promise<string | undefined> {
+async function restore(host: TransactionHost, c: Change, out: Committed): Promise<string | undefined> {
 	const fs = host.files;
 	const b = c.before;
 	try {
@@ -169,7 +172,7 @@ function journalFiles(changes: Change[], order: number[]): Array<JournalFile & {
  * failure throws the failing file's KeelError, its message saying what was restored; details:
  * { failed: index, allOrNothing, restored: [paths], unresolved: [{path, state, kept}] }.
  */
-export async function commitChanges(host: ToolHost, changes: Change[]): Promise<Committed[]> {
+export async function commitChanges(host: TransactionHost, changes: Change[]): Promise<Committed[]> {
 	if (changes.length === 1) {
 		const out = await commitOne(host, changes[0]).catch((e: KeelError) => {
 			throw withOutcome(e, 0, "nothing-committed", [], [], changes.length);

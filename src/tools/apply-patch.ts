@@ -43,7 +43,7 @@ const LETTER: Record<PlannedFile["action"], string> = {
 	unchanged: "=",
 };
 
-/** Apply a patch in Codex's format through `session`: every file changes, or none does. */
+/** Apply a patch in Codex's format through `host` (a Session is one): every file changes, or none does. */
 export async function applyPatch(
 	host: ToolHost,
 	input: string,
