@@ -58,7 +58,11 @@ export interface Committed {
 /** The parts of a tool host a multi-file change uses. */
 export type TransactionHost = Pick<ToolHost, "files" | "readState" | "queue" | "journal">;
 
-export function withPaths<T>(host: Pick<ToolHost, "queue">, keys: string[], task: () => Promise<T>): Promise<T> {
+export function withPaths<T>(
+	host: Pick<ToolHost, "queue">,
+	keys: string[],
+	task: () => Promise<T>,
+): Promise<T> {
 	const sorted = [...new Set(keys)].sort();
 	const enter = (i: number): Promise<T> =>
 		i === sorted.length ? task() : host.queue.run(sorted[i], () => enter(i + 1));
