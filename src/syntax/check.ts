@@ -18,7 +18,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { Edit, type Tree } from "web-tree-sitter";
+import { Edit, type Parser, type Tree } from "web-tree-sitter";
 import { KeelError } from "../boundary/errors.js";
 import { truncateLine } from "../boundary/truncate.js";
 import { Grammars } from "./grammars.js";
@@ -342,43 +342,35 @@ export class SyntaxCheck {
 		if (!language || change.after.length > MAX_CHECKED_CHARS) return undefined;
 		const parser = await this.grammars.parser(language);
 		if (!parser) return undefined;
-		const { after } = change;
-		const afterKey = treeKey(language, after);
-		let before = typeof change.before === "function" ? undefined : change.before;
-		if (typeof change.before === "function") {
-			// The old text is read only when the new one has errors.
-			let tree = this.kept.get(afterKey);
-			if (!tree) {
-				tree = parser.parse(after) ?? undefined;
-				if (!tree) return undefined;
-				this.parses.whole++;
-				this.kept.put(afterKey, tree, after.length);
-			}
-			if (!tree.rootNode.hasError) return this.result(change.path, language, []);
-			before = await change.before();
-		}
 		// A parse made ahead of this change (after a read) is waited for, not repeated.
 		await this.ahead.get(change.key);
 		if (this.closed) return undefined;
-		// From here on nothing awaits: the kept trees used cannot be evicted meanwhile.
-		if (before === undefined || before.length > MAX_CHECKED_CHARS) {
-			let tree = this.kept.get(afterKey);
-			if (!tree) {
-				tree = parser.parse(after) ?? undefined;
-				if (!tree) return undefined;
-				this.parses.whole++;
-				this.kept.put(afterKey, tree, after.length);
-			}
-			return this.result(change.path, language, collect(tree, after));
-		}
-		const beforeKey = treeKey(language, before);
-		let beforeTree = this.kept.get(beforeKey);
+		const { after } = change;
+		const afterKey = treeKey(language, after);
+		const checkable = (text: string | undefined): text is string =>
+			text !== undefined && text.length <= MAX_CHECKED_CHARS;
+		let before = typeof change.before === "function" ? undefined : change.before;
+		const beforeKey = checkable(before) ? treeKey(language, before) : undefined;
+		let beforeTree = beforeKey && this.kept.get(beforeKey);
 		if (!beforeTree) {
-			beforeTree = parser.parse(before) ?? undefined;
+			// No tree of the old text: the new one is parsed whole, the old one only if the new has errors.
+			const tree = this.treeOf(parser, afterKey, after);
+			if (!tree) return undefined;
+			if (!tree.rootNode.hasError) return this.result(change.path, language, []);
+			if (typeof change.before === "function") {
+				before = await change.before();
+				if (this.closed) return undefined;
+			}
+			if (!checkable(before)) {
+				// A new file (or an old text too large to check): every error is new.
+				const now = this.treeOf(parser, afterKey, after);
+				return now && this.result(change.path, language, collect(now, after));
+			}
+			beforeTree = this.treeOf(parser, beforeKey ?? treeKey(language, before), before);
 			if (!beforeTree) return undefined;
-			this.parses.whole++;
-			this.kept.put(beforeKey, beforeTree, before.length);
 		}
+		if (!checkable(before)) return undefined; // A kept tree of the old text implies the text.
+		// From here on nothing awaits: the kept trees used cannot be evicted meanwhile.
 		// The new text parsed on the old tree, edited to match: tree-sitter re-reads only what changed.
 		const edit = editBetween(before, after);
 		const edited = beforeTree.copy();
@@ -407,6 +399,17 @@ export class SyntaxCheck {
 			// Kept last: keeping may evict the old tree, which the comparison reads.
 			if (afterTree) this.kept.put(afterKey, afterTree, after.length);
 		}
+	}
+
+	/** The kept tree of `text`, or `text` parsed whole and kept. */
+	private treeOf(parser: Parser, key: string, text: string): Tree | undefined {
+		const kept = this.kept.get(key);
+		if (kept) return kept;
+		const tree = parser.parse(text);
+		if (!tree) return undefined;
+		this.parses.whole++;
+		this.kept.put(key, tree, text.length);
+		return tree;
 	}
 
 	private result(
