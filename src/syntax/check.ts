@@ -305,8 +305,8 @@ export interface ParseCounts {
 
 export class SyntaxCheck {
 	private readonly kept = new TreeCache();
-	/** Parses made ahead and not finished, by the file's canonical path. */
-	private readonly ahead = new Map<string, Promise<void>>();
+	/** Parses made ahead and not finished, by the file's canonical path; `hurry` stops their slicing. */
+	private readonly ahead = new Map<string, { settled: Promise<void>; hurry: () => void }>();
 	private closed = false;
 	readonly parses: ParseCounts = { whole: 0, incremental: 0, ahead: 0 };
 
@@ -322,10 +322,11 @@ export class SyntaxCheck {
 		const language = languageFor(path);
 		if (!language || text.length > MAX_CHECKED_CHARS || this.closed || this.ahead.has(key)) return;
 		const wanted = () => !this.closed;
+		let awaited = false;
 		const job = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
 			const k = treeKey(language, text);
 			if (!wanted() || this.kept.get(k)) return;
-			const tree = await this.grammars.parseInSlices(language, text, PARSE_SLICE_MS, wanted);
+			const tree = await this.grammars.parseInSlices(language, text, PARSE_SLICE_MS, wanted, () => awaited);
 			if (!tree) return;
 			if (!wanted()) return void tree.delete();
 			this.parses.ahead++;
@@ -333,7 +334,12 @@ export class SyntaxCheck {
 		});
 		// Work made ahead never fails a call: without its tree the check parses whole.
 		const settled = job.catch(() => undefined).finally(() => this.ahead.delete(key));
-		this.ahead.set(key, settled);
+		this.ahead.set(key, {
+			settled,
+			hurry: () => {
+				awaited = true;
+			},
+		});
 	}
 
 	/** The errors `change` introduced in one file; undefined when the file is not checked. */
@@ -343,7 +349,11 @@ export class SyntaxCheck {
 		const parser = await this.grammars.parser(language);
 		if (!parser) return undefined;
 		// A parse made ahead of this change (after a read) is waited for, not repeated.
-		await this.ahead.get(change.key);
+		const ahead = this.ahead.get(change.key);
+		if (ahead) {
+			ahead.hurry();
+			await ahead.settled;
+		}
 		if (this.closed) return undefined;
 		const { after } = change;
 		const afterKey = treeKey(language, after);

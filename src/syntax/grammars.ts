@@ -110,13 +110,15 @@ export class Grammars {
 	/**
 	 * `text` parsed whole with grammar `name` in slices of about `sliceMs` of work, the event loop
 	 * free between them; undefined without a grammar, or when `wanted` turns false between slices
-	 * (the session closed). The caller deletes the tree.
+	 * (the session closed). Once `urgent` turns true (someone waits for the tree) the rest is
+	 * parsed in one go. The caller deletes the tree.
 	 */
 	parseInSlices(
 		name: string,
 		text: string,
 		sliceMs: number,
 		wanted: () => boolean,
+		urgent: () => boolean,
 	): Promise<Tree | undefined> {
 		const run = async (): Promise<Tree | undefined> => {
 			const language = await loadLanguage(name);
@@ -130,7 +132,7 @@ export class Grammars {
 			for (;;) {
 				const start = performance.now();
 				// A progress callback that answers true halts the parse; the next call resumes it.
-				const halt = (() => performance.now() - start > sliceMs) as () => void;
+				const halt = (() => !urgent() && performance.now() - start > sliceMs) as () => void;
 				const tree = parser.parse(text, null, { progressCallback: halt });
 				if (tree) return tree;
 				await new Promise((resolve) => setImmediate(resolve));
