@@ -9,6 +9,10 @@
  *   const tree = await grammars.parse("bash", text);   // undefined: no grammar for that name
  *   ...; tree.delete();
  *
+ * A whole parse of a large file takes tens of milliseconds of one thread; parseInSlices does it
+ * on a parser of its own in slices of a few milliseconds, giving the event loop back between them,
+ * for work nobody waits on (a tree made ahead of an edit).
+ *
  * What is shared process-wide, and why that is safe: web-tree-sitter's runtime is one WebAssembly
  * instance per process by its own design (Parser.init), and a compiled grammar (Language) is
  * immutable once loaded, so the promise of each is kept in a module-level map that is only ever
@@ -77,6 +81,10 @@ function loadLanguage(name: string): Promise<Language | undefined> {
 /** One session's parsers, one per grammar, made on first use. */
 export class Grammars {
 	private readonly parsers = new Map<string, Parser>();
+	/** Parsers of the sliced parses: a halted parse resumes on its parser's next call, so it needs its own. */
+	private readonly slicers = new Map<string, Parser>();
+	/** The sliced parses run one at a time (a halted parser must not start another text). */
+	private slicing: Promise<unknown> = Promise.resolve();
 
 	/** The parser for `name`, or undefined when there is no such grammar (or it is not installed). */
 	async parser(name: string): Promise<Parser | undefined> {
@@ -99,9 +107,51 @@ export class Grammars {
 		return parser?.parse(text, old) ?? undefined;
 	}
 
+	/**
+	 * `text` parsed whole with grammar `name` in slices of about `sliceMs` of work, the event loop
+	 * free between them; undefined without a grammar, or when `wanted` turns false between slices
+	 * (the session closed). Once `urgent` turns true (someone waits for the tree) the rest is
+	 * parsed in one go. The caller deletes the tree.
+	 */
+	parseInSlices(
+		name: string,
+		text: string,
+		sliceMs: number,
+		wanted: () => boolean,
+		urgent: () => boolean,
+	): Promise<Tree | undefined> {
+		const run = async (): Promise<Tree | undefined> => {
+			const language = await loadLanguage(name);
+			if (!language || !wanted()) return undefined;
+			let parser = this.slicers.get(name);
+			if (!parser) {
+				parser = new Parser();
+				parser.setLanguage(language);
+				this.slicers.set(name, parser);
+			}
+			for (;;) {
+				const start = performance.now();
+				// A progress callback that answers true halts the parse; the next call resumes it.
+				const halt = (() => !urgent() && performance.now() - start > sliceMs) as () => void;
+				const tree = parser.parse(text, null, { progressCallback: halt });
+				if (tree) return tree;
+				await new Promise((resolve) => setImmediate(resolve));
+				if (!wanted()) {
+					// Not resumed later: the next text starts from its beginning (unless close freed it).
+					if (this.slicers.get(name) === parser) parser.reset();
+					return undefined;
+				}
+			}
+		};
+		const job = this.slicing.then(run, run);
+		this.slicing = job.catch(() => undefined);
+		return job;
+	}
+
 	/** Frees the parsers (their memory lives in the WebAssembly heap, not the JS one). */
 	close(): void {
-		for (const p of this.parsers.values()) p.delete();
+		for (const p of [...this.parsers.values(), ...this.slicers.values()]) p.delete();
 		this.parsers.clear();
+		this.slicers.clear();
 	}
 }

@@ -19,11 +19,13 @@ import {
 	syntaxLine,
 } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
-import { type CheckInput, checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import { type CheckInput, checkAborted, checkArgument, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 export interface ApplyPatchArgs {
 	input: string;
+	/** The unified profile's only (Codex's shape has `input` alone). */
+	check?: CheckMode;
 }
 
 export interface PatchFileResult {
@@ -154,6 +156,12 @@ export const applyPatchTool = defineTool<ApplyPatchArgs>({
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	execute(args, ctx) {
-		return applyPatch(ctx.host, args.input, ctx.signal, checkModeFor(ctx));
+		return applyPatch(ctx.host, args.input, ctx.signal, checkModeFor(ctx, args.check));
 	},
+});
+
+/** The unified profile's apply_patch: Codex's plus the `check` argument of keel's file tool (said there). */
+export const unifiedApplyPatchTool = defineTool<ApplyPatchArgs>({
+	...applyPatchTool,
+	parameters: object({ input: string(), check: checkArgument(false) }),
 });

@@ -3,8 +3,9 @@
 import { sameObject } from "../backend/temp-names.js";
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { oneOf, optional } from "../boundary/schema.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
-import { type CheckedChange, type CheckMode, isChecked, type SyntaxReport } from "../syntax/check.js";
+import { CHECK_MODES, type CheckedChange, type CheckMode, isChecked, type SyntaxReport } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
 
 /** A positive integer option, or its default; fractional values are floored. */
@@ -63,10 +64,16 @@ export async function refuseWrittenPlaceholder(
 	refusePlaceholder(had, content, "content", shown);
 }
 
-/** The call's syntax check mode: its own, else the session's. */
-export function checkModeFor(ctx: { host: ToolHost; check?: CheckMode }): CheckMode {
-	return ctx.check ?? ctx.host.checkMode;
+/** The call's syntax check mode: the model's `check` argument, else the host's call option, else the session's. */
+export function checkModeFor(ctx: { host: ToolHost; check?: CheckMode }, asked?: CheckMode): CheckMode {
+	return asked ?? ctx.check ?? ctx.host.checkMode;
 }
+
+/** The `check` argument of the file tool; `described: false` for a tool whose text says it elsewhere. */
+export const checkArgument = (described = true) =>
+	optional(
+		oneOf([...CHECK_MODES], described ? { description: "refuse: a new syntax error changes nothing." } : {}),
+	);
 
 /** A change as the check takes it: the new text built only when the file is checked. */
 export type CheckInput = Omit<CheckedChange, "after"> & { after: () => string; length: number };

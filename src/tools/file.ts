@@ -65,7 +65,7 @@ const fileSpec: ToolSpec<FileArgs> = {
 		}
 		checkAborted(signal);
 		const multi = plans.length > 1;
-		const mode = checkModeFor(ctx);
+		const mode = checkModeFor(ctx, args.check);
 		let syntax: SyntaxReport | undefined;
 		const where = (p: Plan) => (multi ? `queries[${p.i}] (${p.q.type} ${p.q.path}): ` : "");
 		const results = await withPaths(
