@@ -4,7 +4,7 @@
  * what each keel result became.
  */
 import { existsSync } from "node:fs";
-import { symlink } from "node:fs/promises";
+import { symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
@@ -12,18 +12,25 @@ import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { createDeepAgent } from "deepagents";
 import { createAgent } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { KeelSandbox, keelTools } from "../../src/adapters/langchain/index.js";
+import {
+	KEEL_TOOL_OUTPUT,
+	KeelSandbox,
+	type KeelToolOutputEvent,
+	keelTools,
+} from "../../src/adapters/langchain/index.js";
 import { createSession } from "../../src/index.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
 import {
 	EXPECTED_TEXT,
 	FINAL_TEXT,
+	gatedCommand,
 	SCRIPT,
 	type ScriptedCall,
 	sleeper,
 	type Workspace,
 	workspace,
 } from "./helpers.js";
+import { strictToolsJudge } from "./strict-judge.js";
 
 function scripted(calls: ScriptedCall[]) {
 	const model = fakeModel();
@@ -104,6 +111,82 @@ describe("keel/langchain tools", () => {
 		controller.abort();
 		await expect(running).rejects.toThrow(/abort/i);
 		expect(await waitFor(() => processesWith(marker).length === 0, 10_000)).toBe(true);
+	});
+});
+
+describe("keel/langchain streaming and strict mode", () => {
+	let ws: Workspace;
+	beforeEach(async () => {
+		ws = await workspace();
+	});
+	afterEach(async () => {
+		await ws.close();
+	});
+
+	const gated = () => scripted([{ id: "g1", name: "bash", args: { command: gatedCommand("go") } }]);
+
+	it('stream(streamMode "custom"): bash output reaches the graph\'s writer while the command runs', async () => {
+		const model = gated();
+		const agent = createAgent({ model, tools: keelTools(ws.session) });
+		const seen: KeelToolOutputEvent[] = [];
+		const stream = await agent.stream(
+			{ messages: [{ role: "user", content: "p" }] },
+			{ streamMode: "custom" },
+		);
+		for await (const chunk of stream) {
+			const event = chunk as KeelToolOutputEvent;
+			seen.push(event);
+			if (event.output.text.includes("first-chunk")) await writeFile(join(ws.dir, "go"), "");
+		}
+		expect(seen.some((e) => e.event === KEEL_TOOL_OUTPUT && e.name === "bash" && e.toolCallId === "g1")).toBe(
+			true,
+		);
+		expect(toolMessages(model).get("g1")!.content).toMatch(/first-chunk\ngate-opened/);
+	});
+
+	it("streamEvents: bash output arrives as on_custom_event while the command runs", async () => {
+		const model = gated();
+		const agent = createAgent({ model, tools: keelTools(ws.session) });
+		const custom: KeelToolOutputEvent[] = [];
+		for await (const e of agent.streamEvents(
+			{ messages: [{ role: "user", content: "p" }] },
+			{ version: "v2" },
+		)) {
+			if (e.event !== "on_custom_event" || e.name !== KEEL_TOOL_OUTPUT) continue;
+			const event = e.data as KeelToolOutputEvent;
+			custom.push(event);
+			if (event.output.text.includes("first-chunk")) await writeFile(join(ws.dir, "go"), "");
+		}
+		expect(custom.length).toBeGreaterThan(0);
+		expect(toolMessages(model).get("g1")!.content).toMatch(/first-chunk\ngate-opened/);
+	});
+
+	it("strict: bindTools' strict mode gets schemas it accepts; null in an optional field means absent", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		try {
+			const tools = keelTools(session, { strict: true });
+			const offered = tools.map(
+				(t) =>
+					convertToOpenAITool(t, { strict: true }).function as {
+						name: string;
+						parameters: unknown;
+						strict?: boolean;
+					},
+			);
+			expect(offered.every((f) => f.strict === true)).toBe(true);
+			strictToolsJudge(offered.map((f) => ({ name: f.name, schema: f.parameters })));
+			const model = scripted([
+				{ id: "n1", name: "read", args: { path: "notes.txt", offset: null, limit: null } },
+				{ id: "n2", name: "grep", args: { pattern: "beta", path: null, glob: null, literal: null } },
+			]);
+			await createAgent({ model, tools }).invoke({ messages: [{ role: "user", content: "p" }] });
+			const seen = toolMessages(model);
+			expect(seen.get("n1")!.status).toBe("success");
+			expect(seen.get("n1")!.content).toMatch(/alpha\nbeta/);
+			expect(seen.get("n2")!.content).toMatch(/notes\.txt:2: beta/);
+		} finally {
+			await session.close();
+		}
 	});
 });
 
