@@ -66,9 +66,16 @@ export function keelTools(session: ToolSource, options: StrictBindOptions = {}):
 			async (input: unknown, config: ToolConfig) => {
 				const id = config?.toolCall?.id;
 				const report = (output: BoundResult) => {
-					const event: KeelToolOutputEvent = { event: KEEL_TOOL_OUTPUT, toolCallId: id, name: t.name, output };
+					const event: KeelToolOutputEvent = {
+						event: KEEL_TOOL_OUTPUT,
+						toolCallId: id,
+						name: t.name,
+						output,
+					};
 					config?.writer?.(event);
-					return config?.callbacks ? dispatch.dispatchCustomEvent(KEEL_TOOL_OUTPUT, event, config) : undefined;
+					return config?.callbacks
+						? dispatch.dispatchCustomEvent(KEEL_TOOL_OUTPUT, event, config)
+						: undefined;
 				};
 				const r = await callReporting(t, input, { signal: config?.signal }, config ? report : undefined);
 				if (!id) return toLangChainContent(r);
