@@ -4,7 +4,7 @@
  * what each keel result became.
  */
 import { existsSync } from "node:fs";
-import { symlink, writeFile } from "node:fs/promises";
+import { readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
@@ -240,5 +240,197 @@ describe("deepagents on KeelSandbox", () => {
 		const [download] = await sandbox.downloadFiles([join(ws.dir, "etc-link", "passwd")]);
 		expect(download.content).toBeNull();
 		await session.close();
+	});
+
+	it("edit_file follows deepagents' contract: replace_all counts, an unchanged edit succeeds, no keel names", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		const fruit = join(ws.dir, "fruit.txt");
+		await writeFile(fruit, "apple\nbanana\napple\norange\napple\n");
+		const model = scripted([
+			{ id: "e1", name: "read_file", args: { file_path: fruit } },
+			{ id: "e2", name: "edit_file", args: { file_path: fruit, old_string: "banana", new_string: "banana" } },
+			{ id: "e3", name: "edit_file", args: { file_path: fruit, old_string: "apple", new_string: "pear" } },
+			{
+				id: "e4",
+				name: "edit_file",
+				args: { file_path: fruit, old_string: "apple", new_string: "pear", replace_all: true },
+			},
+			{
+				id: "e5",
+				name: "edit_file",
+				args: { file_path: join(ws.dir, "nope.txt"), old_string: "a", new_string: "b" },
+			},
+			{ id: "e6", name: "edit_file", args: { file_path: fruit, old_string: "kiwi", new_string: "KIWI" } },
+		]);
+		await createDeepAgent({ model, backend: new KeelSandbox(session) }).invoke({
+			messages: [{ role: "user", content: "work" }],
+		});
+		const seen = toolMessages(model);
+		const text = (id: string) => String(seen.get(id)!.content);
+		expect(text("e2")).toMatch(/^Successfully replaced 1 occurrence\(s\)/);
+		expect(text("e3")).toMatch(/multiple/i);
+		expect(text("e4")).toMatch(/^Successfully replaced 3 occurrence\(s\)/);
+		expect(text("e5")).toMatch(/not found/i);
+		expect(text("e6")).toMatch(/not found/i);
+		// A deepagents model has edit_file(old_string, new_string, replace_all): nothing names keel's
+		// tools, their arguments or payloadRef.
+		for (const id of ["e3", "e5", "e6"]) {
+			expect(text(id)).not.toMatch(
+				/\bfile failed|\bedit failed|payloadRef|\boldText\b|\bnewText\b|\breplaceAll\b|\bor find\b/,
+			);
+		}
+		expect(text("e3")).toMatch(/edit_file failed with AMBIGUOUS_MATCH/);
+		expect(await readFile(fruit, "utf8")).toBe("pear\nbanana\npear\norange\npear\n");
+		await session.close();
+	});
+
+	it("a pi-profile backend refuses replace_all and delete without naming tools the model lacks", async () => {
+		const session = await createSession({ root: ws.dir, profile: "pi" });
+		const sandbox = new KeelSandbox(session);
+		const notes = join(ws.dir, "notes.txt");
+		const all = await sandbox.edit(notes, "a", "b", true);
+		const gone = await sandbox.delete(notes);
+		for (const r of [all, gone]) {
+			expect(r.error).toBeDefined();
+			expect(r.error).not.toMatch(/\bfile tool\b|profile|unified|replaceAll/);
+		}
+		expect(all.error).toMatch(/replace_all/);
+		expect(await ws.notes()).toBe("alpha\nbeta\n");
+		await session.close();
+	});
+});
+
+/**
+ * The behaviours deepagents' sandbox standard tests check for edit(), as keel's own table: each
+ * file is created through the sandbox, edited, and read back through it.
+ */
+describe("KeelSandbox edit: deepagents' standard behaviours", () => {
+	interface EditCase {
+		name: string;
+		initial: string;
+		args: [string, string, boolean?];
+		/** The expected occurrences, or the text the error must contain. */
+		expect: number | RegExp;
+		/** The whole file afterwards (default: unchanged on an error). */
+		after?: string;
+	}
+	const long = { x: "x".repeat(1000), y: "y".repeat(1000) };
+	const CASES: EditCase[] = [
+		{
+			name: "one occurrence",
+			initial: "Hello world\nGoodbye world\n",
+			args: ["Goodbye", "Farewell"],
+			expect: 1,
+			after: "Hello world\nFarewell world\n",
+		},
+		{
+			name: "several, no replaceAll",
+			initial: "apple\nbanana\napple\n",
+			args: ["apple", "pear", false],
+			expect: /multiple/i,
+		},
+		{
+			name: "several, replaceAll",
+			initial: "apple\nbanana\napple\norange\napple",
+			args: ["apple", "pear", true],
+			expect: 3,
+			after: "pear\nbanana\npear\norange\npear",
+		},
+		{
+			name: "replaceAll, same length",
+			initial: "ab ab ab",
+			args: ["ab", "cd", true],
+			expect: 3,
+			after: "cd cd cd",
+		},
+		{ name: "text not there", initial: "Hello world", args: ["nonexistent", "x"], expect: /not found/i },
+		{
+			name: "regex metacharacters",
+			initial: "Price: $100.00\nPattern: [a-z]*\n",
+			args: ["[a-z]*", "[0-9]+"],
+			expect: 1,
+			after: "Price: $100.00\nPattern: [0-9]+\n",
+		},
+		{
+			name: "multiline",
+			initial: "Line 1\nLine 2\nLine 3",
+			args: ["Line 1\nLine 2", "Combined"],
+			expect: 1,
+			after: "Combined\nLine 3",
+		},
+		{
+			name: "deleting text",
+			initial: "Keep\nDelete this\nKeep too",
+			args: ["Delete this\n", ""],
+			expect: 1,
+			after: "Keep\nKeep too",
+		},
+		{
+			name: "identical old and new",
+			initial: "Same text",
+			args: ["Same text", "Same text"],
+			expect: 1,
+			after: "Same text",
+		},
+		{
+			name: "identical, text not there",
+			initial: "Same text",
+			args: ["Other", "Other"],
+			expect: /not found/i,
+		},
+		{
+			name: "unicode",
+			initial: "Hello \u{1F44B} world\n\u4E16\u754C",
+			args: ["\u{1F44B}", "\u{1F30D}"],
+			expect: 1,
+			after: "Hello \u{1F30D} world\n\u4E16\u754C",
+		},
+		{
+			name: "whitespace only",
+			initial: "Line1    Line2",
+			args: ["    ", " "],
+			expect: 1,
+			after: "Line1 Line2",
+		},
+		{
+			name: "long strings",
+			initial: `Start\n${long.x}\nEnd`,
+			args: [long.x, long.y],
+			expect: 1,
+			after: `Start\n${long.y}\nEnd`,
+		},
+		{
+			name: "part of a line",
+			initial: "The quick brown fox jumps",
+			args: ["brown fox", "red cat"],
+			expect: 1,
+			after: "The quick red cat jumps",
+		},
+	];
+
+	let ws: Workspace;
+	let session: Awaited<ReturnType<typeof createSession>>;
+	beforeEach(async () => {
+		ws = await workspace();
+		session = await createSession({ root: ws.dir, profile: "unified" });
+	});
+	afterEach(async () => {
+		await session.close();
+		await ws.close();
+	});
+
+	it("every case, through the sandbox alone", async () => {
+		const sandbox = new KeelSandbox(session);
+		for (const [i, c] of CASES.entries()) {
+			const path = join(ws.dir, `case-${i}.txt`);
+			expect((await sandbox.write(path, c.initial)).error, c.name).toBeUndefined();
+			const r = await sandbox.edit(path, ...c.args);
+			if (typeof c.expect === "number") {
+				expect(r, c.name).toMatchObject({ occurrences: c.expect });
+				expect(r.error, c.name).toBeUndefined();
+			} else expect(r.error, c.name).toMatch(c.expect);
+			expect(await readFile(path, "utf8"), c.name).toBe(c.after ?? c.initial);
+		}
+		expect((await sandbox.edit(join(ws.dir, "missing.txt"), "old", "new")).error).toMatch(/not found/i);
 	});
 });

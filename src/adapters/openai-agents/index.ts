@@ -37,7 +37,10 @@ export function toAgentsOutput(r: BoundResult) {
 	);
 }
 
-export function keelTools(session: ToolSource, options?: StrictBindOptions & { editor?: false }): FunctionTool[];
+export function keelTools(
+	session: ToolSource,
+	options?: StrictBindOptions & { editor?: false },
+): FunctionTool[];
 export function keelTools(
 	session: ToolSource,
 	options: KeelAgentsOptions,
