@@ -5,7 +5,13 @@ import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { oneOf, optional } from "../boundary/schema.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
-import { CHECK_MODES, type CheckedChange, type CheckMode, isChecked, type SyntaxReport } from "../syntax/check.js";
+import {
+	CHECK_MODES,
+	type CheckedChange,
+	type CheckMode,
+	isChecked,
+	type SyntaxReport,
+} from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
 
 /** A positive integer option, or its default; fractional values are floored. */

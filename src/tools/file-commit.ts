@@ -28,6 +28,8 @@ export interface QueryResult {
 	patch?: string;
 	firstChangedLine?: number;
 	matched?: string[];
+	/** Places an edit replaced (a replaceAll edit counts each place it matched). */
+	replacements?: number;
 	/** How many times the edit was planned again on another writer's bytes (edit/replan.ts). */
 	replanned?: number;
 }
@@ -211,7 +213,7 @@ export async function resultOf(
 	const { diff, firstChangedLine } = renderEditDiff(applied);
 	const patch = unifiedEditPatch(q.path, applied);
 	const lenient = applied.matched.some((m) => m !== "exact");
-	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${lenient ? ` (${applied.matched.join(", ")})` : ""}${replanNote(replanned)}`;
+	const summary = `edited ${q.path}: ${applied.replacements} replacement(s)${lenient ? ` (${applied.matched.join(", ")})` : ""}${replanNote(replanned)}`;
 	return {
 		index: p.i,
 		type: "edit",
@@ -223,6 +225,7 @@ export async function resultOf(
 		firstChangedLine,
 		contentRef,
 		matched: applied.matched,
+		replacements: applied.replacements,
 		...(replanned ? { replanned } : {}),
 	};
 }

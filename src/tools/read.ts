@@ -205,8 +205,7 @@ async function wholeWindow(
 		} else if (utf16) throw binaryError(args.path, bytes.length);
 	}
 	// A read usually comes before an edit: its syntax check's whole parse is made now, off this path.
-	if (decoded.valid && host.checkMode !== "off")
-		host.syntax.prepare(args.path, canonical, decoded.text);
+	if (decoded.valid && host.checkMode !== "off") host.syntax.prepare(args.path, canonical, decoded.text);
 	const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
 	const split = body.length === 0 ? [""] : body.split("\n");
 	// CRLF lines lose their \r; a file without one (most) skips the pass over every line.

@@ -2,7 +2,7 @@
 
 import type { WorkOwner } from "../boundary/call-scope.js";
 import type { JsonSchema } from "../boundary/schema.js";
-import { type Checker, compileChecker } from "../boundary/validate.js";
+import { type Checker, compileChecker, withoutAbsentNulls } from "../boundary/validate.js";
 import type { CheckMode } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
 
@@ -48,7 +48,10 @@ export interface ToolSpec<A = any> {
 	description: string;
 	parameters: JsonSchema;
 	annotations: ToolAnnotations;
-	/** Repair well-known model quirks before validation (e.g. an array sent as a JSON string). */
+	/**
+	 * Repair well-known model quirks before validation (e.g. an array sent as a JSON string). A
+	 * defined tool's also reads null in an optional field as absent.
+	 */
 	prepareArguments?: (raw: unknown) => unknown;
 	execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
@@ -58,9 +61,18 @@ export interface ToolDefinition<A = any> extends ToolSpec<A> {
 	check: Checker;
 }
 
-/** Attach a compiled validator to a tool spec (compiled once, when the module loads). */
+/**
+ * Attach a compiled validator to a tool spec (compiled once, when the module loads), and the
+ * boundary's reading of null as "absent" to its argument repair, so every host that runs
+ * prepareArguments before its own validation (Session.call, pi) gets both.
+ */
 export function defineTool<A>(spec: ToolSpec<A>): ToolDefinition<A> {
-	return { ...spec, check: compileChecker(spec.name, spec.parameters) };
+	const { parameters, prepareArguments: repair } = spec;
+	return {
+		...spec,
+		prepareArguments: (raw) => withoutAbsentNulls(parameters, repair ? repair(raw) : raw),
+		check: compileChecker(spec.name, spec.parameters),
+	};
 }
 
 export function text(t: string): TextContent {
