@@ -32,16 +32,16 @@ export function perFormat(
 	text: () => string,
 	quotedPrograms: () => Readonly<Record<string, string>> = () => ({}),
 ): (fmt: string) => string {
-	const filledByFormat = hostProgram(
-		() =>
-			new Map(
-				[true, false].map((precise) => {
-					const fmt = statFormat(precise);
-					const values = { ...execPlaceholders(fmt), PRECISE: precise ? "1" : "0" };
-					return [fmt, fillPlaceholders(text(), values, quotedPrograms())] as const;
-				}),
-			),
-	);
+	const filledByFormat = hostProgram(() => {
+		const [source, quoted] = [text(), quotedPrograms()];
+		return new Map(
+			[true, false].map((precise) => {
+				const fmt = statFormat(precise);
+				const values = { ...execPlaceholders(fmt), PRECISE: precise ? "1" : "0" };
+				return [fmt, fillPlaceholders(source, values, quoted)] as const;
+			}),
+		);
+	});
 	return (fmt) => {
 		const script = filledByFormat().get(fmt);
 		if (script === undefined) throw new Error(`exec scripts: unknown stat format ${JSON.stringify(fmt)}`);
