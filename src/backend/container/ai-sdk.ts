@@ -37,7 +37,7 @@ const CHUNK = 96 * 1024;
  * $1: where stdin comes from ("-" none, "env" KEEL_IN, else a temp file, removed after); then argv.
  * The program's status comes out on fd 4 while its stdout goes through base64 -w0 to fd 3.
  */
-const wrapperScript = hostProgram(() => readHostFile("ai_sdk_wrapper.sh"));
+export const aiSdkWrapperScript = hostProgram(() => readHostFile("ai_sdk_wrapper.sh"));
 
 export function aiSdkSandboxTransport(session: AiSdkSandboxSession): ExecTransport {
 	const run = (command: string, env: Record<string, string> | undefined, signal?: AbortSignal) =>
@@ -61,7 +61,7 @@ export function aiSdkSandboxTransport(session: AiSdkSandboxSession): ExecTranspo
 				if (r.exitCode !== 0) throw new Error(`cannot stage stdin on the sandbox: ${r.stderr.trim()}`);
 			}
 		}
-		const command = ["sh", "-c", wrapperScript(), "keel", source, ...argv].map(shq).join(" ");
+		const command = ["sh", "-c", aiSdkWrapperScript(), "keel", source, ...argv].map(shq).join(" ");
 		const r = await run(command, env, opts.signal);
 		if (opts.signal?.aborted) return { exitCode: null };
 		const out = Buffer.from(r.stdout.trim(), "base64");
