@@ -22,7 +22,7 @@ const HEADER_GRACE_MS = 2000;
 /** Bound on the kill call. */
 const KILL_TIMEOUT_MS = 5000;
 
-/** The wrapper (exec_run.sh): ARGS are CWD SHELL COMMAND then NAME=VALUE pairs. Read once per process. */
+/** The wrapper (exec_run.sh): ARGS are CWD SHELL COMMAND then NAME=VALUE pairs. Read on first use. */
 const wrapperScript = hostProgram(() => readHostFile("exec_run.sh"));
 
 /** Splits the group-id line off the front of stdout. */
