@@ -4,7 +4,6 @@ import { createLocalExec } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { spawnLocal } from "./local-spawn.js";
 import { createLocalSearch, createLocalTools } from "./search/index.js";
-import type { ProbeTiming } from "./search/native.js";
 import { Spawner } from "./spawn/spawner.js";
 import type { Backend } from "./types.js";
 
@@ -14,8 +13,6 @@ export interface LocalBackendOptions {
 	/** Time budget of one grep or find (default 60 s); then it answers TIMEOUT with what it found. */
 	searchBudgetMs?: number;
 	hooks?: LocalFsHooks;
-	/** grep's path-ordered probe before the parallel rg (createLocalSearch's `probe`). */
-	searchProbe?: ProbeTiming | false;
 	/** grep's lookahead while rg starts (createLocalSearch's `lookahead`; default on). */
 	searchLookahead?: boolean;
 }
@@ -34,7 +31,6 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 			pins: fs.pins,
 			budgetMs: opts.searchBudgetMs,
 			tools: createLocalTools({ spawner }),
-			...(opts.searchProbe ? { probe: opts.searchProbe } : {}),
 			...(opts.searchLookahead === false ? { lookahead: false } : {}),
 		}),
 		process: { fdPipes: true, ready: async () => {}, spawn: (req) => spawnLocal(req, spawner) },

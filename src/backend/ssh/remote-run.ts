@@ -21,17 +21,19 @@
  * (pid and start time; before the job's other frames, within 5 ms); `o` output; `x` exit status (128+n for a signal); `n` no such cwd; `d`
  * done (always last for an id). Frames are written together once per turn of the loop.
  */
-import { joinHostFiles } from "../remote/host-programs.js";
+import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 
 /**
- * The runner's Python program, read once per process: its globals and frames, the process handling
+ * The runner's Python program, read on first use: its globals and frames, the process handling
  * (runner_procs.py: the pids since a mark, the sweep of a call tag, starting a command), the loop.
  */
-export const RUNNER_SOURCE = joinHostFiles(["runner_head.py", "runner_procs.py", "runner.py"]);
+export const runnerSource = hostProgram(() =>
+	joinHostFiles(["runner_head.py", "runner_procs.py", "runner.py"]),
+);
 
 /** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
 export function runnerInit(path?: string): string {
 	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(RUNNER_SOURCE)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(runnerSource())}\n`;
 }
