@@ -6,23 +6,24 @@ export {
 	createBwrapBackend,
 	createBwrapTransport,
 } from "./backend/bwrap.js";
-export {
-	type AiSdkSandboxSession,
-	aiSdkSandboxTransport,
-	createAiSdkSandboxBackend,
-} from "./backend/container/ai-sdk.js";
-export {
-	type ContainerBackend,
-	type ContainerBackendOptions,
-	type ContainerTarget,
-	createContainerBackend,
-	type EngineTarget,
-	engineTarget,
-	type KubectlTarget,
-	kubectlTarget,
+export type { AiSdkSandboxSession } from "./backend/container/ai-sdk.js";
+export type {
+	ContainerBackend,
+	ContainerBackendOptions,
+	ContainerTarget,
+	EngineTarget,
+	KubectlTarget,
 } from "./backend/container/index.js";
 export { type ContainerSpec, parseContainerSpec } from "./backend/container/spec.js";
-export { createExecBackend, type ExecBackendOptions, type ExecTransport } from "./backend/exec/index.js";
+export { engineTarget, kubectlTarget } from "./backend/container/targets.js";
+// The backends a local session does not use are imported when first used (backend/deferred.ts).
+export {
+	aiSdkSandboxTransport,
+	createAiSdkSandboxBackend,
+	createContainerBackend,
+	createExecBackend,
+} from "./backend/deferred.js";
+export type { ExecBackendOptions, ExecTransport } from "./backend/exec/index.js";
 export { createLocalBackend, type LocalBackendOptions } from "./backend/local.js";
 export { createSshBackend, type SshBackend, type SshBackendOptions } from "./backend/ssh/index.js";
 export { parseSshSpec, type SshSpec } from "./backend/ssh/spec.js";

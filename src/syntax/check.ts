@@ -13,10 +13,10 @@
  * SYNTAX_ERROR before anything is written; "off" skips the check.
  */
 
-import { Edit, type Node, type Tree } from "web-tree-sitter";
+import type { Node, Tree } from "web-tree-sitter";
 import { KeelError } from "../boundary/errors.js";
 import { truncateLine } from "../boundary/truncate.js";
-import { Grammars } from "./grammars.js";
+import { Grammars, treeSitter } from "./grammars.js";
 
 export type CheckMode = "report" | "refuse" | "off";
 
@@ -156,14 +156,14 @@ function editBetween(before: string, after: string) {
 		return { row, column: at - lineStart };
 	};
 	const start = point(before, p);
-	return new Edit({
+	return {
 		startIndex: p,
 		oldEndIndex: before.length - s,
 		newEndIndex: after.length - s,
 		startPosition: start,
 		oldEndPosition: point(before, before.length - s),
 		newEndPosition: point(after, after.length - s),
-	});
+	};
 }
 
 function lineAt(text: string, row: number): string {
@@ -224,7 +224,7 @@ export class SyntaxCheck {
 		let old: Tree | undefined;
 		if (reusable) {
 			old = prior.tree.copy();
-			old.edit(editBetween(before, change.after));
+			old.edit(new (await treeSitter()).Edit(editBetween(before, change.after)));
 		}
 		const after = parser.parse(change.after, old);
 		old?.delete();
