@@ -36,7 +36,6 @@ const REMOTE_FILE_METHODS = [
 	"sweepTemps",
 ] as const satisfies readonly (keyof FileOps)[];
 
-// biome-ignore lint/suspicious/noExplicitAny: a forwarded method takes whatever the real one takes.
 type AnyMethod = (...args: any[]) => Promise<unknown>;
 
 /** An object of `names`, each calling the same method of the object `get` resolves to. */
@@ -47,12 +46,12 @@ function forwarding<T>(get: () => Promise<T>, names: readonly (keyof T)[]): T {
 }
 
 /** A value made on first use: `get()` makes it (once), `made()` is it once made. */
-interface OnFirstUse<T> {
+export interface OnFirstUse<T> {
 	get(): Promise<T>;
 	made(): T | undefined;
 }
 
-function onFirstUse<T>(make: () => Promise<T>): OnFirstUse<T> {
+export function onFirstUse<T>(make: () => Promise<T>): OnFirstUse<T> {
 	let making: Promise<T> | undefined;
 	let made: T | undefined;
 	return {
@@ -67,11 +66,18 @@ function onFirstUse<T>(make: () => Promise<T>): OnFirstUse<T> {
 	};
 }
 
+/** What the exec backends and ssh are made of, less their own members (kind, close, ...). */
+export type BackendParts = Pick<Backend, "fs" | "exec" | "search" | "process">;
+
 /**
- * The stand-in for a backend of the exec family or ssh: files, `exec.run`, search, and (unless
- * `process` is false) a process starter without file-descriptor pipes.
+ * The parts of an exec-family or ssh backend, made on first use: files, `exec.run`, search, and
+ * (unless `process` is false) a process starter without file-descriptor pipes.
  */
-function remoteStandIn(kind: string, d: OnFirstUse<Backend>, opts: { process: boolean }): Backend {
+export function partsOnFirstUse(
+	kind: string,
+	d: OnFirstUse<BackendParts>,
+	opts: { process: boolean },
+): BackendParts {
 	const fs = forwarding<FileOps>(async () => (await d.get()).fs, REMOTE_FILE_METHODS);
 	const exec = forwarding<ExecOps>(async () => (await d.get()).exec, ["run"]);
 	const search = forwarding<SearchOps>(async () => (await d.get()).search, ["grep", "find"]);
@@ -89,21 +95,18 @@ function remoteStandIn(kind: string, d: OnFirstUse<Backend>, opts: { process: bo
 			return p.spawn(req);
 		},
 	};
-	return {
-		kind,
-		fs,
-		exec,
-		search,
-		process: opts.process ? process : undefined,
-		// Made here too when never used: its close may do work of the caller's (stop a container).
-		close: async () => (await d.get()).close(),
-	};
+	return { fs, exec, search, process: opts.process ? process : undefined };
+}
+
+/** A whole backend made on first use; its close makes it too (it may do the caller's work: stop a container). */
+function backendOnFirstUse(kind: string, d: OnFirstUse<Backend>, opts: { process: boolean }): Backend {
+	return { kind, ...partsOnFirstUse(kind, d, opts), close: async () => (await d.get()).close() };
 }
 
 /** The exec backend (exec/index.ts), its code imported on first use. */
 export function createExecBackend(opts: ExecBackendOptions): Backend {
 	const made = onFirstUse(async () => (await import("./exec/index.js")).createExecBackend(opts));
-	return remoteStandIn(opts.kind ?? "exec", made, { process: true });
+	return backendOnFirstUse(opts.kind ?? "exec", made, { process: true });
 }
 
 /** A container backend (container/index.ts), its code imported on first use. */
@@ -115,7 +118,7 @@ export function createContainerBackend(
 		(await import("./container/index.js")).createContainerBackend(target, opts),
 	);
 	return {
-		...remoteStandIn(target.kind, made, { process: true }),
+		...backendOnFirstUse(target.kind, made, { process: true }),
 		label: target.label,
 		transport: async (argv, topts) => (await made.get()).transport(argv, topts),
 		connect: async () => (await made.get()).connect(),
@@ -139,5 +142,5 @@ export function createAiSdkSandboxBackend(
 	const made = onFirstUse(async () =>
 		(await import("./container/ai-sdk.js")).createAiSdkSandboxBackend(session, opts),
 	);
-	return remoteStandIn("ai-sdk-sandbox", made, { process: false });
+	return backendOnFirstUse("ai-sdk-sandbox", made, { process: false });
 }
