@@ -138,7 +138,7 @@ try {
 	];
 	console.log(
 		`# Start-up: import, local session, first read\n\n\`node bench/startup.mjs --n=${N}\`, entry ${entry}\n` +
-			`${info.date}, node ${info.node}, ${info.nproc} cores (${info.cpuModel}), keel ${info.keel}, ` +
+			`${info.date}, node ${info.node}, ${info.nproc} cores (${info.cpuModel}), ${args.entry ? "keel as built at the entry" : `keel ${info.keel}`}, ` +
 			`load average ${info.loadAvg} at start\n`,
 	);
 	console.log(
