@@ -6,7 +6,7 @@
  * the first method called on it.
  *
  * The contract: a stand-in has exactly the members the backend it stands for has (the same
- * optional methods, the same constant flags; test/unit/deferred-backend.test.ts compares them),
+ * optional methods, the same constant flags; test/backends/deferred.test.ts compares them),
  * and every method does what the backend's does. The backends' methods are asynchronous except
  * `process.spawn`, which ProcessOps allows only after `process.ready()` resolved: by then the
  * backend is made. A session makes its backend when it opens (the path guard resolves the roots
