@@ -18,17 +18,13 @@ import { elapsedSince, monotonicClock } from "../boundary/timing.js";
 import { CHILD_ENTRY, type ChildOutcome, runChild } from "./child-run.js";
 import { type Containment, containmentFor, type SmokeSandbox } from "./containment.js";
 import { type DraftSession, preflightDraft } from "./preflight.js";
+import { SMOKE_DEFAULTS } from "./smoke-defaults.js";
 import { classify, type SmokeResult } from "./smoke-outcome.js";
 
 export { type SmokeKind, type SmokeResult, summarize } from "./smoke-outcome.js";
 
-export const SMOKE_DEFAULTS = {
-	timeoutMs: 10_000,
-	heapMb: 128,
-	/** RLIMIT_DATA: the V8 heap's pages count too, so it sits well above the heap limit. */
-	dataMb: 512,
-	outputHeadBytes: 2048,
-} as const;
+export { SMOKE_DEFAULTS };
+
 const MAX_TIMEOUT_MS = 600_000;
 
 export interface SmokeOptions {

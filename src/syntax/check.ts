@@ -18,7 +18,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { Edit, type Parser, type Tree } from "web-tree-sitter";
+import type { Edit, Parser, Tree } from "web-tree-sitter";
 import { KeelError } from "../boundary/errors.js";
 import { truncateLine } from "../boundary/truncate.js";
 import { Grammars } from "./grammars.js";
@@ -147,7 +147,13 @@ interface Span {
 }
 
 /** The one edit between two texts: common prefix and suffix, in UTF-16 units and points. */
-function editBetween(before: string, after: string): Edit {
+/** An edit's fields: what Tree.edit reads (web-tree-sitter's Edit class is not loaded for it). */
+type EditFields = Pick<
+	Edit,
+	"startIndex" | "oldEndIndex" | "newEndIndex" | "startPosition" | "oldEndPosition" | "newEndPosition"
+>;
+
+function editBetween(before: string, after: string): EditFields {
 	const max = Math.min(before.length, after.length);
 	let p = 0;
 	while (p < max && before.charCodeAt(p) === after.charCodeAt(p)) p++;
@@ -163,18 +169,18 @@ function editBetween(before: string, after: string): Edit {
 		}
 		return { row, column: at - lineStart };
 	};
-	return new Edit({
+	return {
 		startIndex: p,
 		oldEndIndex: before.length - s,
 		newEndIndex: after.length - s,
 		startPosition: point(before, p),
 		oldEndPosition: point(before, before.length - s),
 		newEndPosition: point(after, after.length - s),
-	});
+	};
 }
 
 /** A span of the new text mapped onto the old one through `edit` (a span inside the edit covers its old text). */
-function spanBefore(span: Span, edit: Edit): Span {
+function spanBefore(span: Span, edit: EditFields): Span {
 	const at = (i: number, inside: number) =>
 		i <= edit.startIndex ? i : i >= edit.newEndIndex ? i - edit.newEndIndex + edit.oldEndIndex : inside;
 	return { startIndex: at(span.startIndex, edit.startIndex), endIndex: at(span.endIndex, edit.oldEndIndex) };
@@ -386,7 +392,7 @@ export class SyntaxCheck {
 		const edited = beforeTree.copy();
 		let afterTree: Tree | null = null;
 		try {
-			edited.edit(edit);
+			edited.edit(edit as Edit);
 			afterTree = parser.parse(after, edited);
 			if (!afterTree) return undefined;
 			this.parses.incremental++;

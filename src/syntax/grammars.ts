@@ -21,7 +21,7 @@
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { Language, Parser, type Tree } from "web-tree-sitter";
+import type { Language, Parser, Tree } from "web-tree-sitter";
 
 /** Where each grammar's wasm is: [package, file inside it]. */
 const WASM: Record<string, [string, string]> = {
@@ -50,6 +50,9 @@ export const GRAMMAR_NAMES: readonly string[] = Object.keys(WASM);
 
 const require = createRequire(import.meta.url);
 
+/** web-tree-sitter itself, imported when the first grammar is asked for (Node keeps the module). */
+export const treeSitter = () => import("web-tree-sitter");
+
 /** The runtime's one-time start (process-wide by web-tree-sitter's design). */
 let runtime: Promise<void> | undefined;
 /** Compiled grammars by name: immutable once loaded, only ever added to (see the header). */
@@ -69,8 +72,10 @@ function loadLanguage(name: string): Promise<Language | undefined> {
 	let p = loaded.get(name);
 	if (!p) {
 		const path = wasmPath(name);
-		runtime ??= Parser.init();
-		p = path ? runtime.then(() => Language.load(path)) : Promise.resolve(undefined);
+		runtime ??= treeSitter().then((ts) => ts.Parser.init());
+		p = path
+			? runtime.then(async () => (await treeSitter()).Language.load(path))
+			: Promise.resolve(undefined);
 		// A failed load is not cached as a failure forever: the next call tries again.
 		p.catch(() => loaded.delete(name));
 		loaded.set(name, p);
@@ -92,6 +97,7 @@ export class Grammars {
 		if (have) return have;
 		const language = await loadLanguage(name);
 		if (!language) return undefined;
+		const { Parser } = await treeSitter();
 		// Another call may have made it while this one waited for the grammar.
 		const raced = this.parsers.get(name);
 		if (raced) return raced;
@@ -125,6 +131,7 @@ export class Grammars {
 			if (!language || !wanted()) return undefined;
 			let parser = this.slicers.get(name);
 			if (!parser) {
+				const { Parser } = await treeSitter();
 				parser = new Parser();
 				parser.setLanguage(language);
 				this.slicers.set(name, parser);
