@@ -155,9 +155,11 @@ export function skippedSuites(env: NodeJS.ProcessEnv, args: readonly string[] = 
 	return SUITES.filter((s) => !included.includes(s));
 }
 
+const SUITE_MATCHERS = SUITES.map((suite) => ({ suite, matches: picomatch(suite.files) }));
+
 /** The tier a test file (relative to the repository root) belongs to: its suite's name, or "fast". */
 export function tierOf(file: string): string {
-	const claims = SUITES.filter((s) => s.files.some((glob) => picomatch(glob)(file)));
+	const claims = SUITE_MATCHERS.filter((m) => m.matches(file)).map((m) => m.suite);
 	if (claims.length > 1) throw new Error(`${file} is claimed by ${claims.map((s) => s.name).join(" and ")}`);
 	return claims[0]?.name ?? "fast";
 }
