@@ -160,6 +160,14 @@ export const BACKENDS: BackendFactory[] = [
 ];
 
 /**
+ * The backends a run declares contract tests for: local always (the fast tier), every other one
+ * only when the run includes the `backends` suite (test/tiers.ts), as test:all does.
+ */
+export function contractBackends(includedSuites: readonly string[]): BackendFactory[] {
+	return includedSuites.includes("backends") ? BACKENDS : BACKENDS.filter((f) => f.name === "local");
+}
+
+/**
  * keel's sandbox-SDK modules (src/backend/container/{e2b,daytona,modal,vercel-sandbox}.ts) on local
  * stand-ins of each SDK's object (test/fixtures/sdk-standins): real processes on this machine with
  * the SDK's documented semantics; no SDK service runs here.
