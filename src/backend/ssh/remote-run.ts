@@ -26,9 +26,15 @@ import { shq } from "../shell-quote.js";
 
 /**
  * The runner's Python program, read once per process: its globals and frames, the process handling
- * (runner_procs.py: the pids since a mark, the sweep of a call tag, starting a command), the loop.
+ * (runner_procs.py: the pids since a mark, the sweep of a call tag, starting a command), the process
+ * handles (runner_live.py), the loop.
  */
-export const RUNNER_SOURCE = joinHostFiles(["runner_head.py", "runner_procs.py", "runner.py"]);
+export const RUNNER_SOURCE = joinHostFiles([
+	"runner_head.py",
+	"runner_procs.py",
+	"runner_live.py",
+	"runner.py",
+]);
 
 /** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
 export function runnerInit(path?: string): string {
