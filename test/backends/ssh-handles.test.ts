@@ -105,7 +105,13 @@ describe.skipIf(missing)("ssh: a web server under a process handle", () => {
 		});
 		const id = details(started).process.id as number;
 		expect(details(started).process.state).toBe("running");
-		const ready = await s.call("process", { action: "wait", id, pattern: "port (\\d+)", timeout: 20 });
+		const ready = await s.call("process", {
+			action: "wait",
+			id,
+			cursor: 0,
+			pattern: "port (\\d+)",
+			timeout: 20,
+		});
 		const port = Number(/port (\d+)/.exec(out(ready))?.[1]);
 		expect(port).toBeGreaterThan(0);
 		const cursor = details(ready).cursor as number;
@@ -144,8 +150,9 @@ describe.skipIf(missing)("ssh: a web server under a process handle", () => {
 			background: true,
 		});
 		const rid = details(reader).process.id as number;
-		const start = details(await s.call("process", { action: "wait", id: rid, pattern: "ready", timeout: 20 }))
-			.cursor as number;
+		const start = details(
+			await s.call("process", { action: "wait", id: rid, cursor: 0, pattern: "ready", timeout: 20 }),
+		).cursor as number;
 		await s.call("process", { action: "write", id: rid, chars: "one\n" });
 		await s.call("process", { action: "write", id: rid, chars: "two\nthree\n", eof: true });
 		const all = await s.call("process", {
@@ -165,7 +172,7 @@ describe.skipIf(missing)("ssh: a web server under a process handle", () => {
 		});
 		const tid = details(trap).process.id as number;
 		const cursor = details(
-			await s.call("process", { action: "wait", id: tid, pattern: "ready", timeout: 20 }),
+			await s.call("process", { action: "wait", id: tid, cursor: 0, pattern: "ready", timeout: 20 }),
 		).cursor;
 		await s.call("process", { action: "signal", id: tid, signal: "INT" });
 		const seen = await s.call("process", {
@@ -195,7 +202,7 @@ describe.skipIf(missing)("ssh: terminal mode (the host's pty)", () => {
 		const { s } = await open();
 		const r = await s.call("bash", { command: "python3 -q", tty: true });
 		const id = details(r).process.id as number;
-		await s.call("process", { action: "wait", id, pattern: ">>> ", timeout: 20 });
+		await s.call("process", { action: "wait", id, cursor: 0, pattern: ">>> ", timeout: 20 });
 		const answer = await s.call("process", { action: "write", id, chars: "print(6 * 7, 'x' * 3)\n" });
 		let text = out(answer);
 		if (!text.includes("42 xxx")) {
@@ -238,7 +245,7 @@ describe.skipIf(missing)("ssh: terminal mode (the host's pty)", () => {
 		);
 		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
 		const id = details(r).process.id as number;
-		const seen = await s.call("process", { action: "wait", id, pattern: "WORLD", timeout: 20 });
+		const seen = await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 });
 		const text = out(seen);
 		expect(details(seen).screen).toBe(true);
 		const rows = text.split("\n").slice(1);

@@ -10,9 +10,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants as osConstants } from "node:os";
+import { KeelError } from "../../boundary/errors.js";
 import type { LiveExit, LiveProcess, StartRequest } from "../types.js";
 import { sysError } from "./errors.js";
-import type { CommandRunner } from "./run-client.js";
+import { runnerInit } from "./remote-run.js";
+import { CommandRunner } from "./run-client.js";
+import type { ShellPipe } from "./shell.js";
 
 export interface LiveHooks {
 	/** The runner ended with the handle still on it (not a drop): its tag is for the next runner. */
@@ -150,4 +153,66 @@ export function startOnRunner(
 function signalName(n: number): string {
 	const entry = Object.entries(osConstants.signals).find(([, v]) => v === n);
 	return entry ? entry[0] : String(n);
+}
+
+/** Process handles on a runner of their own, over whatever carrier `open` gives (a container's exec client). */
+export interface RunnerHandles {
+	start(req: StartRequest): Promise<LiveProcess>;
+	/** End the runner: it kills every handle it holds (and what they set loose) as its input ends. */
+	close(): void;
+}
+
+/**
+ * A runner started on the first handle and again after it died (the handles on it end; the next
+ * runner kills what carries their tags). Without python3 at the other end: UNSUPPORTED.
+ */
+export function runnerHandles(open: () => ShellPipe, label: string): RunnerHandles {
+	let current: Promise<CommandRunner> | undefined;
+	let closed = false;
+	const orphans: string[] = [];
+	const runner = (): Promise<CommandRunner> => {
+		if (current) return current;
+		const starting = (async () => {
+			const r = new CommandRunner(open(), runnerInit());
+			try {
+				await r.ready;
+			} catch (e) {
+				throw new KeelError(
+					"UNSUPPORTED",
+					`Process handles in the ${label} need python3 (3.5 or later, Linux) there, which keel runs them under (${(e as Error).message}); run the command in the foreground, or install python3.`,
+					{ cause: e },
+				);
+			}
+			for (const tag of orphans.splice(0)) r.sweep(tag);
+			return r;
+		})();
+		current = starting;
+		// A runner that failed to start is tried again by the next start (one that died: see start).
+		starting.catch(() => {
+			if (current === starting) current = undefined;
+		});
+		return starting;
+	};
+	return {
+		async start(req) {
+			if (closed) throw new KeelError("BACKEND_UNAVAILABLE", `The backend for the ${label} is closed.`);
+			let r = await runner();
+			if (r.dead) {
+				current = undefined;
+				r = await runner();
+			}
+			return startOnRunner(r, req, { onRunnerDied: (tag) => orphans.push(tag) }).catch((e: unknown) => {
+				if (e instanceof KeelError || (e as NodeJS.ErrnoException)?.code) throw e;
+				throw new KeelError(
+					"BACKEND_UNAVAILABLE",
+					`The command runner in the ${label} ended while the command started (${(e as Error).message}); the next call starts a new one.`,
+					{ cause: e },
+				);
+			});
+		},
+		close() {
+			closed = true;
+			void current?.then((r) => r.close()).catch(() => {});
+		},
+	};
 }
