@@ -44,9 +44,13 @@ function marker(): string {
 	return m;
 }
 
-function open(): RunnerHandles {
-	// `env sh`: the carrier a container's `podman exec -i NAME sh` would be, here on this machine.
-	const h = runnerHandles(() => childShellPipe(["env"], "this machine"), "this machine");
+/** `env sh`: the carrier a container's `podman exec -i NAME sh` would be, here on this machine. */
+const PLAIN = ["env"];
+/** A carrier whose sh, and so the runner, starts with SIGINT and SIGQUIT ignored (as `cmd &` leaves them). */
+const IGNORING = ["sh", "-c", `trap '' INT QUIT; exec "$0"`];
+
+function open(carrier: string[] = PLAIN): RunnerHandles {
+	const h = runnerHandles(() => childShellPipe(carrier, "this machine"), "this machine");
 	handles.push(h);
 	return h;
 }
@@ -87,6 +91,23 @@ describe.skipIf(missing)("process handles on the command runner (no sshd)", () =
 		// Answered once the group and the tagged escapee are gone.
 		expect(processesWith(m)).toEqual([]);
 		expect(await proc.exited).toEqual({ code: null, signal: "SIGKILL" });
+	});
+
+	it("a runner started with SIGINT ignored: a handle still gets it at its default (a trap works, and it kills)", async () => {
+		const h = open(IGNORING);
+		const trapping = await start(
+			h,
+			"trap 'echo got-int' INT; echo ready; while :; do sleep 1 & wait $!; done",
+		);
+		await until(trapping.text, /ready\n/);
+		expect(trapping.proc.signal("SIGINT")).toBe(true);
+		await until(trapping.text, /got-int\n/);
+		const plain = await start(h, "echo ready; sleep 1000");
+		await until(plain.text, /ready\n/);
+		plain.proc.signal("SIGINT");
+		expect(await plain.proc.exited).toEqual({ code: null, signal: "SIGINT" });
+		await trapping.proc.kill();
+		await plain.proc.kill();
 	});
 
 	it("stdin's end reaches the command; its exit and end of output are told; a write after it is refused", async () => {
