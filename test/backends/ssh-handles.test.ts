@@ -267,13 +267,15 @@ describe.skipIf(missing)("ssh: bounds", () => {
 		expect(results.filter((r) => r.ok).length).toBe(40);
 		for (const r of results.filter((r) => !r.ok)) if (!r.ok) expect(r.error.code).toBe("PROCESS_LIMIT");
 		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
-		for (const id of ids) await s.call("process", { action: "wait", id, pattern: "x\\n", timeout: 20 });
+		await Promise.all(
+			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
+		);
 		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
 		for (const id of ids) expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(4096);
 		expect(await waitFor(() => processesWith(m).length === 40, 10_000)).toBe(true);
 		await s.close();
 		expect(await gone(m)).toBe(true);
-	}, 60_000);
+	}, 90_000);
 });
 
 describe.skipIf(missing)("ssh: nothing left behind", () => {

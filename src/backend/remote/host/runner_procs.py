@@ -221,6 +221,7 @@ def spawn(argv, cwd, env, w, stdin=None, sigdef=DEFAULT_SIGNALS):
                 os.chdir(START_DIR)  # hold no command's directory between commands
             except OSError:
                 pass
+    # Popen resets only the signals Python ignores: a handle's others stay as the runner got them.
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else stdin,
                             stdout=w, stderr=w,
                             start_new_session=True, close_fds=True)
