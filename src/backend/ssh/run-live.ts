@@ -128,7 +128,10 @@ export function startOnRunner(
 						reject(
 							noCwd
 								? sysError("ENOENT", "no such working directory", req.cwd)
-								: new Error("the command could not be started"),
+								: new KeelError(
+										"BACKEND_UNAVAILABLE",
+										`The host could not start the command${req.terminal ? " in a pseudo-terminal" : ""}.`,
+									),
 						);
 					}
 				},

@@ -1,4 +1,4 @@
-import base64, errno, fcntl, termios
+import base64, fcntl, termios
 # Process handles: commands that outlive their request. Each leads its own session, with stdin a
 # pipe (or a pseudo-terminal for stdin and output alike), and carries its call tag. Its output goes
 # out as it comes; its end of output (e) and exit (x) are told apart; its leader stays unreaped (its
@@ -177,10 +177,8 @@ def live_read(jid, j):
             b = os.read(j.r, 65536)
         except BlockingIOError:
             return
-        except OSError as e:
-            if e.errno != errno.EIO:  # a terminal nobody holds any more reads EIO: its end
-                raise
-            b = b""
+        except OSError:
+            b = b""  # a terminal nobody holds any more reads EIO: its end (any other error ends it too)
         if not b:
             if j.tty and j.stdin_open:
                 close_stdin(jid, j, False)
