@@ -46,8 +46,11 @@ function marker(): string {
 
 /** `env sh`: the carrier a container's `podman exec -i NAME sh` would be, here on this machine. */
 const PLAIN = ["env"];
-/** A carrier whose sh, and so the runner, starts with SIGINT and SIGQUIT ignored (as `cmd &` leaves them). */
-const IGNORING = ["sh", "-c", `trap '' INT QUIT; exec "$0"`];
+/**
+ * A carrier whose sh, and so the runner, starts with SIGINT and SIGQUIT ignored (as `cmd &` leaves
+ * them) and descriptors 7 and 8 open (as a login shell's rc file may leave them).
+ */
+const IGNORING = ["sh", "-c", `trap '' INT QUIT; exec 7</etc/hostname 8>/dev/null; exec "$0"`];
 
 function open(carrier: string[] = PLAIN): RunnerHandles {
 	const h = runnerHandles(() => childShellPipe(carrier, "this machine"), "this machine");
@@ -108,6 +111,23 @@ describe.skipIf(missing)("process handles on the command runner (no sshd)", () =
 		expect(await plain.proc.exited).toEqual({ code: null, signal: "SIGINT" });
 		await trapping.proc.kill();
 		await plain.proc.kill();
+	});
+
+	it("a handle gets its own three descriptors only, with pipes and in a terminal", async () => {
+		const h = open(IGNORING);
+		for (const terminal of [undefined, { cols: 80, rows: 24 }]) {
+			// `; true` keeps bash from exec'ing ls: the listing is the shell's own descriptors.
+			const { proc, text } = await start(h, "ls -1 /proc/$$/fd; true", terminal);
+			await proc.exited;
+			await proc.drained;
+			const fds = text()
+				.trim()
+				.split(/\r?\n/)
+				.map(Number)
+				.sort((a, b) => a - b);
+			expect(fds, text()).toEqual([0, 1, 2]);
+			await proc.kill();
+		}
 	});
 
 	it("stdin's end reaches the command; its exit and end of output are told; a write after it is refused", async () => {
