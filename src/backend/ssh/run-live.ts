@@ -18,7 +18,10 @@ import { CommandRunner } from "./run-client.js";
 import type { ShellPipe } from "./shell.js";
 
 export interface LiveHooks {
-	/** The runner ended with the handle still on it (not a drop): its tag is for the next runner. */
+	/**
+	 * The runner's channel closed with the handle on it: its tag, for the next runner to sweep
+	 * (after a drop the runner kills it itself, and the caller may ignore it).
+	 */
 	onRunnerDied(tag: string): void;
 	/**
 	 * Calls `fn` when the whole link goes (the runner's channel may never say so itself); returns
