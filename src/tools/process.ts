@@ -119,7 +119,7 @@ export const processTool = defineTool<ProcessArgs>({
 		signal: optional(string({ description: "e.g. SIGINT" })),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { host, signal }): Promise<ToolResult> {
+	async execute(args, { host, signal, onUpdate }): Promise<ToolResult> {
 		const table = host.processes;
 		if (args.action === "list") {
 			const all = table.list();
@@ -140,6 +140,8 @@ export const processTool = defineTool<ProcessArgs>({
 					cursor: args.cursor,
 					maxBytes: DEFAULT_MAX_BYTES,
 					signal,
+					// Output that arrives during the wait, as partial results (MCP: progress notifications).
+					...(onUpdate ? { onOutput: (t: string) => onUpdate({ content: [text(t)] }) } : {}),
 				});
 				const how =
 					r.matched !== undefined

@@ -30,6 +30,7 @@ export const HOST_FILES = [
 	"file_helper.py",
 	"runner_head.py",
 	"runner_procs.py",
+	"runner_live.py",
 	"runner.py",
 	"exec_probe.sh",
 	"exec_realpath.sh",
