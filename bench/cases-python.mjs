@@ -43,7 +43,7 @@ async function pythonSession(root) {
 		Object.defineProperty(session, "python", { value: python, configurable: true });
 	}
 	if (!session.tools.some((t) => t.name === "python")) {
-		for (const tool of [pythonTool, pythonJobsTool]) session.toolMap.set(tool.name, tool);
+		for (const tool of [pythonTool, pythonJobsTool]) session.palette.byName.set(tool.name, tool);
 	}
 	return session;
 }

@@ -1,9 +1,9 @@
 /**
  * grep's plans on `local`, side by side with pi's grep and rg alone: the default (the
  * parallel rg, then the path-ordered one when it passes the limit, with the lookahead that starts
- * the ordered run alone when the first files hold more than the limit: rg-parallel.ts), the same
- * without the lookahead, and the ordered probe first (createLocalBackend's `searchProbe`, rg-plan.ts). One process, the bench's 20,000-file tree,
- * every contender once per iteration in alternating order; the ratios are medians of the
+ * the ordered run alone when the first files hold more than the limit: rg-parallel.ts) and the
+ * same without the lookahead (the ordered probe, removed, is docs/decisions/grep-probe-default.md).
+ * One process, the bench's 20,000-file tree, every contender once per iteration in alternating order; the ratios are medians of the
  * per-iteration ratios, so a load that moves all contenders together cancels out.
  *
  * Run: node bench/grep-plans.mjs [N=40]   (after `npm run build`; needs rg)
@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGrepToolDefinition } from "@mariozechner/pi-coding-agent";
-import { DEFAULT_PROBE } from "../dist/backend/search/native.js";
 import { Spawner } from "../dist/backend/spawn/spawner.js";
 import { createLocalBackend, Session } from "../dist/index.js";
 import { writeGrepTree } from "./cases-local.mjs";
@@ -31,12 +30,8 @@ const twoRuns = await Session.create({
 	root: dir,
 	backend: createLocalBackend({ searchLookahead: false }),
 });
-const probing = await Session.create({
-	root: dir,
-	backend: createLocalBackend({ searchProbe: DEFAULT_PROBE }),
-});
 // The lookahead loads re2js a second after a session's first grep: warm every session past that.
-for (const s of [byDefault, twoRuns, probing]) await s.call("grep", { pattern: "warm", path: "tree" });
+for (const s of [byDefault, twoRuns]) await s.call("grep", { pattern: "warm", path: "tree" });
 await new Promise((r) => setTimeout(r, 1500));
 const piGrep = createGrepToolDefinition(dir);
 const spawner = new Spawner({ engine: "posix_spawn" });
@@ -64,7 +59,6 @@ for (const [name, pattern] of Object.entries(cases)) {
 	const contenders = {
 		"keel (default)": keel(byDefault, pattern),
 		"keel (no lookahead)": keel(twoRuns, pattern),
-		"keel (probe)": keel(probing, pattern),
 		pi: () => piGrep.execute("bench", { pattern, path: "tree" }),
 		"rg alone": () => rgAlone(pattern),
 	};
@@ -86,7 +80,7 @@ for (const [name, pattern] of Object.entries(cases)) {
 	rows.push([
 		name,
 		...names.map((k) => median(t[k]).toFixed(1)),
-		...["keel (default)", "keel (no lookahead)", "keel (probe)"].flatMap((k) => [
+		...["keel (default)", "keel (no lookahead)"].flatMap((k) => [
 			`${ratio(k, "pi").toFixed(2)}×`,
 			`${ratio(k, "rg alone").toFixed(2)}×`,
 		]),
@@ -100,20 +94,16 @@ console.log(
 			"case",
 			"keel default (ms)",
 			"no lookahead (ms)",
-			"keel probe (ms)",
 			"pi (ms)",
 			"rg alone (ms)",
 			"default/pi",
 			"default/rg",
 			"no lookahead/pi",
 			"no lookahead/rg",
-			"probe/pi",
-			"probe/rg",
 		],
 		rows,
 	),
 );
 await byDefault.close();
 await twoRuns.close();
-await probing.close();
 rmSync(dir, { recursive: true, force: true });

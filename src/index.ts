@@ -6,23 +6,24 @@ export {
 	createBwrapBackend,
 	createBwrapTransport,
 } from "./backend/bwrap.js";
-export {
-	type AiSdkSandboxSession,
-	aiSdkSandboxTransport,
-	createAiSdkSandboxBackend,
-} from "./backend/container/ai-sdk.js";
-export {
-	type ContainerBackend,
-	type ContainerBackendOptions,
-	type ContainerTarget,
-	createContainerBackend,
-	type EngineTarget,
-	engineTarget,
-	type KubectlTarget,
-	kubectlTarget,
+export type { AiSdkSandboxSession } from "./backend/container/ai-sdk.js";
+export type {
+	ContainerBackend,
+	ContainerBackendOptions,
+	ContainerTarget,
+	EngineTarget,
+	KubectlTarget,
 } from "./backend/container/index.js";
 export { type ContainerSpec, parseContainerSpec } from "./backend/container/spec.js";
-export { createExecBackend, type ExecBackendOptions, type ExecTransport } from "./backend/exec/index.js";
+export { engineTarget, kubectlTarget } from "./backend/container/targets.js";
+// The backends a local session does not use are imported when first used (backend/deferred.ts).
+export {
+	aiSdkSandboxTransport,
+	createAiSdkSandboxBackend,
+	createContainerBackend,
+	createExecBackend,
+} from "./backend/deferred.js";
+export type { ExecBackendOptions, ExecTransport } from "./backend/exec/index.js";
 export { createLocalBackend, type LocalBackendOptions } from "./backend/local.js";
 export { createSshBackend, type SshBackend, type SshBackendOptions } from "./backend/ssh/index.js";
 export { parseSshSpec, type SshSpec } from "./backend/ssh/spec.js";
@@ -37,13 +38,8 @@ export {
 export { FailureMemory, type FailureRecord } from "./boundary/failure-memory.js";
 export { fingerprint, structuralPreview } from "./boundary/fingerprint.js";
 export type { ExtensionRegistrations, ToolRegistration } from "./extensions/report.js";
-export {
-	SMOKE_DEFAULTS,
-	type SmokeKind,
-	type SmokeOptions,
-	type SmokeResult,
-	smokeTestExtension,
-} from "./extensions/smoke.js";
+export type { SmokeKind, SmokeOptions, SmokeResult } from "./extensions/smoke.js";
+export { SMOKE_DEFAULTS } from "./extensions/smoke-defaults.js";
 export type { RecoveryReport } from "./safety/recovery.js";
 export {
 	type CallError,
@@ -56,7 +52,13 @@ export { type ApplyPatchArgs, applyPatch, type PatchFileResult } from "./tools/a
 export { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";
 export type { Content, ToolAnnotations, ToolDefinition, ToolResult } from "./tools/types.js";
 
+import type { SmokeOptions, SmokeResult } from "./extensions/smoke.js";
 import { Session, type SessionOptions } from "./session.js";
 export function createSession(opts?: SessionOptions): Promise<Session> {
 	return Session.create(opts);
+}
+
+/** Load and exercise an extension draft in a contained child process (extensions/smoke.ts, imported on first use). */
+export async function smokeTestExtension(path: string, opts?: SmokeOptions): Promise<SmokeResult> {
+	return (await import("./extensions/smoke.js")).smokeTestExtension(path, opts);
 }

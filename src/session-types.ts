@@ -8,6 +8,7 @@ import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
 import type { PayloadLimits } from "./safety/payloads.js";
 import type { CheckMode } from "./syntax/check.js";
+import type { CommitProbes } from "./tool-host.js";
 import type { Profile } from "./tools/registry.js";
 import type { Content, ToolResult } from "./tools/types.js";
 
@@ -78,8 +79,5 @@ export type CallResult =
 	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
 	| { ok: false; error: CallError; elapsedMs: number };
 
-/** Points where tests interleave another writer; no-ops in production. */
-export interface SessionProbes {
-	/** Inside the mutation queue, before the file is read for planning. */
-	afterAdmission?: (canonical: string) => Promise<void> | void;
-}
+/** Points where tests interleave another writer (tool-host.ts); no-ops in production. */
+export type SessionProbes = CommitProbes;

@@ -8,7 +8,7 @@ import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLocalBackend } from "./backend/local.js";
 import { createLocalFs } from "./backend/local-fs.js";
-import type { Backend, FileOps } from "./backend/types.js";
+import type { Backend, ExecOps, FileOps, SearchOps } from "./backend/types.js";
 import { CallScope } from "./boundary/call-scope.js";
 import { fromSystemError, KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
@@ -30,6 +30,8 @@ import { WriterLog } from "./safety/writer-log.js";
 import { paletteFor } from "./session-options.js";
 import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
 import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
+import type { ToolHost } from "./tool-host.js";
+import { Palette } from "./tools/palette.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
@@ -39,12 +41,13 @@ function filesAreLocal(backend: Backend): boolean {
 	return backend.kind === "local" || backend.kind === "bwrap";
 }
 
-export class Session {
+export class Session implements ToolHost {
 	readonly readState = new ReadState();
 	readonly contentRefs = new ContentRefs();
 	/** Failed calls as fingerprints and codes, never arguments; the directive for the next turn. */
 	readonly failures = new FailureMemory();
-	private readonly toolMap: Map<string, ToolDefinition>;
+	/** The tools this session offers, bound to it. */
+	private readonly palette: Palette;
 	private closed = false;
 	private readonly swept = new Set<string>();
 	private pythonCoordinator: PythonCoordinator | undefined;
@@ -83,7 +86,12 @@ export class Session {
 		readonly commandPrefix?: string,
 		private readonly processLimits: SessionOptions["processLimits"] = {},
 	) {
-		this.toolMap = new Map(tools.map((t) => [t.name, t]));
+		// A call that can change files is a checkpoint boundary when the session keeps them.
+		this.palette = new Palette(tools, this, (tool, run) =>
+			this.checkpoints && !tool.annotations.readOnly && tool.name !== "checkpoints"
+				? this.checkpoints.around(tool.name, run)
+				: run(),
+		);
 	}
 
 	static async create(opts: SessionOptions = {}): Promise<Session> {
@@ -159,6 +167,7 @@ export class Session {
 			}
 			session.checkpoints = Checkpoints.openLocal(
 				session,
+				guard.roots,
 				state,
 				opts.checkpoints === true ? {} : opts.checkpoints,
 			);
@@ -185,15 +194,31 @@ export class Session {
 	}
 
 	get tools(): ToolDefinition[] {
-		return [...this.toolMap.values()];
+		return this.palette.tools;
 	}
 
 	get workspace(): string {
 		return this.guard.workspace;
 	}
 
+	get files(): FileOps {
+		return this.backend.fs;
+	}
+
+	get exec(): ExecOps {
+		return this.backend.exec;
+	}
+
+	get search(): SearchOps {
+		return this.backend.search;
+	}
+
 	resolvePath(input: unknown, access: Access): Promise<ResolvedPath> {
 		return this.guard.resolve(input, access);
+	}
+
+	resolveEntry(input: unknown, access: Access): Promise<ResolvedPath> {
+		return this.guard.resolveEntry(input, access);
 	}
 
 	/**
@@ -271,33 +296,7 @@ export class Session {
 		this.failures.beginCall();
 		try {
 			if (this.closed) throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
-			const tool = this.toolMap.get(name);
-			if (!tool) {
-				throw new KeelError(
-					"UNKNOWN_TOOL",
-					`Unknown tool "${name}". Available: ${[...this.toolMap.keys()].join(", ")}.`,
-				);
-			}
-			const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
-			tool.check(prepared);
-			if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
-			const check = checkOption === undefined ? undefined : checkModeOf(checkOption, "check");
-			const run = () =>
-				tool.execute(prepared as never, {
-					session: this,
-					// Made when the tool first reads it (boundary/call-scope.ts).
-					get signal() {
-						return scope.signal;
-					},
-					scope,
-					onUpdate,
-					check,
-				});
-			// A call that can change files is a checkpoint boundary (the checkpoints tool makes its own).
-			const result =
-				this.checkpoints && !tool.annotations.readOnly && tool.name !== "checkpoints"
-					? await this.checkpoints.around(name, run)
-					: await run();
+			const result = await this.palette.run(name, args, { scope, onUpdate, check: checkOption });
 			this.failures.recordSuccess(name, args);
 			return {
 				ok: true,

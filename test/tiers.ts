@@ -1,13 +1,18 @@
 /**
  * Which test files run in which tier. `npm test` runs the fast tier: every file not claimed by a
- * suite below (unit tests, the local backend, MCP, the CLI, pi's extension in-process). Each
- * suite here needs something the fast tier does not assume, or takes long; `npm run test:all`
- * (what CI runs) runs them all, and KEEL_TEST_SUITES=name,name adds some to `npm test`.
+ * suite below (unit tests, the local backend, MCP in-process, pi's extension in-process), a few
+ * seconds a file. Each suite here needs something the fast tier does not assume, or takes long;
+ * `npm run test:all` (what CI runs) runs them all, and KEEL_TEST_SUITES=name,name adds some to
+ * `npm test`. test/docs/tiers.test.ts holds this table to the files on disk and to the commands.
  *
- * A file belongs to the first suite whose globs match it. Files that exercise several backends
- * (test/cli, test/python/backends.test.ts) stay in the fast tier: they skip, with a message,
- * the parts whose component is missing.
+ * A file belongs to at most one suite. The contract files (test/contract/*.test.ts) are in the fast
+ * tier for the local backend; their describes for every other backend are declared only in a run
+ * that includes the `backends` suite (contractBackends in test/contract/backends.ts).
+ *
+ * To add a suite, add an entry anywhere in the list; to move a file, add its glob to one suite.
  */
+
+import picomatch from "picomatch";
 
 export interface Suite {
 	name: string;
@@ -43,6 +48,13 @@ export const SUITES: readonly Suite[] = [
 		enable: "KEEL_TEST_PODMAN=$(.ci/podman-setup keel-test) KEEL_TEST_SUITES=container npm test",
 	},
 	{
+		name: "backends",
+		files: ["test/python/backends.test.ts", "test/backends/exec-*.test.ts"],
+		needs:
+			"the ssh, bwrap and container suites' components: the tool contract (test/contract) and Python on every backend besides local, and the exec backend; a part whose component is missing skips",
+		enable: "KEEL_TEST_SUITES=backends npm test",
+	},
+	{
 		name: "frameworks",
 		files: [
 			"test/adapters/*.test.ts",
@@ -72,6 +84,24 @@ export const SUITES: readonly Suite[] = [
 		enable: "KEEL_TEST_SUITES=package npm test",
 	},
 	{
+		name: "cli",
+		files: ["test/cli/*.test.ts", "test/mcp/stdio.test.ts"],
+		needs: "time: the keel CLI and `keel serve` (the build, dist/) started as a new process for each test",
+		enable: "KEEL_TEST_SUITES=cli npm test",
+	},
+	{
+		name: "slow",
+		files: [
+			"test/paths/battery.test.ts",
+			"test/bad-input/tools.test.ts",
+			"test/robust/read-window.test.ts",
+			"test/search/bounded.test.ts",
+		],
+		needs:
+			"time: exhaustive tables and big inputs on the local backend (the full path battery, every bad input per tool, files of many MiB); the compact path battery in test/contract runs in the fast tier",
+		enable: "KEEL_TEST_SUITES=slow npm test",
+	},
+	{
 		name: "stress",
 		files: [
 			"test/durability/crash.test.ts",
@@ -80,13 +110,17 @@ export const SUITES: readonly Suite[] = [
 			"test/durability/property.test.ts",
 			"test/durability/fault-injection.test.ts",
 			"test/durability/power-loss.test.ts",
+			"test/durability/memory.test.ts",
 			"test/fuzz/*.test.ts",
-			"test/backends/leftovers-*.test.ts",
+			"test/backends/leftovers*.test.ts",
 			"test/safety/cross-process.test.ts",
+			"test/safety/race-swap.test.ts",
 			"test/robust/read-window-memory.test.ts",
+			"test/robust/stale-group-kill.test.ts",
 			"test/extensions/smoke*.test.ts",
 		],
-		needs: "time: randomized crash schedules, fuzzing, many processes and long waits",
+		needs:
+			"time: randomized crash schedules, fuzzing, races in tight loops, many processes, 50 MB payloads and long waits",
 		enable: "KEEL_TEST_SUITES=stress npm test (seeds: KEEL_CRASH_SEED, KEEL_FUZZ_SEED)",
 	},
 ];
@@ -109,8 +143,35 @@ export function chosenSuites(env: NodeJS.ProcessEnv): { all: boolean; added: Set
 	return { all, added };
 }
 
-/** The suites a run leaves out. */
-export function skippedSuites(env: NodeJS.ProcessEnv): Suite[] {
+/**
+ * The suites a run includes: every one for test:all, and when test files are named on the command
+ * line (`npx vitest run test/backends/ssh.test.ts` runs a file whatever its tier); otherwise the
+ * ones KEEL_TEST_SUITES names. A directory filter (`npx vitest run test/contract`) keeps the tier.
+ */
+export function includedSuites(env: NodeJS.ProcessEnv, args: readonly string[] = []): Suite[] {
 	const { all, added } = chosenSuites(env);
-	return all ? [] : SUITES.filter((s) => !added.has(s.name));
+	const namesFiles = args.some((arg) => arg.endsWith(".test.ts"));
+	return all || namesFiles ? [...SUITES] : SUITES.filter((s) => added.has(s.name));
+}
+
+/** The suites a run leaves out. */
+export function skippedSuites(env: NodeJS.ProcessEnv, args: readonly string[] = []): Suite[] {
+	const included = includedSuites(env, args);
+	return SUITES.filter((s) => !included.includes(s));
+}
+
+const SUITE_MATCHERS = SUITES.map((suite) => ({ suite, matches: picomatch(suite.files) }));
+
+/** The tier a test file (relative to the repository root) belongs to: its suite's name, or "fast". */
+export function tierOf(file: string): string {
+	const claims = SUITE_MATCHERS.filter((m) => m.matches(file)).map((m) => m.suite);
+	if (claims.length > 1) throw new Error(`${file} is claimed by ${claims.map((s) => s.name).join(" and ")}`);
+	return claims[0]?.name ?? "fast";
+}
+
+declare module "vitest" {
+	export interface ProvidedContext {
+		/** The names of the suites this run includes (vitest.config.ts provides them). */
+		keelSuites: string[];
+	}
 }

@@ -3,11 +3,13 @@
  * `new Agent({ tools })`. Mastra validates input against a tool's schema itself, so the schema is
  * the binding's pass-through Standard JSON Schema and keel validates in Session.call. The model
  * gets images as image parts and failures as error text (the AI SDK's output shapes, which Mastra
- * hands to its models).
+ * hands to its models). A tool's partial results (bash's output so far) go to Mastra's tool writer,
+ * which an agent's stream shows as "tool-output" chunks: each is the whole output so far.
  */
 import { toModelOutput } from "./ai-sdk-output.js";
 import { type BindOptions, type BoundResult, bindTools, standardSchema, type ToolSource } from "./binding.js";
 import { importPeer } from "./peer.js";
+import { callReporting } from "./updates.js";
 
 const mastra = await importPeer("@mastra/core", "keel/mastra", () => import("@mastra/core/tools"));
 
@@ -20,7 +22,15 @@ export function keelTools(session: ToolSource, options: BindOptions = {}): KeelM
 			id: t.name,
 			description: t.description,
 			inputSchema: standardSchema(t.inputSchema) as never,
-			execute: async (input: unknown, context) => t.call(input, { signal: context?.abortSignal }),
+			execute: async (input: unknown, context) => {
+				const writer = context?.writer;
+				return callReporting(
+					t,
+					input,
+					{ signal: context?.abortSignal },
+					writer && ((partial) => writer.write(partial)),
+				);
+			},
 			toModelOutput: (output: unknown) => toModelOutput(output as BoundResult, 7),
 		}) as unknown as KeelMastraTools[string];
 	}

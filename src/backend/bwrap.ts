@@ -7,13 +7,14 @@
  * killed; with --die-with-parent and a PID namespace everything inside dies with it).
  */
 import { KeelError } from "../boundary/errors.js";
-import { createSandboxRunner, type SandboxRunnerOptions } from "./bwrap/runner.js";
-import { sandboxSearchTools } from "./bwrap/search-tools.js";
+import type { SandboxRunnerOptions } from "./bwrap/runner.js";
+import { sandboxRunnerOnFirstUse } from "./bwrap/runner-on-first-use.js";
+import { searchOnFirstUse } from "./local.js";
 import { findShell } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { startPiped } from "./local-live.js";
 import { spawnLocal } from "./local-spawn.js";
-import { createLocalSearch, type SearchEngineChoice } from "./search/index.js";
+import type { SearchEngineChoice } from "./search/index.js";
 import { Spawner } from "./spawn/spawner.js";
 import type { Backend, ExecOps, LiveProcess, ProcessOps } from "./types.js";
 
@@ -35,7 +36,7 @@ export interface BwrapBackend extends Backend {
 export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 	const fs = createLocalFs(opts.hooks);
 	// The sandbox is built from the same pinned roots the path guard checks paths against.
-	const runner = createSandboxRunner(opts, fs.pins);
+	const runner = sandboxRunnerOnFirstUse(opts, fs.pins);
 	const shell = findShell();
 	// Starts what does not go through the sandbox's command server: stdin commands, the Python worker.
 	const spawner = new Spawner();
@@ -101,11 +102,17 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 		fs,
 		exec,
 		process: processes,
-		search: createLocalSearch({
-			engine: opts.searchEngine ?? "auto",
-			pins: fs.pins,
-			tools: sandboxSearchTools(runner),
-			pinNative: false,
+		search: searchOnFirstUse(async () => {
+			const [{ createLocalSearch }, { sandboxSearchTools }] = await Promise.all([
+				import("./search/index.js"),
+				import("./bwrap/search-tools.js"),
+			]);
+			return createLocalSearch({
+				engine: opts.searchEngine ?? "auto",
+				pins: fs.pins,
+				tools: sandboxSearchTools(runner),
+				pinNative: false,
+			});
 		}),
 		ready: async () => {
 			await runner.ready();

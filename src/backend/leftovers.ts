@@ -27,6 +27,7 @@ import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:f
 import { setTimeout as sleep } from "node:timers/promises";
 import { hastenDeath } from "./leftovers-hasten.js";
 import { type PidMark, pidsSince, takePidMark } from "./leftovers-pids.js";
+import { fillPlaceholders, hostProgram, readHostFile } from "./remote/host-programs.js";
 
 export type { PidMark } from "./leftovers-pids.js";
 
@@ -185,38 +186,17 @@ export async function killTagged(name: string, value: string, since?: PidMark): 
 }
 
 /**
- * The sweep in sh, for the watchdog (runs after keel is gone): passes until one finds nothing
- * tagged (a killed process still dying is found again), for at most WATCHDOG_SECONDS. A pass is one
- * `grep -z` over every environment (GNU, busybox); without -z it is tr | grep per process, seconds
- * for a few hundred. The time is checked between passes, so a first pass always completes.
+ * The sweep in sh, for the watchdog (host/watchdog.sh; it runs after keel is gone): passes until
+ * one finds nothing tagged (a killed process still dying is found again), for at most
+ * WATCHDOG_SECONDS. A pass is one `grep -z` over every environment (GNU, busybox); without -z it
+ * is tr | grep per process, seconds for a few hundred. The time is checked between passes, so a first pass always completes.
  */
-const WATCHDOG = `read _ignored
-tag="$1"
-if printf 'a\\0' | grep -qzxF a 2>/dev/null; then z=1; else z=; fi
-start=$(date +%s 2>/dev/null)
-passes=0
-while :; do
-  if [ -n "$z" ]; then
-    list=$(grep -lzxF -e "$tag" /proc/[0-9]*/environ 2>/dev/null)
-  else
-    list=
-    for f in /proc/[0-9]*/environ; do
-      [ -r "$f" ] && tr '\\0' '\\n' < "$f" 2>/dev/null | grep -qxF -e "$tag" && list="$list $f"
-    done
-  fi
-  found=
-  for f in $list; do
-    p=\${f#/proc/}; p=\${p%/environ}
-    [ "$p" != "$$" ] && kill -9 "$p" 2>/dev/null && found=1
-  done
-  [ -z "$found" ] && break
-  passes=$((passes + 1))
-  now=$(date +%s 2>/dev/null)
-  case "$start:$now" in
-    *[!0-9:]* | :* | *:) [ $passes -ge ${WATCHDOG_PASSES} ] && break ;;
-    *) [ $((now - start)) -ge ${WATCHDOG_SECONDS} ] && break ;;
-  esac
-done`;
+export const watchdogScript = hostProgram(() =>
+	fillPlaceholders(readHostFile("watchdog.sh"), {
+		WATCHDOG_PASSES: String(WATCHDOG_PASSES),
+		WATCHDOG_SECONDS: String(WATCHDOG_SECONDS),
+	}),
+);
 
 /** One session's tags, its watchdog, and the sweeps. State hangs off the backend that owns it. */
 export class ProcessTracker {
@@ -261,10 +241,14 @@ export class ProcessTracker {
 	private startWatchdog(): void {
 		if (this.watchdog || this.closed) return;
 		// Not tagged itself; its stdin is a pipe whose other end only this process holds.
-		const child = spawn("/bin/sh", ["-c", WATCHDOG, "keel-watchdog", `${SESSION_TAG}=${this.sessionTag}`], {
-			detached: true,
-			stdio: ["pipe", "ignore", "ignore"],
-		});
+		const child = spawn(
+			"/bin/sh",
+			["-c", watchdogScript(), "keel-watchdog", `${SESSION_TAG}=${this.sessionTag}`],
+			{
+				detached: true,
+				stdio: ["pipe", "ignore", "ignore"],
+			},
+		);
 		child.on("error", () => {});
 		child.stdin?.on("error", () => {});
 		child.unref();

@@ -3,10 +3,8 @@ import { ProcessTracker } from "./leftovers.js";
 import { createLocalExec } from "./local-exec.js";
 import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
 import { spawnLocal } from "./local-spawn.js";
-import { createLocalSearch, createLocalTools } from "./search/index.js";
-import type { ProbeTiming } from "./search/native.js";
 import { Spawner } from "./spawn/spawner.js";
-import type { Backend } from "./types.js";
+import type { Backend, SearchOps } from "./types.js";
 
 export interface LocalBackendOptions {
 	/** "auto" uses rg/fd when installed and the JS engine otherwise. */
@@ -14,8 +12,6 @@ export interface LocalBackendOptions {
 	/** Time budget of one grep or find (default 60 s); then it answers TIMEOUT with what it found. */
 	searchBudgetMs?: number;
 	hooks?: LocalFsHooks;
-	/** grep's path-ordered probe before the parallel rg (createLocalSearch's `probe`). */
-	searchProbe?: ProbeTiming | false;
 	/** grep's lookahead while rg starts (createLocalSearch's `lookahead`; default on). */
 	searchLookahead?: boolean;
 }
@@ -29,18 +25,36 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 		kind: "local",
 		fs,
 		exec: createLocalExec(tracker, spawner),
-		search: createLocalSearch({
-			engine: opts.searchEngine ?? "auto",
-			pins: fs.pins,
-			budgetMs: opts.searchBudgetMs,
-			tools: createLocalTools({ spawner }),
-			...(opts.searchProbe ? { probe: opts.searchProbe } : {}),
-			...(opts.searchLookahead === false ? { lookahead: false } : {}),
+		search: searchOnFirstUse(async () => {
+			const { createLocalSearch, createLocalTools } = await import("./search/index.js");
+			return createLocalSearch({
+				engine: opts.searchEngine ?? "auto",
+				pins: fs.pins,
+				budgetMs: opts.searchBudgetMs,
+				tools: createLocalTools({ spawner }),
+				...(opts.searchLookahead === false ? { lookahead: false } : {}),
+			});
 		}),
 		process: { fdPipes: true, ready: async () => {}, spawn: (req) => spawnLocal(req, spawner) },
 		close: async () => {
 			await tracker.close();
 			await fs.close();
 		},
+	};
+}
+
+/**
+ * Search made by the first grep or find: its engines (rg and fd plans, the JS walker, glob
+ * matching) are loaded then, not when keel starts, since many sessions never search.
+ */
+export function searchOnFirstUse(make: () => Promise<SearchOps>): SearchOps {
+	let made: Promise<SearchOps> | undefined;
+	const search = () => {
+		made ??= make();
+		return made;
+	};
+	return {
+		grep: async (req) => (await search()).grep(req),
+		find: async (req) => (await search()).find(req),
 	};
 }

@@ -109,3 +109,47 @@ export const oneOf = (values: string[], meta: Meta = {}): JsonSchema => ({
 	enum: values,
 	...meta,
 });
+
+/** A JSON Schema in the form OpenAI's strict mode takes: a field's type may include "null". */
+export interface StrictJsonSchema {
+	type?: JsonSchema["type"] | [NonNullable<JsonSchema["type"]>, "null"];
+	description?: string;
+	properties?: Record<string, StrictJsonSchema>;
+	required?: string[];
+	additionalProperties?: false;
+	items?: StrictJsonSchema;
+	minItems?: number;
+	maxItems?: number;
+	minimum?: number;
+	exclusiveMinimum?: number;
+	maximum?: number;
+	enum?: Array<string | null>;
+}
+
+/**
+ * `schema` as strict mode (OpenAI's, and the frameworks' `strict` switches that pass it on)
+ * accepts it: every object lists all its fields as required and no others, and a field keel treats
+ * as optional takes null, which the boundary reads as "absent" (validate.ts, withoutAbsentNulls).
+ * The checker still runs against keel's own schema.
+ */
+export function strictSchema(schema: JsonSchema): StrictJsonSchema {
+	return strictNode(schema, false);
+}
+
+function strictNode(schema: JsonSchema, nullable: boolean): StrictJsonSchema {
+	const { properties, required, items, enum: values, type, additionalProperties: _open, ...rest } = schema;
+	const out: StrictJsonSchema = { ...rest };
+	if (type) out.type = nullable ? [type, "null"] : type;
+	if (values) out.enum = nullable ? [...values, null] : [...values];
+	if (items) out.items = strictNode(items, false);
+	if (type === "object") {
+		const given = new Set(required ?? []);
+		const props = properties ?? {};
+		out.properties = Object.fromEntries(
+			Object.entries(props).map(([key, sub]) => [key, strictNode(sub, !given.has(key))]),
+		);
+		out.required = Object.keys(props);
+		out.additionalProperties = false;
+	}
+	return out;
+}

@@ -117,3 +117,41 @@ export function compileChecker(toolName: string, schema: JsonSchema): Checker {
 			throw new KeelError("INVALID_ARGS", `Invalid arguments for ${toolName}: ${problems.join("; ")}.`);
 	};
 }
+
+/**
+ * `v` with every `null` in an optional field left out, at any depth the schema describes: a model
+ * in strict mode must send every field and says "absent" with null (strictSchema() offers it that
+ * way), and keel's schemas have no field where null means anything else. A null in a required
+ * field stays for the checker to refuse. Copies what it changes; `v` itself is left as it was.
+ */
+export function withoutAbsentNulls(schema: JsonSchema, v: unknown): unknown {
+	if (schema.type === "array" && schema.items && Array.isArray(v)) {
+		const items = schema.items;
+		let changed = false;
+		const out = v.map((item) => {
+			const next = withoutAbsentNulls(items, item);
+			if (next !== item) changed = true;
+			return next;
+		});
+		return changed ? out : v;
+	}
+	if (schema.type !== "object" || !schema.properties || typeof v !== "object" || v === null) return v;
+	if (Array.isArray(v)) return v;
+	const required = new Set(schema.required ?? []);
+	let out: Record<string, unknown> | undefined;
+	for (const [key, value] of Object.entries(v)) {
+		const sub = schema.properties[key];
+		if (!sub) continue;
+		if (value === null && !required.has(key)) {
+			out ??= { ...(v as Record<string, unknown>) };
+			delete out[key];
+			continue;
+		}
+		const next = withoutAbsentNulls(sub, value);
+		if (next !== value) {
+			out ??= { ...(v as Record<string, unknown>) };
+			out[key] = next;
+		}
+	}
+	return out ?? v;
+}

@@ -24,8 +24,9 @@
  */
 import { createTwoFilesPatch } from "diff";
 import { KeelError } from "../boundary/errors.js";
+import type { Access, ResolvedPath } from "../safety/path-guard.js";
 import type { StateDir } from "../safety/state-dir.js";
-import type { Session } from "../session.js";
+import type { TransactionHost } from "../safety/transaction.js";
 import { LocalTreeSource } from "./local-source.js";
 import { applyRestore, conflictError, type PlannedPath, type RestoreProblem } from "./restore.js";
 import type { TreeSource } from "./source.js";
@@ -37,6 +38,11 @@ import {
 	type PathState,
 	sameState,
 } from "./types.js";
+
+/** What checkpoints use of the session: its commit (for file contents) and its path guard. */
+export interface CheckpointHost extends TransactionHost {
+	resolvePath(input: unknown, access: Access): Promise<ResolvedPath>;
+}
 
 export interface CheckpointSummary {
 	id: number;
@@ -93,15 +99,20 @@ export class Checkpoints {
 	private gate: Promise<unknown> = Promise.resolve();
 
 	constructor(
-		private readonly session: Session,
+		private readonly host: CheckpointHost,
 		private readonly source: TreeSource,
 		readonly budgets: CheckpointBudgets,
 	) {}
 
 	/** Checkpoints of this machine's files, kept in a new private directory of `state`. */
-	static openLocal(session: Session, state: StateDir, budgets: Partial<CheckpointBudgets> = {}): Checkpoints {
+	static openLocal(
+		host: CheckpointHost,
+		roots: readonly string[],
+		state: StateDir,
+		budgets: Partial<CheckpointBudgets> = {},
+	): Checkpoints {
 		const all = { ...DEFAULT_BUDGETS, ...budgets };
-		return new Checkpoints(session, LocalTreeSource.open(state, session.guard.roots, all), all);
+		return new Checkpoints(host, LocalTreeSource.open(state, roots, all), all);
 	}
 
 	private exclusive<T>(task: () => Promise<T> | T): Promise<T> {
@@ -271,7 +282,7 @@ export class Checkpoints {
 			if (conflicts.length > 0 && !opts.force) throw conflictError(conflicts);
 			let problems: RestoreProblem[] = [];
 			try {
-				problems = await applyRestore(this.session, this.source, plan);
+				problems = await applyRestore(this.host, this.source, plan);
 			} finally {
 				await this.capture("restore");
 			}
@@ -319,7 +330,7 @@ export class Checkpoints {
 		if ((t.kind === "dir") !== (s.now.kind === "dir") && s.now.kind !== "absent" && t.kind !== "absent")
 			return `it is now ${describeState(s.now)} and was ${describeState(t)}: restore it by hand`;
 		try {
-			await this.session.guard.resolve(path, "write");
+			await this.host.resolvePath(path, "write");
 		} catch (e) {
 			return e instanceof KeelError ? `${e.code}: ${e.message}` : String(e);
 		}

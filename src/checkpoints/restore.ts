@@ -13,8 +13,7 @@
  */
 import type { FileStat } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import { type Change, commitChanges, withPaths } from "../safety/transaction.js";
-import type { Session } from "../session.js";
+import { type Change, commitChanges, type TransactionHost, withPaths } from "../safety/transaction.js";
 import type { TreeSource } from "./source.js";
 import type { PathState } from "./types.js";
 
@@ -34,12 +33,12 @@ export interface RestoreProblem {
 const depth = (p: string) => p.split("/").length;
 
 export async function applyRestore(
-	session: Session,
+	host: TransactionHost,
 	source: TreeSource,
 	plan: PlannedPath[],
 ): Promise<RestoreProblem[]> {
 	const problems: RestoreProblem[] = [];
-	const fs = session.backend.fs;
+	const fs = host.files;
 	const attempt = async (path: string, step: () => Promise<void>) => {
 		try {
 			await step();
@@ -75,12 +74,12 @@ export async function applyRestore(
 	}
 	if (changes.length > 0) {
 		await withPaths(
-			session,
+			host,
 			changes.map((c) => c.canonical),
-			() => commitChanges(session, changes),
+			() => commitChanges(host, changes),
 		);
 	}
-	for (const c of changes) session.readState.forget(c.canonical);
+	for (const c of changes) host.readState.forget(c.canonical);
 
 	// 3. Links, modes, and directories the checkpoint did not have.
 	for (const p of plan) {

@@ -41,6 +41,10 @@ export class Applied implements AppliedEdits {
 		readonly matched: Matched[],
 	) {}
 
+	get replacements(): number {
+		return this.regions.length;
+	}
+
 	get text(): string {
 		this.built ??= joinSplices(this.original, this.splices);
 		return this.built;

@@ -47,6 +47,8 @@ export interface AppliedEdits {
 	readonly afterLf: string;
 	/** How each edit matched, in input order. */
 	matched: Matched[];
+	/** Places replaced: one per edit, or every place a replaceAll edit matched. */
+	readonly replacements: number;
 	/**
 	 * The new text encoded as UTF-8 (with the BOM when asked), without building it as a string.
 	 * With `reuse` (a buffer the caller owns and no longer needs, e.g. the bytes that were read)

@@ -2,8 +2,9 @@
  * The diff shown for an edit: changed lines with line numbers and a few lines of context
  * (the shape pi's edit result uses), plus the first changed line in the new text.
  */
-import { createPatch } from "diff";
+
 import { type DiffWindow, diffWindow, lineCount, shiftHunks } from "./diff-window.js";
+import { jsdiff } from "./jsdiff.js";
 import { lineChanges } from "./line-changes.js";
 
 export interface DiffSummary {
@@ -76,11 +77,11 @@ function renderWindow(w: DiffWindow, lines: number): DiffSummary {
 /** A unified patch (3 lines of context) of an edit, computed on the changed window only. */
 export function unifiedPatch(path: string, before: string, after: string): string {
 	const w = diffWindow(before, after, 3);
-	return shiftHunks(createPatch(path, w.before, w.after, "", "", { context: 3 }), w.lineOffset);
+	return shiftHunks(jsdiff().createPatch(path, w.before, w.after, "", "", { context: 3 }), w.lineOffset);
 }
 
 /** unifiedPatch of an applied edit, from its regions. */
 export function unifiedEditPatch(path: string, applied: Windowed): string {
 	const w = applied.window(3);
-	return shiftHunks(createPatch(path, w.before, w.after, "", "", { context: 3 }), w.lineOffset);
+	return shiftHunks(jsdiff().createPatch(path, w.before, w.after, "", "", { context: 3 }), w.lineOffset);
 }

@@ -8,7 +8,7 @@
  * window goes to jsdiff's diffLines as before; test/unit/line-changes.test.ts holds the two to the
  * same answers on random windows.
  */
-import { diffLines } from "diff";
+import { jsdiff } from "./jsdiff.js";
 
 /** One run of lines, as jsdiff's change objects carry it. */
 export interface LineChange {
@@ -45,7 +45,7 @@ function run(lines: string[], from: number, to: number, added: boolean, removed:
 
 /** diffLines(before, after): the same runs, computed directly when the answer is forced. */
 export function lineChanges(before: string, after: string): LineChange[] {
-	return forcedLineChanges(before, after) ?? (diffLines(before, after) as LineChange[]);
+	return forcedLineChanges(before, after) ?? (jsdiff().diffLines(before, after) as LineChange[]);
 }
 
 /** The runs diffLines gives, when only one shortest edit script exists up to order; else undefined. */

@@ -4,7 +4,7 @@
  * unchanged line keeps its quotes, spacing and indentation byte for byte), and only the lines the
  * model added are taken from newText, re-indented into the file's style.
  */
-import { diffArrays } from "diff";
+import { jsdiff } from "./jsdiff.js";
 
 /** Anchor lines [from, to) and the file lines that stand for them. */
 export interface Unit {
@@ -43,7 +43,7 @@ function lineOps(anchor: string[], next: string[]): Ops {
 		return { kept, inserts };
 	}
 	let j = 0;
-	for (const part of diffArrays(anchor, next)) {
+	for (const part of jsdiff().diffArrays(anchor, next)) {
 		if (part.added) inserts[j].push(...part.value);
 		else {
 			if (!part.removed) for (let k = 0; k < part.value.length; k++) kept[j + k] = true;

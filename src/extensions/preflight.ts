@@ -10,7 +10,6 @@ import { extname, posix, resolve } from "node:path";
 import { createLocalFs } from "../backend/local-fs.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { PathGuard } from "../safety/path-guard.js";
-import type { Session } from "../session.js";
 
 export const MAX_DRAFT_BYTES = 1024 * 1024;
 export const MAX_PACKAGE_JSON_BYTES = 64 * 1024;
@@ -37,9 +36,15 @@ export interface Draft {
 	package?: PackageFacts;
 }
 
+/** What a draft's check needs of a session: its path guard, and which backend holds its files. */
+export interface DraftSession {
+	readonly backend: { readonly kind: string };
+	readonly guard: PathGuard;
+}
+
 export interface PreflightOptions {
 	/** Resolve through this session's guard (its files must be on this machine). */
-	session?: Session;
+	session?: DraftSession;
 	/** Without a session: the allowed roots (the first is the workspace; default: the process cwd). */
 	roots?: string[];
 	maxBytes?: number;

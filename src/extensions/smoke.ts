@@ -15,26 +15,21 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import { elapsedSince, monotonicClock } from "../boundary/timing.js";
-import type { Session } from "../session.js";
 import { CHILD_ENTRY, type ChildOutcome, runChild } from "./child-run.js";
 import { type Containment, containmentFor, type SmokeSandbox } from "./containment.js";
-import { preflightDraft } from "./preflight.js";
+import { type DraftSession, preflightDraft } from "./preflight.js";
+import { SMOKE_DEFAULTS } from "./smoke-defaults.js";
 import { classify, type SmokeResult } from "./smoke-outcome.js";
 
 export { type SmokeKind, type SmokeResult, summarize } from "./smoke-outcome.js";
 
-export const SMOKE_DEFAULTS = {
-	timeoutMs: 10_000,
-	heapMb: 128,
-	/** RLIMIT_DATA: the V8 heap's pages count too, so it sits well above the heap limit. */
-	dataMb: 512,
-	outputHeadBytes: 2048,
-} as const;
+export { SMOKE_DEFAULTS };
+
 const MAX_TIMEOUT_MS = 600_000;
 
 export interface SmokeOptions {
 	/** Resolve the draft through this session's path guard (its files must be on this machine). */
-	session?: Session;
+	session?: DraftSession;
 	/** Without a session: the allowed roots (the first is the workspace; default: the process cwd). */
 	roots?: string[];
 	/** Wall-clock limit (default 10 s). */

@@ -10,13 +10,12 @@
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { refusePlaceholder } from "../edit/placeholder.js";
+import { overwriteExpectation, requireFile, snapshotText, statOrNull } from "../edit/snapshot.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { sha256 } from "../safety/read-state.js";
 import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change } from "../safety/transaction.js";
-import type { Session } from "../session.js";
-import { overwriteExpectation, requireFile, statOrNull } from "../tools/common.js";
-import { snapshotText } from "../tools/file-plan.js";
+import type { ToolHost } from "../tool-host.js";
 import { addedText, applyHunks } from "./apply.js";
 import type { FileOp } from "./parse.js";
 
@@ -40,7 +39,7 @@ export interface PlannedFile {
 }
 
 /** Resolve every path of the patch through the guard; the same file twice is refused. */
-export async function resolveOps(session: Session, ops: FileOp[]): Promise<ResolvedOp[]> {
+export async function resolveOps(host: ToolHost, ops: FileOp[]): Promise<ResolvedOp[]> {
 	const out: ResolvedOp[] = [];
 	const seen = new Map<string, string>();
 	const claim = (canonical: string, shown: string) => {
@@ -56,14 +55,14 @@ export async function resolveOps(session: Session, ops: FileOp[]): Promise<Resol
 	for (const op of ops) {
 		const target =
 			op.kind === "delete"
-				? await session.guard.resolveEntry(op.path, "write")
-				: await session.resolvePath(op.path, "write");
+				? await host.resolveEntry(op.path, "write")
+				: await host.resolvePath(op.path, "write");
 		if (target.canonical === target.root)
 			throw new KeelError("IS_DIRECTORY", `${op.path} is a directory; give a file path.`, { path: op.path });
 		claim(target.canonical, op.path);
 		let dest: ResolvedPath | undefined;
 		if (op.kind === "update" && op.moveTo !== undefined) {
-			dest = await session.resolvePath(op.moveTo, "write");
+			dest = await host.resolvePath(op.moveTo, "write");
 			if (dest.canonical === dest.root)
 				throw new KeelError("IS_DIRECTORY", `${op.moveTo} is a directory; give a file path.`, {
 					path: op.moveTo,
@@ -76,14 +75,9 @@ export async function resolveOps(session: Session, ops: FileOp[]): Promise<Resol
 	return out;
 }
 
-async function readBytes(
-	session: Session,
-	canonical: string,
-	stat: FileStat,
-	shown: string,
-): Promise<Buffer> {
+async function readBytes(host: ToolHost, canonical: string, stat: FileStat, shown: string): Promise<Buffer> {
 	try {
-		return await session.backend.fs.readFile(canonical, stat);
+		return await host.files.readFile(canonical, stat);
 	} catch (e) {
 		throw fromSystemError(e, shown);
 	}
@@ -94,25 +88,25 @@ async function readBytes(
  * since; otherwise a collision, and the new content is kept under a payloadRef.
  */
 async function replaceable(
-	session: Session,
+	host: ToolHost,
 	canonical: string,
 	shown: string,
 	what: string,
 	data: Buffer,
 ): Promise<Before> {
-	const now = await statOrNull(session, canonical);
+	const now = await statOrNull(host, canonical);
 	if (!now) return { kind: "absent" };
 	requireFile(now, shown);
 	try {
-		const expect = overwriteExpectation(session, canonical, now, shown);
-		const bytes = await readBytes(session, canonical, now, shown);
+		const expect = overwriteExpectation(host, canonical, now, shown);
+		const bytes = await readBytes(host, canonical, now, shown);
 		if (sha256(bytes) !== expect.sha256)
 			throw new KeelError("STALE_READ", `${shown} changed since it was last read.`, { path: shown });
 		return { kind: "file", stat: now, sha256: expect.sha256, bytes };
 	} catch (e) {
 		const err = e as KeelError;
 		if (err.code !== "NOT_READ" && err.code !== "STALE_READ") throw err;
-		const ref = await session.payloads.put("write", data);
+		const ref = await host.payloads.put("write", data);
 		const why =
 			err.code === "NOT_READ" ? "has not been read in this session" : "changed since this session read it";
 		throw new KeelError(
@@ -124,11 +118,11 @@ async function replaceable(
 }
 
 /** Plan one file operation. Throws the KeelError that stops the whole patch. */
-export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFile> {
+export async function planOp(host: ToolHost, r: ResolvedOp): Promise<PlannedFile> {
 	const { op, target } = r;
 	if (op.kind === "add") {
 		const data = Buffer.from(addedText(op.lines), "utf8");
-		const before = await replaceable(session, target.canonical, op.path, `"*** Add File: ${op.path}"`, data);
+		const before = await replaceable(host, target.canonical, op.path, `"*** Add File: ${op.path}"`, data);
 		const had = before.kind === "file" && before.bytes ? Buffer.from(before.bytes).toString("utf8") : "";
 		refusePlaceholder(had, addedText(op.lines), `"*** Add File: ${op.path}"`, op.path);
 		return {
@@ -141,7 +135,7 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 	if (op.kind === "delete") {
 		let st: FileStat;
 		try {
-			st = await session.backend.fs.lstat(target.canonical);
+			st = await host.files.lstat(target.canonical);
 		} catch (e) {
 			throw fromSystemError(e, op.path);
 		}
@@ -155,9 +149,9 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 			throw new KeelError("NOT_A_FILE", `${op.path} is not a file or symlink.`, { path: op.path });
 		let before: Before;
 		if (st.type === "symlink")
-			before = { kind: "link", stat: st, target: await session.backend.fs.readlink(target.canonical) };
+			before = { kind: "link", stat: st, target: await host.files.readlink(target.canonical) };
 		else {
-			const bytes = await readBytes(session, target.canonical, st, op.path);
+			const bytes = await readBytes(host, target.canonical, st, op.path);
 			before = { kind: "file", stat: st, sha256: sha256(bytes), bytes };
 		}
 		return {
@@ -172,7 +166,7 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 		const now = h.lines.filter((l) => l.kind !== "-").map((l) => l.text);
 		refusePlaceholder(old.join("\n"), now.join("\n"), `the hunk at patch line ${h.at}`, op.path);
 	}
-	const snap = await snapshotText(session, target.canonical, op.path);
+	const snap = await snapshotText(host, target.canonical, op.path);
 	const applied = applyHunks(snap.text, op.hunks, op.path);
 	const data = encodeText(applied.text, snap, op.path);
 	const before: Before = { kind: "file", stat: snap.stat, sha256: snap.sha256, bytes: snap.bytes };
@@ -192,7 +186,7 @@ export async function planOp(session: Session, r: ResolvedOp): Promise<PlannedFi
 		};
 	}
 	const moveTo = op.moveTo!;
-	const destBefore = await replaceable(session, r.dest.canonical, moveTo, `"*** Move to: ${moveTo}"`, data);
+	const destBefore = await replaceable(host, r.dest.canonical, moveTo, `"*** Move to: ${moveTo}"`, data);
 	return {
 		...base,
 		action: "moved",

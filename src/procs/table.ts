@@ -39,6 +39,8 @@ export const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
 
 /** How much of a match's context a pattern wait looks back over, beyond the newest chunk. */
 const MATCH_LOOKBACK_BYTES = 64 * 1024;
+/** How much of the newest output a wait hands to its progress listener. */
+const PROGRESS_TAIL_BYTES = 4096;
 /** After the exit, how long output still in the pipes is waited for. */
 const DRAIN_MS = 200;
 
@@ -303,14 +305,30 @@ export class ProcessTable {
 
 	/**
 	 * Until `pattern` matches output after `cursor` (default: the read cursor), the process exits,
-	 * `timeoutMs` passes or `signal` aborts; then reads as read() does.
+	 * `timeoutMs` passes or `signal` aborts; then reads as read() does. `onOutput` is told, as output
+	 * arrives meanwhile, the newest of it since the cursor (up to PROGRESS_TAIL_BYTES, as plain
+	 * text): for progress notifications; the answer still holds all of it.
 	 */
 	async wait(
 		id: number,
-		opts: { pattern?: RegExp; timeoutMs: number; cursor?: number; maxBytes: number; signal?: AbortSignal },
+		opts: {
+			pattern?: RegExp;
+			timeoutMs: number;
+			cursor?: number;
+			maxBytes: number;
+			signal?: AbortSignal;
+			onOutput?: (text: string) => void;
+		},
 	): Promise<ReadResult & { matched?: string; timedOut: boolean }> {
 		const e = this.entry(id);
 		const from = opts.cursor ?? e.cursor;
+		const tell = () => {
+			if (!opts.onOutput || e.log.total <= from) return;
+			const start = Math.max(from, e.log.total - PROGRESS_TAIL_BYTES, e.log.oldest);
+			const raw = e.log.read(start, e.log.total - start).bytes;
+			const textOf = raw.subarray(0, utf8CompleteEnd(raw)).toString("utf8");
+			opts.onOutput(e.screen ? plainText(textOf) : textOf);
+		};
 		let matched: string | undefined;
 		const look = (): boolean => {
 			if (opts.pattern) {
@@ -335,6 +353,7 @@ export class ProcessTable {
 				};
 				const check = () => {
 					if (look()) done(false);
+					else tell();
 				};
 				const onAbort = () => done(false);
 				const timer = setLongTimeout(() => done(true), opts.timeoutMs);

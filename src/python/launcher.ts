@@ -14,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { spawnLocal } from "../backend/local-spawn.js";
+import { hostProgram, readHostFile } from "../backend/remote/host-programs.js";
 import { shq } from "../backend/shell-quote.js";
 import type { Backend, ProcessOps, SpawnedProcess } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
@@ -41,20 +42,17 @@ export interface WorkerLauncher {
 	start(cwd: string): SpawnedProcess;
 }
 
-/** Candidates tried in order: the configured one alone, else /usr/bin/python3 and python3 on PATH. */
-const FIND_SCRIPT = `for c do
-  case $c in */*) [ -f "$c" ] && [ -x "$c" ] && p=$c || continue ;;
-  *) p=$(command -v "$c" 2>/dev/null) || continue ;;
-  esac
-  "$p" -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null && { printf '%s\\n' "$p"; exit 0; }
-done
-exit 3`;
+/**
+ * Candidates tried in order (src/backend/remote/host/find_python.sh): the configured one alone,
+ * else /usr/bin/python3 and python3 on PATH.
+ */
+const findScript = hostProgram(() => readHostFile("find_python.sh"));
 
 async function findOnBackend(backend: Backend, configured: string | undefined, cwd: string): Promise<string> {
 	const candidates = configured ? [configured] : ["/usr/bin/python3", "python3"];
 	const out: Buffer[] = [];
 	const r = await backend.exec.run({
-		command: `set -- ${candidates.map(shq).join(" ")}\n${FIND_SCRIPT}`,
+		command: `set -- ${candidates.map(shq).join(" ")}\n${findScript()}`,
 		cwd,
 		timeoutMs: 30_000,
 		onData: (c) => out.push(c),

@@ -6,7 +6,7 @@
 import { posix } from "node:path";
 import type { Expected, FileStat } from "../backend/types.js";
 import { committedButError, fromSystemError, isAfterCommit } from "../boundary/errors.js";
-import type { Session } from "../session.js";
+import type { ToolHost } from "../tool-host.js";
 
 export interface CommitRequest {
 	canonical: string;
@@ -17,21 +17,24 @@ export interface CommitRequest {
 	expect: "absent" | Expected;
 }
 
-export async function commit(session: Session, req: CommitRequest): Promise<FileStat> {
-	await session.sweepOnce(posix.dirname(req.canonical));
+/** The parts of a tool host a single-file commit uses. */
+export type CommitHost = Pick<ToolHost, "files" | "readState" | "sweepOnce">;
+
+export async function commit(host: CommitHost, req: CommitRequest): Promise<FileStat> {
+	await host.sweepOnce(posix.dirname(req.canonical));
 	let st: FileStat;
 	try {
-		st = await session.backend.fs.writeFile(req.canonical, req.data, {
+		st = await host.files.writeFile(req.canonical, req.data, {
 			expect: req.expect,
 			mkdirs: req.expect === "absent",
 		});
 	} catch (e) {
 		if (!isAfterCommit(e)) throw fromSystemError(e, req.shown);
 		// The new bytes are in place: remember them as read, and say so instead of "failed".
-		if (e.stat) session.readState.record(req.canonical, e.stat, req.data);
-		else session.readState.forget(req.canonical);
+		if (e.stat) host.readState.record(req.canonical, e.stat, req.data);
+		else host.readState.forget(req.canonical);
 		throw committedButError(e, req.shown);
 	}
-	session.readState.record(req.canonical, st, req.data);
+	host.readState.record(req.canonical, st, req.data);
 	return st;
 }

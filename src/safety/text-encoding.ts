@@ -10,10 +10,15 @@
  *   - new text the encoding cannot represent is refused, naming the character.
  * Bytes with NUL and no UTF-16 BOM are binary and stay refused.
  */
-import chardet from "chardet";
-import iconv from "iconv-lite";
+import { createRequire } from "node:module";
 import { KeelError } from "../boundary/errors.js";
 import { decodeUtf8Strict, encodeUtf8, looksBinary } from "./encoding.js";
+
+// Both are CommonJS and needed only for text that is not UTF-8: loaded (synchronously, cached by
+// Node's require) when such text first comes, not when keel starts.
+const requireHere = createRequire(import.meta.url);
+const chardet = (): typeof import("chardet") => requireHere("chardet");
+const iconv = (): typeof import("iconv-lite") => requireHere("iconv-lite");
 
 /** The encodings keel edits in, as iconv-lite names them. */
 const SUPPORTED: Record<string, string> = {
@@ -42,9 +47,9 @@ export interface FileText {
 function roundTrips(bytes: Buffer, encoding: string): string | undefined {
 	if (encoding === "windows-1252" && /[\x81\x8d\x8f\x90\x9d]/.test(bytes.toString("latin1")))
 		encoding = "latin1"; // Bytes windows-1252 leaves undefined: Latin-1 keeps them.
-	const text = iconv.decode(bytes, encoding);
+	const text = iconv().decode(bytes, encoding);
 	if (text.includes("\ufffd")) return undefined;
-	return iconv.encode(text, encoding).equals(bytes) ? text : undefined;
+	return iconv().encode(text, encoding).equals(bytes) ? text : undefined;
 }
 
 /** The file's text and encoding, or why keel will not guess (a sentence for the error). */
@@ -56,7 +61,7 @@ export function decodeText(data: Uint8Array): FileText | { unsure: string } {
 	const utf8 = decodeUtf8Strict(bytes);
 	if (utf8) return { encoding: "utf-8", bom: utf8.bom, text: utf8.text };
 	const fits: Array<{ encoding: string; confidence: number; text: string }> = [];
-	for (const m of chardet.analyse(bytes)) {
+	for (const m of chardet().analyse(bytes)) {
 		const encoding = SUPPORTED[m.name];
 		if (!encoding || fits.some((f) => f.encoding === encoding)) continue;
 		const text = roundTrips(bytes, encoding);
@@ -82,8 +87,8 @@ function utf16(bytes: Buffer, encoding: "utf-16le" | "utf-16be"): FileText | { u
 /** `text` in the file's encoding (with its BOM); ENCODING_UNSAFE naming the first character it cannot hold. */
 export function encodeText(text: string, file: Pick<FileText, "encoding" | "bom">, shown: string): Buffer {
 	if (file.encoding === "utf-8") return encodeUtf8(text, file.bom);
-	const encoded = iconv.encode(text, file.encoding);
-	const back = iconv.decode(encoded, file.encoding);
+	const encoded = iconv().encode(text, file.encoding);
+	const back = iconv().decode(encoded, file.encoding);
 	if (back !== text) {
 		let i = 0;
 		while (i < text.length && text[i] === back[i]) i++;

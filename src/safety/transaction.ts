@@ -22,7 +22,7 @@
  */
 import type { FileStat } from "../backend/types.js";
 import { committedButError, fromSystemError, isAfterCommit, KeelError } from "../boundary/errors.js";
-import type { Session } from "../session.js";
+import type { ToolHost } from "../tool-host.js";
 import type { ContentSource } from "./content-refs.js";
 import type { JournalFile, OpenIntent } from "./journal.js";
 import { sha256 } from "./read-state.js";
@@ -55,10 +55,17 @@ export interface Committed {
 }
 
 /** Run `task` holding the mutation queue of every path in `keys` (sorted, so two changes never deadlock). */
-export function withPaths<T>(session: Session, keys: string[], task: () => Promise<T>): Promise<T> {
+/** The parts of a tool host a multi-file change uses. */
+export type TransactionHost = Pick<ToolHost, "files" | "readState" | "queue" | "journal">;
+
+export function withPaths<T>(
+	host: Pick<ToolHost, "queue">,
+	keys: string[],
+	task: () => Promise<T>,
+): Promise<T> {
 	const sorted = [...new Set(keys)].sort();
 	const enter = (i: number): Promise<T> =>
-		i === sorted.length ? task() : session.queue.run(sorted[i], () => enter(i + 1));
+		i === sorted.length ? task() : host.queue.run(sorted[i], () => enter(i + 1));
 	return enter(0);
 }
 
@@ -67,8 +74,8 @@ function afterHash(a: After): string | undefined {
 	return a.kind === "data" ? sha256(a.data) : a.source.sha256;
 }
 
-async function commitOne(session: Session, c: Change): Promise<Committed> {
-	const fs = session.backend.fs;
+async function commitOne(host: TransactionHost, c: Change): Promise<Committed> {
+	const fs = host.files;
 	try {
 		if (c.after.kind === "absent") {
 			if (c.before.kind === "absent") return {};
@@ -99,9 +106,9 @@ async function commitOne(session: Session, c: Change): Promise<Committed> {
 	}
 }
 
-function record(session: Session, c: Change, out: Committed): void {
-	if (out.stat && out.sha256) session.readState.recordHash(c.canonical, out.stat, out.sha256);
-	else session.readState.forget(c.canonical);
+function record(host: TransactionHost, c: Change, out: Committed): void {
+	if (out.stat && out.sha256) host.readState.recordHash(c.canonical, out.stat, out.sha256);
+	else host.readState.forget(c.canonical);
 }
 
 /** Removals last, links last of all: everything else can be put back if a later commit fails. */
@@ -118,15 +125,15 @@ export interface Unresolved {
 }
 
 /** Put one committed change back, by compare-and-swap against what this call wrote. */
-async function restore(session: Session, c: Change, out: Committed): Promise<string | undefined> {
-	const fs = session.backend.fs;
+async function restore(host: TransactionHost, c: Change, out: Committed): Promise<string | undefined> {
+	const fs = host.files;
 	const b = c.before;
 	try {
 		if (b.kind === "link")
 			return `deleted; it was a symlink to ${JSON.stringify(b.target)}, which keel cannot recreate`;
 		if (b.kind === "absent") {
 			await fs.unlink(c.canonical, out.stat);
-			session.readState.forget(c.canonical);
+			host.readState.forget(c.canonical);
 			return undefined;
 		}
 		const data = b.bytes ?? new Uint8Array();
@@ -135,7 +142,7 @@ async function restore(session: Session, c: Change, out: Committed): Promise<str
 				? await fs.writeFile(c.canonical, data, { expect: "absent", mode: b.stat.mode, mkdirs: true })
 				: await fs.writeFile(c.canonical, data, { expect: { stat: out.stat!, sha256: out.sha256! } });
 		// The bytes are the ones this session planned on: a read of them stays a read.
-		if (session.readState.get(c.canonical)) session.readState.recordHash(c.canonical, st, b.sha256);
+		if (host.readState.get(c.canonical)) host.readState.recordHash(c.canonical, st, b.sha256);
 		return undefined;
 	} catch (e) {
 		const err = fromSystemError(e, c.shown);
@@ -169,12 +176,12 @@ function journalFiles(changes: Change[], order: number[]): Array<JournalFile & {
  * failure throws the failing file's KeelError, its message saying what was restored; details:
  * { failed: index, allOrNothing, restored: [paths], unresolved: [{path, state, kept}] }.
  */
-export async function commitChanges(session: Session, changes: Change[]): Promise<Committed[]> {
+export async function commitChanges(host: TransactionHost, changes: Change[]): Promise<Committed[]> {
 	if (changes.length === 1) {
-		const out = await commitOne(session, changes[0]).catch((e: KeelError) => {
+		const out = await commitOne(host, changes[0]).catch((e: KeelError) => {
 			throw withOutcome(e, 0, "nothing-committed", [], [], changes.length);
 		});
-		record(session, changes[0], out);
+		record(host, changes[0], out);
 		if (out.late) throw withOutcome(out.late, 0, "all-new", [], [], 1);
 		return [out];
 	}
@@ -188,10 +195,10 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 		}
 	let intent: OpenIntent;
 	try {
-		intent = await session.journal.begin(journalFiles(changes, order));
+		intent = await host.journal.begin(journalFiles(changes, order));
 	} catch (e) {
 		throw withOutcome(
-			journalError(e, session.journal.dir),
+			journalError(e, host.journal.dir),
 			order[0],
 			"nothing-committed",
 			[],
@@ -203,14 +210,14 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 	const done: number[] = [];
 	for (const i of order) {
 		try {
-			outcomes[i] = await commitOne(session, changes[i]);
+			outcomes[i] = await commitOne(host, changes[i]);
 			done.push(i);
 		} catch (e) {
 			const err = fromSystemError(e, changes[i].shown);
 			const restored: string[] = [];
 			const unresolved: Unresolved[] = [];
 			for (const j of done.reverse()) {
-				const problem = await restore(session, changes[j], outcomes[j]);
+				const problem = await restore(host, changes[j], outcomes[j]);
 				if (problem) unresolved.push({ path: changes[j].shown, state: problem });
 				else restored.push(changes[j].shown);
 			}
@@ -232,7 +239,7 @@ export async function commitChanges(session: Session, changes: Change[]): Promis
 	// Every file is in place: a record that could not be removed is found complete by the next
 	// session's recovery and removed then; it does not make this call a failure.
 	await intent.end();
-	for (const i of order) record(session, changes[i], outcomes[i]);
+	for (const i of order) record(host, changes[i], outcomes[i]);
 	const late = order.filter((i) => outcomes[i].late);
 	if (late.length > 0) {
 		const first = outcomes[late[0]].late!;

@@ -1,19 +1,24 @@
 /**
- * The syntax check of a change: the file is parsed after the change (and, only when that parse has
- * errors, before it) and the errors the change introduced are reported: never the ones the file
- * already had. An error is "already there" when the text before had an error of the same kind on a
- * line with the same text (so lines moved by the change still match). Reported per file: a few
- * errors with line, column and a short excerpt; a call reports a few files.
+ * The syntax check of a change: the file's text before the change is parsed (or its kept tree
+ * reused), the text after is parsed on that tree edited to match, and the errors the change
+ * introduced are reported: never the ones the file already had. Only where the two trees differ
+ * (tree-sitter's changed ranges, and the edited text) can an error be new; there an error is
+ * "already there" when the text before had one of the same kind on a line with the same text.
+ * Reported per file: a few errors with line, column and a short excerpt; a call reports a few files.
  *
- * Cost: a session keeps the last parse tree of each file it changed (a few files, bounded), so the
- * next change of that file is parsed incrementally (tree-sitter re-reads only what changed); the
- * first change of a file pays a whole parse. The grammars load on first use (grammars.ts).
+ * Cost: a whole parse of a 2,000-line file takes tens of milliseconds, an incremental one about one.
+ * A session keeps parse trees by the text they parse (its SHA-256; a few, bounded), so a file's
+ * next change reuses the tree of its last one, and the read of a source file parses it ahead, in
+ * slices off the read's path (prepare), so that even a file's first change parses incrementally.
+ * Only a change of a file the session never read nor changed pays a whole parse. The grammars load
+ * on first use (grammars.ts).
  *
  * Modes: "report" (the default) puts the errors in the result; "refuse" fails the change with
  * SYNTAX_ERROR before anything is written; "off" skips the check.
  */
 
-import { Edit, type Node, type Tree } from "web-tree-sitter";
+import { createHash } from "node:crypto";
+import type { Edit, Parser, Tree } from "web-tree-sitter";
 import { KeelError } from "../boundary/errors.js";
 import { truncateLine } from "../boundary/truncate.js";
 import { Grammars } from "./grammars.js";
@@ -38,8 +43,11 @@ export const MAX_FILES_PER_CALL = 5;
 const MAX_COLLECTED = 200;
 /** Files above this size are not checked (a parse that long would hold the event loop). */
 const MAX_CHECKED_CHARS = 2 * 1024 * 1024;
-/** Parse trees kept for incremental re-parsing. */
-const MAX_KEPT_TREES = 8;
+/** Parse trees kept for incremental re-parsing: at most this many, of at most this many characters in all. */
+const MAX_KEPT_TREES = 16;
+const MAX_KEPT_CHARS = 4 * 1024 * 1024;
+/** A parse made ahead gives the event loop back after about this much work. */
+const PARSE_SLICE_MS = 4;
 const MAX_EXCERPT_CHARS = 80;
 
 /** The grammar for a file, by its extension (or name). */
@@ -117,7 +125,7 @@ export interface FileSyntax {
 export interface CheckedChange {
 	/** The path as the model wrote it. */
 	path: string;
-	/** A stable key for the file (its canonical path), for the kept parse tree. */
+	/** The file's canonical path: a parse of it made ahead (see SyntaxCheck.prepare) is waited for. */
 	key: string;
 	before: string | undefined | (() => Promise<string | undefined>);
 	after: string;
@@ -132,14 +140,20 @@ export interface SyntaxReport {
 	moreFiles: number;
 }
 
-interface Kept {
-	text: string;
-	language: string;
-	tree: Tree;
+/** How much of the text around an edit a check compares, in UTF-16 units (a tree-sitter Range's indices). */
+interface Span {
+	startIndex: number;
+	endIndex: number;
 }
 
 /** The one edit between two texts: common prefix and suffix, in UTF-16 units and points. */
-function editBetween(before: string, after: string) {
+/** An edit's fields: what Tree.edit reads (web-tree-sitter's Edit class is not loaded for it). */
+type EditFields = Pick<
+	Edit,
+	"startIndex" | "oldEndIndex" | "newEndIndex" | "startPosition" | "oldEndPosition" | "newEndPosition"
+>;
+
+function editBetween(before: string, after: string): EditFields {
 	const max = Math.min(before.length, after.length);
 	let p = 0;
 	while (p < max && before.charCodeAt(p) === after.charCodeAt(p)) p++;
@@ -155,62 +169,184 @@ function editBetween(before: string, after: string) {
 		}
 		return { row, column: at - lineStart };
 	};
-	const start = point(before, p);
-	return new Edit({
+	return {
 		startIndex: p,
 		oldEndIndex: before.length - s,
 		newEndIndex: after.length - s,
-		startPosition: start,
+		startPosition: point(before, p),
 		oldEndPosition: point(before, before.length - s),
 		newEndPosition: point(after, after.length - s),
-	});
+	};
 }
 
-function lineAt(text: string, row: number): string {
-	let at = 0;
-	for (let r = 0; r < row; r++) {
-		const nl = text.indexOf("\n", at);
-		if (nl === -1) return "";
-		at = nl + 1;
-	}
-	const end = text.indexOf("\n", at);
-	return text.slice(at, end === -1 ? text.length : end).replace(/\r$/, "");
+/** A span of the new text mapped onto the old one through `edit` (a span inside the edit covers its old text). */
+function spanBefore(span: Span, edit: EditFields): Span {
+	const at = (i: number, inside: number) =>
+		i <= edit.startIndex ? i : i >= edit.newEndIndex ? i - edit.newEndIndex + edit.oldEndIndex : inside;
+	return { startIndex: at(span.startIndex, edit.startIndex), endIndex: at(span.endIndex, edit.oldEndIndex) };
 }
 
-/** The error and missing nodes of a tree, in document order, bounded; subtrees without errors are skipped. */
-function collect(tree: Tree, text: string): Array<SyntaxProblem & { key: string }> {
+/** The line of `text` holding index `at`, without its ending. */
+function lineAround(text: string, at: number): string {
+	const start = text.lastIndexOf("\n", at - 1) + 1;
+	const nl = text.indexOf("\n", at);
+	return text.slice(start, nl === -1 ? text.length : nl).replace(/\r$/, "");
+}
+
+const touches = (node: Span, spans: readonly Span[]) =>
+	spans.some((s) => node.startIndex <= s.endIndex && node.endIndex >= s.startIndex);
+
+/**
+ * The error and missing nodes of a tree that touch `spans` (all of it when undefined), in document
+ * order, bounded; subtrees without errors, and those outside the spans, are skipped.
+ */
+function collect(tree: Tree, text: string, spans?: readonly Span[]): Array<SyntaxProblem & { key: string }> {
 	const out: Array<SyntaxProblem & { key: string }> = [];
-	const visit = (node: Node) => {
+	const from = spans ? Math.min(...spans.map((s) => s.startIndex)) : 0;
+	const to = spans ? Math.max(...spans.map((s) => s.endIndex)) : text.length;
+	const cursor = tree.walk();
+	const visit = () => {
 		if (out.length >= MAX_COLLECTED) return;
+		const node = cursor.currentNode;
+		if (spans && !touches(node, spans)) return;
 		if (node.isMissing || node.isError) {
-			const row = node.startPosition.row;
-			const line = lineAt(text, row);
+			const line = lineAround(text, node.startIndex);
 			const kind = node.isMissing ? "missing" : "error";
 			const what = node.isMissing ? node.type : truncateLine(node.text.split("\n")[0].trim(), 20).text;
-			const excerpt = truncateLine(line.trim(), MAX_EXCERPT_CHARS).text;
 			out.push({
-				line: row + 1,
+				line: node.startPosition.row + 1,
 				column: node.startPosition.column + 1,
 				kind,
 				what,
-				excerpt,
+				excerpt: truncateLine(line.trim(), MAX_EXCERPT_CHARS).text,
 				key: `${kind}\0${line.trim()}`,
 			});
 			return;
 		}
 		if (!node.hasError) return;
-		for (const child of node.children) if (child) visit(child);
+		// Children that end before the spans are skipped without being made into nodes (the index
+		// is one less: the cursor takes the first child that ends after it, and one may end at it).
+		if (!cursor.gotoFirstChildForIndex(Math.max(0, from - 1))) return;
+		do {
+			if (cursor.startIndex > to) break;
+			visit();
+		} while (cursor.gotoNextSibling());
+		cursor.gotoParent();
 	};
-	visit(tree.rootNode);
+	try {
+		visit();
+	} finally {
+		cursor.delete();
+	}
 	return out;
 }
 
+/** The errors of `found` that `had` does not account for (same kind on a line with the same text). */
+function introducedErrors<T extends { key: string }>(found: T[], had: T[]): T[] {
+	const count = new Map<string, number>();
+	for (const e of had) count.set(e.key, (count.get(e.key) ?? 0) + 1);
+	return found.filter((e) => {
+		const n = count.get(e.key) ?? 0;
+		if (n === 0) return true;
+		count.set(e.key, n - 1);
+		return false;
+	});
+}
+
+/** The key of a text's tree: its grammar and the SHA-256 of the text. */
+function treeKey(language: string, text: string): string {
+	return `${language}:${createHash("sha256").update(text).digest("base64")}`;
+}
+
+/**
+ * Parse trees by the text they parse, least recently used first, bounded in count and in the
+ * characters parsed (a tree's WebAssembly memory grows with its text). The cache owns its trees:
+ * a tree it returns is used before the next await, and never deleted by the caller.
+ */
+class TreeCache {
+	private readonly trees = new Map<string, { tree: Tree; chars: number }>();
+	private chars = 0;
+
+	get(key: string): Tree | undefined {
+		const kept = this.trees.get(key);
+		if (!kept) return undefined;
+		this.trees.delete(key);
+		this.trees.set(key, kept);
+		return kept.tree;
+	}
+
+	put(key: string, tree: Tree, chars: number): void {
+		const prior = this.trees.get(key);
+		if (prior) {
+			this.trees.delete(key);
+			this.chars -= prior.chars;
+			if (prior.tree !== tree) prior.tree.delete();
+		}
+		this.trees.set(key, { tree, chars });
+		this.chars += chars;
+		for (const [oldest, kept] of this.trees) {
+			if (oldest === key || (this.trees.size <= MAX_KEPT_TREES && this.chars <= MAX_KEPT_CHARS)) break;
+			kept.tree.delete();
+			this.chars -= kept.chars;
+			this.trees.delete(oldest);
+		}
+	}
+
+	clear(): void {
+		for (const kept of this.trees.values()) kept.tree.delete();
+		this.trees.clear();
+		this.chars = 0;
+	}
+}
+
+/** How many parses of each kind a session's check did (a whole parse is the costly one). */
+export interface ParseCounts {
+	/** Whole parses on an edit's path. */
+	whole: number;
+	/** Parses that reused a kept tree. */
+	incremental: number;
+	/** Whole parses made ahead, off the edit's path (after a read). */
+	ahead: number;
+}
+
 export class SyntaxCheck {
-	private readonly kept = new Map<string, Kept>();
+	private readonly kept = new TreeCache();
+	/** Parses made ahead and not finished, by the file's canonical path; `hurry` stops their slicing. */
+	private readonly ahead = new Map<string, { settled: Promise<void>; hurry: () => void }>();
+	private closed = false;
+	readonly parses: ParseCounts = { whole: 0, incremental: 0, ahead: 0 };
 
 	// Private and made here: the published types never name web-tree-sitter's, whose declarations
 	// need Emscripten's global types that a consumer's project does not have.
 	private readonly grammars = new Grammars();
+
+	/**
+	 * Parses `text` ahead, off the caller's path, so that the check of the file's next change is
+	 * incremental: the read of a file calls this. Returns at once; the work runs in slices after it.
+	 */
+	prepare(path: string, key: string, text: string): void {
+		const language = languageFor(path);
+		if (!language || text.length > MAX_CHECKED_CHARS || this.closed || this.ahead.has(key)) return;
+		const wanted = () => !this.closed;
+		let awaited = false;
+		const job = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+			const k = treeKey(language, text);
+			if (!wanted() || this.kept.get(k)) return;
+			const tree = await this.grammars.parseInSlices(language, text, PARSE_SLICE_MS, wanted, () => awaited);
+			if (!tree) return;
+			if (!wanted()) return void tree.delete();
+			this.parses.ahead++;
+			this.kept.put(k, tree, text.length);
+		});
+		// Work made ahead never fails a call: without its tree the check parses whole.
+		const settled = job.catch(() => undefined).finally(() => this.ahead.delete(key));
+		this.ahead.set(key, {
+			settled,
+			hurry: () => {
+				awaited = true;
+			},
+		});
+	}
 
 	/** The errors `change` introduced in one file; undefined when the file is not checked. */
 	async file(change: CheckedChange): Promise<FileSyntax | undefined> {
@@ -218,37 +354,87 @@ export class SyntaxCheck {
 		if (!language || change.after.length > MAX_CHECKED_CHARS) return undefined;
 		const parser = await this.grammars.parser(language);
 		if (!parser) return undefined;
-		const before = typeof change.before === "function" ? undefined : change.before;
-		const prior = this.kept.get(change.key);
-		const reusable = prior && before !== undefined && prior.text === before && prior.language === language;
-		let old: Tree | undefined;
-		if (reusable) {
-			old = prior.tree.copy();
-			old.edit(editBetween(before, change.after));
+		// A parse made ahead of this change (after a read) is waited for, not repeated.
+		const ahead = this.ahead.get(change.key);
+		if (ahead) {
+			ahead.hurry();
+			await ahead.settled;
 		}
-		const after = parser.parse(change.after, old);
-		old?.delete();
-		if (!after) return undefined;
-		const found = collect(after, change.after);
-		let introduced = found;
-		if (found.length > 0) {
-			const beforeText = typeof change.before === "function" ? await change.before() : before;
-			if (beforeText !== undefined && beforeText.length <= MAX_CHECKED_CHARS) {
-				const tree = reusable ? prior.tree : parser.parse(beforeText);
-				const had = new Map<string, number>();
-				if (tree) for (const e of collect(tree, beforeText)) had.set(e.key, (had.get(e.key) ?? 0) + 1);
-				if (tree && tree !== prior?.tree) tree.delete();
-				introduced = found.filter((e) => {
-					const n = had.get(e.key) ?? 0;
-					if (n === 0) return true;
-					had.set(e.key, n - 1);
-					return false;
-				});
+		if (this.closed) return undefined;
+		const { after } = change;
+		const afterKey = treeKey(language, after);
+		const checkable = (text: string | undefined): text is string =>
+			text !== undefined && text.length <= MAX_CHECKED_CHARS;
+		let before = typeof change.before === "function" ? undefined : change.before;
+		const beforeKey = checkable(before) ? treeKey(language, before) : undefined;
+		let beforeTree = beforeKey && this.kept.get(beforeKey);
+		if (!beforeTree) {
+			// No tree of the old text: the new one is parsed whole, the old one only if the new has errors.
+			const tree = this.treeOf(parser, afterKey, after);
+			if (!tree) return undefined;
+			if (!tree.rootNode.hasError) return this.result(change.path, language, []);
+			if (typeof change.before === "function") {
+				before = await change.before();
+				if (this.closed) return undefined;
 			}
+			if (!checkable(before)) {
+				// A new file (or an old text too large to check): every error is new.
+				const now = this.treeOf(parser, afterKey, after);
+				return now && this.result(change.path, language, collect(now, after));
+			}
+			beforeTree = this.treeOf(parser, beforeKey ?? treeKey(language, before), before);
+			if (!beforeTree) return undefined;
 		}
-		this.keep(change.key, { text: change.after, language, tree: after });
+		if (!checkable(before)) return undefined; // A kept tree of the old text implies the text.
+		// From here on nothing awaits: the kept trees used cannot be evicted meanwhile.
+		// The new text parsed on the old tree, edited to match: tree-sitter re-reads only what changed.
+		const edit = editBetween(before, after);
+		const edited = beforeTree.copy();
+		let afterTree: Tree | null = null;
+		try {
+			edited.edit(edit as Edit);
+			afterTree = parser.parse(after, edited);
+			if (!afterTree) return undefined;
+			this.parses.incremental++;
+			if (!afterTree.rootNode.hasError) return this.result(change.path, language, []);
+			// Only where the structure changed, and in the edit's own text, can an error be new.
+			const spans: Span[] = [
+				...edited.getChangedRanges(afterTree),
+				{ startIndex: edit.startIndex, endIndex: edit.newEndIndex },
+			];
+			const found = collect(afterTree, after, spans);
+			if (found.length === 0) return this.result(change.path, language, []);
+			const had = collect(
+				beforeTree,
+				before,
+				spans.map((s) => spanBefore(s, edit)),
+			);
+			return this.result(change.path, language, introducedErrors(found, had));
+		} finally {
+			edited.delete();
+			// Kept last: keeping may evict the old tree, which the comparison reads.
+			if (afterTree) this.kept.put(afterKey, afterTree, after.length);
+		}
+	}
+
+	/** The kept tree of `text`, or `text` parsed whole and kept. */
+	private treeOf(parser: Parser, key: string, text: string): Tree | undefined {
+		const kept = this.kept.get(key);
+		if (kept) return kept;
+		const tree = parser.parse(text);
+		if (!tree) return undefined;
+		this.parses.whole++;
+		this.kept.put(key, tree, text.length);
+		return tree;
+	}
+
+	private result(
+		path: string,
+		language: string,
+		introduced: Array<SyntaxProblem & { key: string }>,
+	): FileSyntax {
 		return {
-			path: change.path,
+			path,
 			language,
 			errors: introduced.slice(0, MAX_ERRORS_PER_FILE).map(({ key: _, ...e }) => e),
 			more: Math.max(0, introduced.length - MAX_ERRORS_PER_FILE),
@@ -269,30 +455,8 @@ export class SyntaxCheck {
 		return report;
 	}
 
-	/** Forget a file's kept tree (a change was refused or not committed: the file keeps its old text). */
-	forget(key: string): void {
-		const k = this.kept.get(key);
-		if (!k) return;
-		k.tree.delete();
-		this.kept.delete(key);
-	}
-
-	private keep(key: string, k: Kept): void {
-		const prior = this.kept.get(key);
-		if (prior) {
-			prior.tree.delete();
-			this.kept.delete(key);
-		}
-		this.kept.set(key, k);
-		if (this.kept.size > MAX_KEPT_TREES) {
-			const [oldest, v] = this.kept.entries().next().value as [string, Kept];
-			v.tree.delete();
-			this.kept.delete(oldest);
-		}
-	}
-
 	close(): void {
-		for (const k of this.kept.values()) k.tree.delete();
+		this.closed = true;
 		this.kept.clear();
 		this.grammars.close();
 	}

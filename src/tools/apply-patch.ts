@@ -11,7 +11,6 @@ import { renderDiff } from "../edit/diff.js";
 import { parsePatch } from "../patch/parse.js";
 import { type PlannedFile, planOp, resolveOps } from "../patch/plan.js";
 import { commitChanges, withPaths } from "../safety/transaction.js";
-import type { Session } from "../session.js";
 import {
 	type CheckMode,
 	refuseIfIntroduced,
@@ -19,11 +18,14 @@ import {
 	syntaxDetails,
 	syntaxLine,
 } from "../syntax/check.js";
-import { type CheckInput, checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import type { ToolHost } from "../tool-host.js";
+import { type CheckInput, checkAborted, checkArgument, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 export interface ApplyPatchArgs {
 	input: string;
+	/** The unified profile's only (Codex's shape has `input` alone). */
+	check?: CheckMode;
 }
 
 export interface PatchFileResult {
@@ -43,24 +45,24 @@ const LETTER: Record<PlannedFile["action"], string> = {
 	unchanged: "=",
 };
 
-/** Apply a patch in Codex's format through `session`: every file changes, or none does. */
+/** Apply a patch in Codex's format through `host` (a Session is one): every file changes, or none does. */
 export async function applyPatch(
-	session: Session,
+	host: ToolHost,
 	input: string,
 	signal?: AbortSignal,
-	mode: CheckMode = session.checkMode,
+	mode: CheckMode = host.checkMode,
 ): Promise<ToolResult> {
 	let syntax: SyntaxReport | undefined;
 	const ops = parsePatch(input);
-	const resolved = await resolveOps(session, ops);
+	const resolved = await resolveOps(host, ops);
 	const keys = resolved.flatMap((r) =>
 		r.dest ? [r.target.canonical, r.dest.canonical] : [r.target.canonical],
 	);
-	const planned = await withPaths(session, keys, async () => {
+	const planned = await withPaths(host, keys, async () => {
 		const plans: PlannedFile[] = [];
 		for (const r of resolved) {
 			try {
-				plans.push(await planOp(session, r));
+				plans.push(await planOp(host, r));
 			} catch (e) {
 				const err = e instanceof KeelError ? e : new KeelError("INTERNAL", "planning failed", { cause: e });
 				const note =
@@ -73,12 +75,12 @@ export async function applyPatch(
 			}
 		}
 		// Checked before the commit: in "refuse" mode a new syntax error changes no file.
-		syntax = await checkSyntax(session, mode, plans.flatMap(patchSyntaxInput));
+		syntax = await checkSyntax(host, mode, plans.flatMap(patchSyntaxInput));
 		refuseIfIntroduced(syntax, mode);
 		checkAborted(signal);
 		const changes = plans.flatMap((p) => p.changes);
-		for (const c of changes) if (c.after.kind !== "absent") await session.sweepOnce(parentOf(c.canonical));
-		if (changes.length > 0) await commitChanges(session, changes);
+		for (const c of changes) if (c.after.kind !== "absent") await host.sweepOnce(parentOf(c.canonical));
+		if (changes.length > 0) await commitChanges(host, changes);
 		return plans;
 	});
 	const files: PatchFileResult[] = planned.map((p) => {
@@ -154,6 +156,12 @@ export const applyPatchTool = defineTool<ApplyPatchArgs>({
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	execute(args, ctx) {
-		return applyPatch(ctx.session, args.input, ctx.signal, checkModeFor(ctx));
+		return applyPatch(ctx.host, args.input, ctx.signal, checkModeFor(ctx, args.check));
 	},
+});
+
+/** The unified profile's apply_patch: Codex's plus the `check` argument of keel's file tool (said there). */
+export const unifiedApplyPatchTool = defineTool<ApplyPatchArgs>({
+	...applyPatchTool,
+	parameters: object({ input: string(), check: checkArgument(false) }),
 });

@@ -81,7 +81,7 @@ const bashDefinition = (withBackground: boolean) =>
 			: DESCRIPTION,
 		parameters: withBackground ? backgroundSchema : schema,
 		annotations: { readOnly: false, destructive: true, idempotent: false },
-		async execute(args, { session, signal, onUpdate }) {
+		async execute(args, { host, signal, onUpdate }) {
 			if (args.command.trim().length === 0) throw new KeelError("INVALID_ARGS", "command must not be empty.");
 			if (args.command.includes("\0"))
 				throw new KeelError("INVALID_ARGS", "command must not contain a NUL byte.");
@@ -101,12 +101,12 @@ const bashDefinition = (withBackground: boolean) =>
 			const refusal = await refusalFor(args.command);
 			if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
 			if (args.background || args.tty || args.yield !== undefined) {
-				const id = await startHandle(session, args.command, {
+				const id = await startHandle(host, args.command, {
 					tty: args.tty,
 					...(args.timeout !== undefined ? { timeoutMs: args.timeout * 1000 } : {}),
 				});
 				const waitMs = args.background ? 0 : (args.yield ?? 0) * 1000;
-				const r = await session.processes.wait(id, {
+				const r = await host.processes.wait(id, {
 					timeoutMs: waitMs,
 					maxBytes: DEFAULT_MAX_BYTES,
 					signal,
@@ -117,27 +117,27 @@ const bashDefinition = (withBackground: boolean) =>
 				);
 			}
 
-			const sink = new OutputSink(session.spill, "bash");
+			const sink = new OutputSink(host.spill, "bash");
 			let timer: NodeJS.Timeout | undefined;
 			let lastUpdate = 0;
 			const emit = () => {
 				timer = undefined;
-				lastUpdate = session.clock();
+				lastUpdate = host.clock();
 				const s = sink.snapshot();
 				onUpdate?.({ content: [text(s.content)], details: describe(s, "").details });
 			};
 			const onData = (chunk: Buffer) => {
 				sink.append(chunk);
 				if (!onUpdate || timer) return;
-				const wait = UPDATE_EVERY_MS - (session.clock() - lastUpdate);
+				const wait = UPDATE_EVERY_MS - (host.clock() - lastUpdate);
 				timer = setTimeout(emit, Math.max(0, wait));
 			};
 			let result: ExecResult;
 			try {
-				result = await session.backend.exec.run({
+				result = await host.exec.run({
 					// As pi: the configured prefix on its own line, then the command.
-					command: session.commandPrefix ? `${session.commandPrefix}\n${args.command}` : args.command,
-					cwd: session.workspace,
+					command: host.commandPrefix ? `${host.commandPrefix}\n${args.command}` : args.command,
+					cwd: host.workspace,
 					timeoutMs: args.timeout === undefined ? undefined : args.timeout * 1000,
 					signal,
 					onData,

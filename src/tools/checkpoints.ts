@@ -48,8 +48,8 @@ export const checkpointsTool = defineTool<CheckpointsArgs>({
 		force: optional({ type: "boolean" }),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session }): Promise<ToolResult> {
-		const cps = session.checkpoints;
+	async execute(args, { host }): Promise<ToolResult> {
+		const cps = host.checkpoints;
 		if (!cps)
 			throw new KeelError("UNSUPPORTED", "This session keeps no checkpoints (SessionOptions.checkpoints).");
 		if (args.action === "list") return listing(cps);

@@ -6,10 +6,10 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import { boolean, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
 import type { ReadResult } from "../procs/table.js";
-import type { Session } from "../session.js";
+import type { ToolHost } from "../tool-host.js";
 import { refusalFor } from "./bash-policy.js";
-import { requireDir, statPath } from "./common.js";
 import { startHandle } from "./process.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
@@ -38,9 +38,9 @@ function fitTokens(s: string, maxTokens: number): { text: string; tokens: number
 	return { text: `${head}\n…${tokens - maxTokens} tokens cut…\n${tail}`, tokens };
 }
 
-function answer(r: ReadResult, started: number, session: Session, maxTokens: number): ToolResult {
+function answer(r: ReadResult, started: number, host: ToolHost, maxTokens: number): ToolResult {
 	const out = fitTokens(r.text, maxTokens);
-	const lines = [`Wall time: ${((session.clock() - started) / 1000).toFixed(4)} seconds`];
+	const lines = [`Wall time: ${((host.clock() - started) / 1000).toFixed(4)} seconds`];
 	if (r.info.state === "running") lines.push(`Process running with session ID ${r.info.id}`);
 	else if (r.info.exitCode !== null) lines.push(`Process exited with code ${r.info.exitCode}`);
 	else lines.push(`Process ${r.info.state}${r.info.signal ? ` by ${r.info.signal}` : ""}`);
@@ -88,25 +88,25 @@ export const execCommandTool = defineTool<ExecCommandArgs>({
 		),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal }) {
-		const started = session.clock();
+	async execute(args, { host, signal }) {
+		const started = host.clock();
 		if (args.cmd.trim().length === 0) throw new KeelError("INVALID_ARGS", "cmd must not be empty.");
 		if (args.cmd.includes("\0")) throw new KeelError("INVALID_ARGS", "cmd must not contain a NUL byte.");
 		const refusal = await refusalFor(args.cmd);
 		if (refusal) throw new KeelError("COMMAND_REFUSED", refusal);
-		let cwd = session.workspace;
+		let cwd = host.workspace;
 		if (args.workdir !== undefined) {
-			const dir = await session.resolvePath(args.workdir, "read");
-			requireDir(await statPath(session, dir.canonical, args.workdir), args.workdir);
+			const dir = await host.resolvePath(args.workdir, "read");
+			requireDir(await statPath(host, dir.canonical, args.workdir), args.workdir);
 			cwd = dir.canonical;
 		}
-		const id = await startHandle(session, args.cmd, { cwd, tty: args.tty });
-		const r = await session.processes.wait(id, {
+		const id = await startHandle(host, args.cmd, { cwd, tty: args.tty });
+		const r = await host.processes.wait(id, {
 			timeoutMs: clampYield(args.yield_time_ms ?? DEFAULT_EXEC_YIELD_MS, MAX_YIELD_MS),
 			maxBytes: MAX_ANSWER_BYTES,
 			signal,
 		});
-		return answer(r, started, session, args.max_output_tokens ?? DEFAULT_MAX_TOKENS);
+		return answer(r, started, host, args.max_output_tokens ?? DEFAULT_MAX_TOKENS);
 	},
 });
 
@@ -141,16 +141,16 @@ export const writeStdinTool = defineTool<WriteStdinArgs>({
 		),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal }) {
-		const started = session.clock();
+	async execute(args, { host, signal }) {
+		const started = host.clock();
 		const chars = args.chars ?? "";
-		const table = session.processes;
+		const table = host.processes;
 		if (chars.length > 0) await table.write(args.session_id, chars);
 		const ms =
 			chars.length > 0
 				? clampYield(args.yield_time_ms ?? DEFAULT_WRITE_YIELD_MS, MAX_YIELD_MS)
 				: clampYield(args.yield_time_ms ?? DEFAULT_POLL_YIELD_MS, MAX_POLL_YIELD_MS);
 		const r = await table.wait(args.session_id, { timeoutMs: ms, maxBytes: MAX_ANSWER_BYTES, signal });
-		return answer(r, started, session, args.max_output_tokens ?? DEFAULT_MAX_TOKENS);
+		return answer(r, started, host, args.max_output_tokens ?? DEFAULT_MAX_TOKENS);
 	},
 });

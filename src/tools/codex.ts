@@ -9,8 +9,8 @@
 import { shq } from "../backend/shell-quote.js";
 import { KeelError } from "../boundary/errors.js";
 import { array, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
 import { bashTool } from "./bash.js";
-import { requireDir, statPath } from "./common.js";
 import { lsTool } from "./ls.js";
 import { RANGES } from "./ranges.js";
 import { readTool } from "./read.js";
@@ -50,9 +50,9 @@ export const shellTool = defineTool<ShellArgs>({
 			throw new KeelError("INVALID_ARGS", `timeout_ms must be a positive number (got ${args.timeout_ms}).`);
 		let line = commandLine(args.command);
 		if (args.workdir !== undefined) {
-			const dir = await ctx.session.resolvePath(args.workdir, "read");
-			requireDir(await statPath(ctx.session, dir.canonical, args.workdir), args.workdir);
-			if (dir.canonical !== ctx.session.workspace) line = `cd ${shq(dir.canonical)} && ${line}`;
+			const dir = await ctx.host.resolvePath(args.workdir, "read");
+			requireDir(await statPath(ctx.host, dir.canonical, args.workdir), args.workdir);
+			if (dir.canonical !== ctx.host.workspace) line = `cd ${shq(dir.canonical)} && ${line}`;
 		}
 		const timeout = args.timeout_ms === undefined ? undefined : args.timeout_ms / 1000;
 		return bashTool.execute({ command: line, timeout }, ctx);

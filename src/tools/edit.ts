@@ -10,11 +10,12 @@ import { array, object, string } from "../boundary/schema.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
+import { readRegular } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
 import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
 import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax, readRegular } from "./common.js";
+import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const replaceSchema = object({
@@ -79,18 +80,18 @@ export const editTool = defineTool<EditArgs>({
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	prepareArguments,
 	async execute(args, ctx) {
-		const { session } = ctx;
+		const { host } = ctx;
 		if (args.edits.length === 0) {
 			throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", {
 				path: args.path,
 			});
 		}
-		const target = await session.resolvePath(args.path, "write");
+		const target = await host.resolvePath(args.path, "write");
 		// The file is stat'ed once, inside the queue (a stat before queueing would be repeated there).
-		return session.queue.run(target.canonical, async () => {
+		return host.queue.run(target.canonical, async () => {
 			const read = async () => {
 				// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
-				const { stat: st, bytes } = await readRegular(session, target.canonical, args.path);
+				const { stat: st, bytes } = await readRegular(host, target.canonical, args.path);
 				// The file's own encoding (safety/text-encoding.ts); binary or uncertain: refused.
 				const decoded = decodeText(bytes);
 				if ("unsure" in decoded) throw undecodable(args.path, decoded.unsure);
@@ -115,7 +116,7 @@ export const editTool = defineTool<EditArgs>({
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
 						// Checked before the commit, so that in "refuse" mode nothing is written.
-						const syntax = await checkSyntax(session, mode, [
+						const syntax = await checkSyntax(host, mode, [
 							{
 								path: args.path,
 								key: target.canonical,
@@ -127,7 +128,7 @@ export const editTool = defineTool<EditArgs>({
 						refuseIfIntroduced(syntax, mode, args.path);
 						// The scope answers without making the call's signal (boundary/call-scope.ts).
 						checkAborted(ctx.scope ?? ctx.signal);
-						await commit(session, {
+						await commit(host, {
 							canonical: target.canonical,
 							shown: args.path,
 							data:

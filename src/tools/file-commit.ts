@@ -9,12 +9,13 @@ import { type AppliedEdits, applyEdits } from "../edit/apply.js";
 import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled, replanNote, replanOn } from "../edit/replan.js";
+import { snapshotText } from "../edit/snapshot.js";
 import { sha256 } from "../safety/read-state.js";
 import { encodeText } from "../safety/text-encoding.js";
 import type { Before, Change, Committed } from "../safety/transaction.js";
-import type { Session } from "../session.js";
+import type { ToolHost } from "../tool-host.js";
 import type { CheckInput } from "./common.js";
-import { lineRanges, type Plan, parentDir, snapshotText } from "./file-plan.js";
+import { lineRanges, type Plan, parentDir } from "./file-plan.js";
 
 export interface QueryResult {
 	index: number;
@@ -27,6 +28,8 @@ export interface QueryResult {
 	patch?: string;
 	firstChangedLine?: number;
 	matched?: string[];
+	/** Places an edit replaced (a replaceAll edit counts each place it matched). */
+	replacements?: number;
 	/** How many times the edit was planned again on another writer's bytes (edit/replan.ts). */
 	replanned?: number;
 }
@@ -54,10 +57,10 @@ export function replannable(p: Plan): boolean {
 	);
 }
 
-async function readVerified(session: Session, p: Plan, stat: Before & { kind: "file" }): Promise<Uint8Array> {
+async function readVerified(host: ToolHost, p: Plan, stat: Before & { kind: "file" }): Promise<Uint8Array> {
 	let bytes: Buffer;
 	try {
-		bytes = await session.backend.fs.readFile(p.target.canonical, stat.stat);
+		bytes = await host.files.readFile(p.target.canonical, stat.stat);
 	} catch (e) {
 		throw fromSystemError(e, p.q.path);
 	}
@@ -73,17 +76,17 @@ async function readVerified(session: Session, p: Plan, stat: Before & { kind: "f
 	return bytes;
 }
 
-async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>): Promise<Prepared> {
+async function prepareEdit(host: ToolHost, p: Extract<Plan, { type: "edit" }>): Promise<Prepared> {
 	const { target, q } = p;
 	// Re-read inside the queue. If this session's own earlier commit changed the file since the
 	// preflight, anchors are matched again on the current bytes (line ranges are not: they would
 	// point elsewhere). Another writer's change re-plans an edit found by its text (a real conflict
 	// fails, saying so); anything else fails closed.
-	const snap = await readSettled(() => snapshotText(session, target.canonical, q.path));
+	const snap = await readSettled(() => snapshotText(host, target.canonical, q.path));
 	let applied = p.applied;
 	let replanned = false;
 	if (snap.sha256 !== p.snapshot.sha256 || !sameIdentity(snap.stat, p.snapshot.stat)) {
-		const own = session.readState.get(target.canonical);
+		const own = host.readState.get(target.canonical);
 		const ours = own && own.sha256 === snap.sha256 && sameIdentity(own.stat, snap.stat);
 		if (!ours && !replannable(p)) {
 			throw new KeelError(
@@ -118,7 +121,7 @@ async function prepareEdit(session: Session, p: Extract<Plan, { type: "edit" }>)
 }
 
 /** What the syntax check needs of a prepared query: its texts (none for a delete or a copy). */
-export function syntaxInput(session: Session, x: Prepared): CheckInput[] {
+export function syntaxInput(host: ToolHost, x: Prepared): CheckInput[] {
 	const p = x.plan;
 	const after = x.change.after;
 	if (p.type === "delete" || after.kind !== "data") return [];
@@ -135,18 +138,18 @@ export function syntaxInput(session: Session, x: Prepared): CheckInput[] {
 			? undefined
 			: prior.bytes
 				? Buffer.from(prior.bytes).toString("utf8")
-				: () => session.backend.fs.readFile(p.target.canonical, prior.stat).then((b) => b.toString("utf8"));
+				: () => host.files.readFile(p.target.canonical, prior.stat).then((b) => b.toString("utf8"));
 	return [{ ...base, before, after: () => Buffer.from(data).toString("utf8"), length: data.length }];
 }
 
 /** Prepare one plan; `multi`: the change has several files, so previous bytes are kept for a restore. */
-export async function preparePlan(session: Session, p: Plan, multi: boolean): Promise<Prepared> {
-	await session.probes.afterAdmission?.(p.target.canonical);
+export async function preparePlan(host: ToolHost, p: Plan, multi: boolean): Promise<Prepared> {
+	await host.probes.afterAdmission?.(p.target.canonical);
 	const base = { canonical: p.target.canonical, shown: p.q.path };
-	if (p.type === "edit") return prepareEdit(session, p);
+	if (p.type === "edit") return prepareEdit(host, p);
 	if (p.type === "delete") {
 		if (p.stat.type === "symlink") {
-			const target = await session.backend.fs.readlink(p.target.canonical).catch(() => "?");
+			const target = await host.files.readlink(p.target.canonical).catch(() => "?");
 			return {
 				plan: p,
 				change: { ...base, before: { kind: "link", stat: p.stat, target }, after: { kind: "absent" } },
@@ -156,7 +159,7 @@ export async function preparePlan(session: Session, p: Plan, multi: boolean): Pr
 		if (multi) {
 			let bytes: Buffer;
 			try {
-				bytes = await session.backend.fs.readFile(p.target.canonical, p.stat);
+				bytes = await host.files.readFile(p.target.canonical, p.stat);
 			} catch (e) {
 				throw fromSystemError(e, p.q.path);
 			}
@@ -165,11 +168,11 @@ export async function preparePlan(session: Session, p: Plan, multi: boolean): Pr
 		}
 		return { plan: p, change: { ...base, before, after: { kind: "absent" } } };
 	}
-	await session.sweepOnce(parentDir(p));
+	await host.sweepOnce(parentDir(p));
 	let before: Before = { kind: "absent" };
 	if (p.expect !== "absent") {
 		const file: Before & { kind: "file" } = { kind: "file", stat: p.expect.stat, sha256: p.expect.sha256 };
-		if (multi) file.bytes = await readVerified(session, p, file);
+		if (multi) file.bytes = await readVerified(host, p, file);
 		before = file;
 	}
 	const after = p.ref ? { kind: "copy" as const, source: p.ref } : { kind: "data" as const, data: p.data! };
@@ -178,19 +181,19 @@ export async function preparePlan(session: Session, p: Plan, multi: boolean): Pr
 
 /** The query's result once everything committed. */
 export async function resultOf(
-	session: Session,
+	host: ToolHost,
 	prep: Prepared,
 	out: Committed,
 	replanned = 0,
 ): Promise<QueryResult> {
 	const p = prep.plan;
 	const q = p.q;
-	if (q.payloadRef) await session.payloads.drop(q.payloadRef);
+	if (q.payloadRef) await host.payloads.drop(q.payloadRef);
 	if (p.type === "delete") {
 		const what = p.stat.type === "symlink" ? "symlink" : "file";
 		return { index: p.i, type: "delete", path: q.path, ok: true, summary: `deleted ${what} ${q.path}` };
 	}
-	const contentRef = session.contentRefs.issue({
+	const contentRef = host.contentRefs.issue({
 		canonical: p.target.canonical,
 		stat: out.stat!,
 		sha256: out.sha256!,
@@ -210,7 +213,7 @@ export async function resultOf(
 	const { diff, firstChangedLine } = renderEditDiff(applied);
 	const patch = unifiedEditPatch(q.path, applied);
 	const lenient = applied.matched.some((m) => m !== "exact");
-	const summary = `edited ${q.path}: ${p.edits.length} replacement(s)${lenient ? ` (${applied.matched.join(", ")})` : ""}${replanNote(replanned)}`;
+	const summary = `edited ${q.path}: ${applied.replacements} replacement(s)${lenient ? ` (${applied.matched.join(", ")})` : ""}${replanNote(replanned)}`;
 	return {
 		index: p.i,
 		type: "edit",
@@ -222,6 +225,7 @@ export async function resultOf(
 		firstChangedLine,
 		contentRef,
 		matched: applied.matched,
+		replacements: applied.replacements,
 		...(replanned ? { replanned } : {}),
 	};
 }

@@ -9,29 +9,18 @@ import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled } from "../edit/replan.js";
+import {
+	type FileSnapshot,
+	overwriteExpectation,
+	requireFile,
+	snapshotText,
+	statOrNull,
+} from "../edit/snapshot.js";
 import type { ContentSource } from "../safety/content-refs.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
-import { sha256 } from "../safety/read-state.js";
-import { decodeText, undecodable } from "../safety/text-encoding.js";
-import type { Session } from "../session.js";
-import {
-	overwriteExpectation,
-	readRegular,
-	refuseWrittenPlaceholder,
-	requireFile,
-	statOrNull,
-} from "./common.js";
+import type { ToolHost } from "../tool-host.js";
+import { refuseWrittenPlaceholder } from "./common.js";
 import type { EditItem, FileQuery } from "./file-schema.js";
-
-export interface FileSnapshot {
-	bytes: Buffer;
-	stat: FileStat;
-	sha256: string;
-	bom: boolean;
-	text: string;
-	/** The file's encoding (safety/text-encoding.ts): "utf-8" unless it has another. */
-	encoding: string;
-}
 
 export type Plan =
 	| {
@@ -59,26 +48,6 @@ export function isPathOnly(e: KeelError): boolean {
 	return e.retry === "retarget" || e.code === "NOT_READ" || e.code === "STALE_READ";
 }
 
-/** Read and decode a file for editing, in its own encoding; refuses binary data and encodings keel is not sure of. */
-export async function snapshotText(
-	session: Session,
-	canonical: string,
-	shown: string,
-): Promise<FileSnapshot> {
-	// The stat is the opened file's own: a replace that lands mid-read yields the newer file.
-	const { stat, bytes } = await readRegular(session, canonical, shown);
-	const decoded = decodeText(bytes);
-	if ("unsure" in decoded) throw undecodable(shown, decoded.unsure);
-	return {
-		bytes,
-		stat,
-		sha256: sha256(bytes),
-		bom: decoded.bom,
-		text: decoded.text,
-		encoding: decoded.encoding,
-	};
-}
-
 /** The line ranges of a query's lineRange edits. */
 export function lineRanges(edits: EditItem[]): Array<{ startLine: number; endLine: number }> {
 	return edits.flatMap((e) =>
@@ -90,13 +59,13 @@ export function lineRanges(edits: EditItem[]): Array<{ startLine: number; endLin
 
 /** lineRange edits address positions, not anchors: they need a read that is still fresh. */
 export function requireFreshRead(
-	session: Session,
+	host: ToolHost,
 	canonical: string,
 	snap: FileSnapshot,
 	shown: string,
 	edits: EditItem[] = [],
 ): void {
-	const rec = session.readState.get(canonical);
+	const rec = host.readState.get(canonical);
 	if (!rec) {
 		throw new KeelError(
 			"NOT_READ",
@@ -113,17 +82,17 @@ export function requireFreshRead(
 	}
 }
 
-async function planWrite(session: Session, q: FileQuery, i: number, data: Buffer | undefined): Promise<Plan> {
-	const target = await session.resolvePath(q.path, "write");
+async function planWrite(host: ToolHost, q: FileQuery, i: number, data: Buffer | undefined): Promise<Plan> {
+	const target = await host.resolvePath(q.path, "write");
 	if (target.canonical === target.root)
 		throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; give a file path.`, { path: q.path });
-	const now = await statOrNull(session, target.canonical);
+	const now = await statOrNull(host, target.canonical);
 	if (now) requireFile(now, q.path);
-	const expect = now ? overwriteExpectation(session, target.canonical, now, q.path) : "absent";
-	if (data) await refuseWrittenPlaceholder(session, target.canonical, now, data.toString("utf8"), q.path);
+	const expect = now ? overwriteExpectation(host, target.canonical, now, q.path) : "absent";
+	if (data) await refuseWrittenPlaceholder(host, target.canonical, now, data.toString("utf8"), q.path);
 	if (q.contentRef !== undefined) {
-		const ref = session.contentRefs.get(q.contentRef);
-		const st = await session.backend.fs.lstat(ref.canonical).catch(() => undefined);
+		const ref = host.contentRefs.get(q.contentRef);
+		const st = await host.files.lstat(ref.canonical).catch(() => undefined);
 		if (!st || !sameIdentity(st, ref.stat)) {
 			throw new KeelError(
 				"INVALID_ARGS",
@@ -138,25 +107,25 @@ async function planWrite(session: Session, q: FileQuery, i: number, data: Buffer
 	return { type: "write", i, q, target, data, expect };
 }
 
-async function planEdit(session: Session, q: FileQuery, i: number, edits: EditItem[]): Promise<Plan> {
-	const target = await session.resolvePath(q.path, "write");
-	const exists = await statOrNull(session, target.canonical);
+async function planEdit(host: ToolHost, q: FileQuery, i: number, edits: EditItem[]): Promise<Plan> {
+	const target = await host.resolvePath(q.path, "write");
+	const exists = await statOrNull(host, target.canonical);
 	if (!exists)
 		throw new KeelError("NOT_FOUND", `${q.path} does not exist; check the path, or write it as a new file.`, {
 			path: q.path,
 		});
-	const snapshot = await readSettled(() => snapshotText(session, target.canonical, q.path));
+	const snapshot = await readSettled(() => snapshotText(host, target.canonical, q.path));
 	if (edits.some((e) => e.matchMode === "lineRange"))
-		requireFreshRead(session, target.canonical, snapshot, q.path, edits);
+		requireFreshRead(host, target.canonical, snapshot, q.path, edits);
 	const applied = applyEdits(snapshot.text, edits, q.path);
 	return { type: "edit", i, q, target, edits, snapshot, applied };
 }
 
-async function planDelete(session: Session, q: FileQuery, i: number): Promise<Plan> {
-	const target = await session.guard.resolveEntry(q.path, "write");
+async function planDelete(host: ToolHost, q: FileQuery, i: number): Promise<Plan> {
+	const target = await host.resolveEntry(q.path, "write");
 	let stat: FileStat;
 	try {
-		stat = await session.backend.fs.lstat(target.canonical);
+		stat = await host.files.lstat(target.canonical);
 	} catch (e) {
 		throw fromSystemError(e, q.path);
 	}
@@ -174,11 +143,11 @@ async function planDelete(session: Session, q: FileQuery, i: number): Promise<Pl
  * Plan one query. A path-only failure of a valid payload keeps the payload and names it in the
  * error, so the retry sends a corrected path and the ref.
  */
-export async function planQuery(session: Session, q: FileQuery, i: number): Promise<Plan> {
+export async function planQuery(host: ToolHost, q: FileQuery, i: number): Promise<Plan> {
 	let payload: { kind: "write" | "edit"; bytes: Buffer } | undefined;
 	let ref = q.payloadRef;
 	try {
-		if (q.type === "delete") return await planDelete(session, q, i);
+		if (q.type === "delete") return await planDelete(host, q, i);
 		if (q.type === "write") {
 			if (q.content !== undefined && !isWellFormed(q.content)) {
 				throw new KeelError(
@@ -191,20 +160,19 @@ export async function planQuery(session: Session, q: FileQuery, i: number): Prom
 				q.content !== undefined
 					? Buffer.from(q.content, "utf8")
 					: ref
-						? await session.payloads.get(ref, "write")
+						? await host.payloads.get(ref, "write")
 						: undefined;
 			if (q.content !== undefined) payload = { kind: "write", bytes: data! };
-			return await planWrite(session, q, i, data);
+			return await planWrite(host, q, i, data);
 		}
-		const edits: EditItem[] =
-			q.edits ?? JSON.parse((await session.payloads.get(ref!, "edit")).toString("utf8"));
+		const edits: EditItem[] = q.edits ?? JSON.parse((await host.payloads.get(ref!, "edit")).toString("utf8"));
 		if (q.edits) payload = { kind: "edit", bytes: Buffer.from(JSON.stringify(q.edits)) };
-		return await planEdit(session, q, i, edits);
+		return await planEdit(host, q, i, edits);
 	} catch (e) {
 		const err = e instanceof KeelError ? e : fromSystemError(e, q.path);
 		// A stale hashline ref is in the payload itself: keeping it for a retry would not help.
 		if (!isPathOnly(err) || err.details?.hashline) throw err;
-		if (!ref && payload) ref = await session.payloads.put(payload.kind, payload.bytes);
+		if (!ref && payload) ref = await host.payloads.put(payload.kind, payload.bytes);
 		if (!ref) throw err;
 		return Promise.reject(
 			new KeelError(

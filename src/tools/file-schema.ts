@@ -14,6 +14,8 @@ import {
 } from "../boundary/schema.js";
 import { CONTENT_REF_SHAPE } from "../safety/content-refs.js";
 import { PAYLOAD_REF_SHAPE } from "../safety/payloads.js";
+import type { CheckMode } from "../syntax/check.js";
+import { checkArgument } from "./common.js";
 import { RANGES } from "./ranges.js";
 
 export const MAX_QUERIES = 50;
@@ -52,7 +54,7 @@ export function fileSchemaFor(hashline: boolean): JsonSchema {
 		payloadRef: optional(string()),
 		edits: optional(array(editItem, { minItems: 1 })),
 	});
-	return object({ queries: array(query, { minItems: 1, maxItems: MAX_QUERIES }) });
+	return object({ queries: array(query, { minItems: 1, maxItems: MAX_QUERIES }), check: checkArgument() });
 }
 
 export const fileSchema = fileSchemaFor(true);
@@ -79,6 +81,7 @@ export interface FileQuery {
 
 export interface FileArgs {
 	queries: FileQuery[];
+	check?: CheckMode;
 }
 
 const FIELDS_BY_TYPE: Record<FileQuery["type"], ReadonlyArray<keyof FileQuery>> = {

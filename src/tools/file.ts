@@ -31,14 +31,14 @@ const fileSpec: ToolSpec<FileArgs> = {
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, ctx) {
-		const { session, signal } = ctx;
+		const { host, signal } = ctx;
 		for (const [i, q] of args.queries.entries()) checkQueryFields(q, i);
 		const plans: Plan[] = [];
 		const seen = new Map<string, number>();
 		for (const [i, q] of args.queries.entries()) {
 			let plan: Plan;
 			try {
-				plan = await planQuery(session, q, i);
+				plan = await planQuery(host, q, i);
 			} catch (e) {
 				const err = e instanceof KeelError ? e : fromSystemError(e, q.path);
 				const prefix = args.queries.length > 1 ? `queries[${i}] (${q.type} ${q.path}): ` : "";
@@ -65,11 +65,11 @@ const fileSpec: ToolSpec<FileArgs> = {
 		}
 		checkAborted(signal);
 		const multi = plans.length > 1;
-		const mode = checkModeFor(ctx);
+		const mode = checkModeFor(ctx, args.check);
 		let syntax: SyntaxReport | undefined;
 		const where = (p: Plan) => (multi ? `queries[${p.i}] (${p.q.type} ${p.q.path}): ` : "");
 		const results = await withPaths(
-			session,
+			host,
 			plans.map((p) => p.target.canonical),
 			async () => {
 				// A commit that lost its compare-and-swap to another writer is planned again on the new
@@ -79,7 +79,7 @@ const fileSpec: ToolSpec<FileArgs> = {
 					const prepared: Prepared[] = [];
 					for (const p of plans) {
 						try {
-							prepared.push(await preparePlan(session, p, multi));
+							prepared.push(await preparePlan(host, p, multi));
 						} catch (e) {
 							const err = e instanceof KeelError ? e : fromSystemError(e, p.q.path);
 							throw new KeelError(
@@ -92,16 +92,16 @@ const fileSpec: ToolSpec<FileArgs> = {
 					for (const [k, x] of prepared.entries()) if (x.replanned) replans[k]++;
 					// Checked before the commit: in "refuse" mode a new syntax error changes no file.
 					syntax = await checkSyntax(
-						session,
+						host,
 						mode,
-						prepared.flatMap((x) => syntaxInput(session, x)),
+						prepared.flatMap((x) => syntaxInput(host, x)),
 					);
 					refuseIfIntroduced(syntax, mode);
 					checkAborted(signal);
 					let outcomes: Awaited<ReturnType<typeof commitChanges>>;
 					try {
 						outcomes = await commitChanges(
-							session,
+							host,
 							prepared.map((x) => x.change),
 						);
 					} catch (e) {
@@ -120,11 +120,10 @@ const fileSpec: ToolSpec<FileArgs> = {
 							await replanBackoff(attempt);
 							continue;
 						}
-						throw await commitFailure(session, prepared, err, where);
+						throw await commitFailure(host, prepared, err, where);
 					}
 					const out: QueryResult[] = [];
-					for (const [k, x] of prepared.entries())
-						out.push(await resultOf(session, x, outcomes[k], replans[k]));
+					for (const [k, x] of prepared.entries()) out.push(await resultOf(host, x, outcomes[k], replans[k]));
 					return out;
 				}
 			},
@@ -147,7 +146,7 @@ export const fileToolWithoutHashline = defineTool({ ...fileSpec, parameters: fil
 
 /** A failed commit, named by its query; a write's content is kept under a payloadRef when it was only in the way. */
 async function commitFailure(
-	session: Parameters<typeof preparePlan>[0],
+	host: Parameters<typeof preparePlan>[0],
 	prepared: Prepared[],
 	err: KeelError,
 	where: (p: Plan) => string,
@@ -157,7 +156,7 @@ async function commitFailure(
 	let payloadRef = err.payloadRef;
 	let kept = "";
 	if (p.type === "write" && p.data && (err.code === "WRITE_COLLISION" || err.code === "CHANGED_ON_DISK")) {
-		payloadRef = p.q.payloadRef ?? (await session.payloads.put("write", p.data));
+		payloadRef = p.q.payloadRef ?? (await host.payloads.put("write", p.data));
 		if (payloadRef) kept = ` The content is kept: retry with payloadRef "${payloadRef}".`;
 	}
 	return new KeelError(err.code, `${where(p)}${err.message}${kept}`, {

@@ -3,7 +3,8 @@
 import { KeelError } from "../boundary/errors.js";
 import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireDir, requireUnchanged, statPath } from "./common.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
+import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { timedOutOr } from "./search-budget.js";
 import { defineTool, text } from "./types.js";
@@ -35,24 +36,24 @@ export const findTool = defineTool<FindArgs>({
 	description: `Find files by glob pattern; returns paths relative to the search directory. Respects .gitignore. Truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { session, signal, scope }) {
+	async execute(args, { host, signal, scope }) {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
 		if (args.pattern?.includes("\0"))
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
-		const target = await session.resolvePath(shownPath, "read");
-		const st = await statPath(session, target.canonical, shownPath);
+		const target = await host.resolvePath(shownPath, "read");
+		const st = await statPath(host, target.canonical, shownPath);
 		requireDir(st, shownPath);
 		checkAborted(signal);
-		const outcome = await session.backend.search.find({
+		const outcome = await host.search.find({
 			pattern: args.pattern,
 			path: target.canonical,
 			limit,
 			signal,
 			owner: scope,
 		});
-		await requireUnchanged(session, target.canonical, st, shownPath);
+		await requireUnchanged(host, target.canonical, st, shownPath);
 		if (outcome.paths.length === 0)
 			return timedOutOr("find", outcome.timedOut, { content: [text("No files found matching pattern")] });
 		const truncation = truncateHead(outcome.paths.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });

@@ -11,7 +11,8 @@ import {
 	truncateHead,
 	truncateLine,
 } from "../boundary/truncate.js";
-import { checkAborted, positiveInt, requireUnchanged, statPath } from "./common.js";
+import { statPath } from "../edit/snapshot.js";
+import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { timedOutOr } from "./search-budget.js";
 import { defineTool, text } from "./types.js";
@@ -56,7 +57,7 @@ export const grepTool = defineTool<GrepArgs>({
 	description: `Search file contents for a regex or literal text; returns matching lines with paths and line numbers. Respects .gitignore. Truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB, long lines to ${GREP_MAX_LINE_CHARS} chars.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { session, signal, scope }) {
+	async execute(args, { host, signal, scope }) {
 		// The schema checker has bounded both (RANGES.resultCount / contextLines); fractions are floored.
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const context = args.context === undefined || args.context <= 0 ? 0 : Math.floor(args.context);
@@ -68,8 +69,8 @@ export const grepTool = defineTool<GrepArgs>({
 		if (args.pattern?.includes("\0") || args.glob?.includes("\0"))
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
-		const target = await session.resolvePath(shownPath, "read");
-		const st = await statPath(session, target.canonical, shownPath);
+		const target = await host.resolvePath(shownPath, "read");
+		const st = await statPath(host, target.canonical, shownPath);
 		const isDir = st.type === "dir";
 		if (!isDir && st.type !== "file") {
 			// A FIFO would block the search forever and a device (/dev/zero) never ends: never opened.
@@ -80,7 +81,7 @@ export const grepTool = defineTool<GrepArgs>({
 			);
 		}
 		checkAborted(signal);
-		const outcome = await session.backend.search.grep({
+		const outcome = await host.search.grep({
 			pattern: args.pattern,
 			path: target.canonical,
 			glob: args.glob || undefined,
@@ -91,7 +92,7 @@ export const grepTool = defineTool<GrepArgs>({
 			signal,
 			owner: scope,
 		});
-		await requireUnchanged(session, target.canonical, st, shownPath);
+		await requireUnchanged(host, target.canonical, st, shownPath);
 		if (outcome.matches.length === 0)
 			return timedOutOr("grep", outcome.timedOut, { content: [text("No matches found")] });
 		const rel = (p: string) => (isDir ? posix.relative(target.canonical, p) : posix.basename(p));

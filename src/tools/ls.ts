@@ -4,8 +4,9 @@ import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
 import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
-import type { Session } from "../session.js";
-import { checkAborted, positiveInt, requireDir, statPath } from "./common.js";
+import { requireDir, statPath } from "../edit/snapshot.js";
+import type { ToolHost } from "../tool-host.js";
+import { checkAborted, positiveInt } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, text } from "./types.js";
 
@@ -16,11 +17,11 @@ const DEFAULT_LIMIT = 500;
  * is one there. A link to anything outside is a plain name: its mark must not tell whether the
  * outside path exists or what it is. Dangling and looping links are plain too.
  */
-async function linksToDir(session: Session, link: string): Promise<boolean> {
+async function linksToDir(host: ToolHost, link: string): Promise<boolean> {
 	try {
-		const target = await session.guard.resolve(link, "read");
+		const target = await host.resolvePath(link, "read");
 		if (!target.exists) return false;
-		return (await session.backend.fs.stat(target.canonical)).type === "dir";
+		return (await host.files.stat(target.canonical)).type === "dir";
 	} catch {
 		return false;
 	}
@@ -47,16 +48,16 @@ export const lsTool = defineTool<LsArgs>({
 	description: `List a directory: entries sorted, '/' after directories, dotfiles included. Truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { session, signal }) {
+	async execute(args, { host, signal }) {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const shownPath = args.path || ".";
-		const target = await session.resolvePath(shownPath, "read");
-		const st = await statPath(session, target.canonical, shownPath);
+		const target = await host.resolvePath(shownPath, "read");
+		const st = await statPath(host, target.canonical, shownPath);
 		requireDir(st, shownPath);
 		checkAborted(signal);
 		let entries: DirEntry[];
 		try {
-			entries = await session.backend.fs.readdir(target.canonical, st);
+			entries = await host.files.readdir(target.canonical, st);
 		} catch (e) {
 			throw fromSystemError(e, shownPath);
 		}
@@ -66,7 +67,7 @@ export const lsTool = defineTool<LsArgs>({
 			shown.map(async (e) => {
 				if (e.type === "dir") return `${e.name}/`;
 				if (e.type !== "symlink") return e.name;
-				return (await linksToDir(session, posix.join(target.canonical, e.name))) ? `${e.name}/` : e.name;
+				return (await linksToDir(host, posix.join(target.canonical, e.name))) ? `${e.name}/` : e.name;
 			}),
 		);
 		if (names.length === 0) return { content: [text("(empty directory)")] };

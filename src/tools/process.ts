@@ -15,7 +15,7 @@ import {
 } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES } from "../boundary/truncate.js";
 import type { ProcessInfo, ReadResult } from "../procs/table.js";
-import type { Session } from "../session.js";
+import type { ToolHost } from "../tool-host.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
@@ -69,13 +69,13 @@ export function renderRead(r: ReadResult, extra?: string): ToolResult {
 
 /** Start `command` as a handle in the workspace, with the session's command prefix. */
 export function startHandle(
-	session: Session,
+	host: ToolHost,
 	command: string,
 	opts: { cwd?: string; tty?: boolean; timeoutMs?: number },
 ): Promise<number> {
-	return session.processes.start({
-		command: session.commandPrefix ? `${session.commandPrefix}\n${command}` : command,
-		cwd: opts.cwd ?? session.workspace,
+	return host.processes.start({
+		command: host.commandPrefix ? `${host.commandPrefix}\n${command}` : command,
+		cwd: opts.cwd ?? host.workspace,
 		...(opts.tty ? { terminal: TERMINAL_SIZE } : {}),
 		...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
 	});
@@ -119,8 +119,8 @@ export const processTool = defineTool<ProcessArgs>({
 		signal: optional(string({ description: "e.g. SIGINT" })),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal }): Promise<ToolResult> {
-		const table = session.processes;
+	async execute(args, { host, signal, onUpdate }): Promise<ToolResult> {
+		const table = host.processes;
 		if (args.action === "list") {
 			const all = table.list();
 			return {
@@ -140,6 +140,8 @@ export const processTool = defineTool<ProcessArgs>({
 					cursor: args.cursor,
 					maxBytes: DEFAULT_MAX_BYTES,
 					signal,
+					// Output that arrives during the wait, as partial results (MCP: progress notifications).
+					...(onUpdate ? { onOutput: (t: string) => onUpdate({ content: [text(t)] }) } : {}),
 				});
 				const how =
 					r.matched !== undefined

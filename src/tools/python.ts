@@ -13,25 +13,12 @@ import type { PythonCoordinator } from "../python/coordinator.js";
 import { DEFAULT_BACKGROUND_AFTER_MS } from "../python/coordinator.js";
 import { outcomeToResult, renderJobList, renderRunning } from "../python/format.js";
 import type { PythonJobInfo, PythonJobRequest } from "../python/types.js";
-import type { Session } from "../session.js";
+import type { ToolHost } from "../tool-host.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
-/** What the session must provide: its own coordinator, created lazily, closed with the session. */
-export interface PythonHost {
-	readonly python: PythonCoordinator;
-}
-
 const MAX_CODE_CHARS = 4_000_000;
 const MAX_SCRIPT_BYTES = 8 * 1024 * 1024;
-
-function coordinatorOf(session: Session): PythonCoordinator {
-	const coordinator = (session as Session & Partial<PythonHost>).python;
-	if (!coordinator) {
-		throw new KeelError("BACKEND_UNAVAILABLE", "python is not enabled for this session.");
-	}
-	return coordinator;
-}
 
 /** Seconds to ms; the schema has checked the range (RANGES.timeoutSeconds / waitSeconds). */
 function timeoutMs(timeout: number | undefined): number | undefined {
@@ -39,8 +26,8 @@ function timeoutMs(timeout: number | undefined): number | undefined {
 }
 
 /** The working directory: authorized for reading, existing, a directory. */
-async function preflightCwd(session: Session, cwd: string | undefined): Promise<string> {
-	const dir = await session.resolvePath(cwd ?? ".", "read");
+async function preflightCwd(host: ToolHost, cwd: string | undefined): Promise<string> {
+	const dir = await host.resolvePath(cwd ?? ".", "read");
 	const shown = cwd ?? dir.canonical;
 	if (!dir.exists) {
 		throw new KeelError("NOT_FOUND", `cwd ${shown} does not exist; give an existing directory.`, {
@@ -50,7 +37,7 @@ async function preflightCwd(session: Session, cwd: string | undefined): Promise<
 	// A root was checked to be a directory when the session was made; other paths are checked here
 	// (on ssh this stat is a process on the host, most of a warm call's cost).
 	if (dir.relative === "") return dir.canonical;
-	const st = await session.backend.fs.stat(dir.canonical);
+	const st = await host.files.stat(dir.canonical);
 	if (st.type !== "dir") {
 		throw new KeelError("NOT_DIRECTORY", `cwd ${shown} is not a directory; give a directory.`, {
 			path: shown,
@@ -61,16 +48,16 @@ async function preflightCwd(session: Session, cwd: string | undefined): Promise<
 
 /** The script: authorized for reading, a regular file, read once (the worker runs these bytes). */
 async function preflightScript(
-	session: Session,
+	host: ToolHost,
 	scriptPath: string,
 ): Promise<{ path: string; source: Buffer }> {
-	const file = await session.resolvePath(scriptPath, "read");
+	const file = await host.resolvePath(scriptPath, "read");
 	if (!file.exists) {
 		throw new KeelError("NOT_FOUND", `scriptPath ${scriptPath} does not exist; check it with ls or find.`, {
 			path: scriptPath,
 		});
 	}
-	const st = await session.backend.fs.stat(file.canonical);
+	const st = await host.files.stat(file.canonical);
 	if (st.type === "dir") {
 		throw new KeelError("IS_DIRECTORY", `scriptPath ${scriptPath} is a directory; give a .py file.`, {
 			path: scriptPath,
@@ -83,7 +70,7 @@ async function preflightScript(
 	}
 	if (st.size > MAX_SCRIPT_BYTES) throw scriptTooLarge(scriptPath, st.size);
 	// As opened (the handle's size bounds it): a replace since the stat runs the newer script.
-	const fs = session.backend.fs;
+	const fs = host.files;
 	if (!fs.readCurrent) return { path: file.canonical, source: await fs.readFile(file.canonical, st) };
 	const now = await fs.readCurrent(file.canonical, MAX_SCRIPT_BYTES);
 	if (!now.bytes) throw scriptTooLarge(scriptPath, now.stat.size);
@@ -134,20 +121,20 @@ export const pythonTool = defineTool<PythonArgs>({
 		"Run Python 3 code (or scriptPath) in this session's persistent interpreter; returns stdout, stderr, a final expression's repr or the traceback, each its last 2000 lines or 50KB. Past 15 s it goes on as a python_jobs job.",
 	parameters: pythonSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	execute(args, { session, signal }): Promise<ToolResult> {
-		const coordinator = coordinatorOf(session);
-		return coordinator.inOrder(() => runPython(session, coordinator, args, signal));
+	execute(args, { host, signal }): Promise<ToolResult> {
+		const coordinator = host.python;
+		return coordinator.inOrder(() => runPython(host, coordinator, args, signal));
 	},
 });
 
 async function runPython(
-	session: Session,
+	host: ToolHost,
 	coordinator: PythonCoordinator,
 	args: PythonArgs,
 	signal: AbortSignal | undefined,
 ): Promise<ToolResult> {
 	{
-		const cwd = await preflightCwd(session, args.cwd);
+		const cwd = await preflightCwd(host, args.cwd);
 		await coordinator.preflight(cwd);
 		if ((args.code === undefined) === (args.scriptPath === undefined)) {
 			throw new KeelError("INVALID_ARGS", "Give exactly one of code and scriptPath.");
@@ -155,7 +142,7 @@ async function runPython(
 		const ms = timeoutMs(args.timeout);
 		let request: PythonJobRequest;
 		if (args.scriptPath !== undefined) {
-			const script = await preflightScript(session, args.scriptPath);
+			const script = await preflightScript(host, args.scriptPath);
 			request = { kind: "script", path: script.path, source: script.source, cwd, timeoutMs: ms };
 		} else {
 			const code = args.code!;
@@ -206,8 +193,8 @@ export const pythonJobsTool = defineTool<PythonJobsArgs>({
 		"Python runs past 15 s: list, status, wait for the result, or cancel (restarts the interpreter, losing its state).",
 	parameters: jobsSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { session, signal }): Promise<ToolResult> {
-		const coordinator = coordinatorOf(session);
+	async execute(args, { host, signal }): Promise<ToolResult> {
+		const coordinator = host.python;
 		if (args.action === "list") {
 			const r = renderJobList(coordinator.list());
 			return { content: [text(r.text)], details: r.details };

@@ -9,9 +9,10 @@ import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { hashlinePrefix } from "../edit/hashline.js";
+import { requireFile } from "../edit/snapshot.js";
 import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
 import { decodeText } from "../safety/text-encoding.js";
-import { checkAborted, positiveInt, requireFile } from "./common.js";
+import { checkAborted, positiveInt } from "./common.js";
 import { detectImage } from "./image-types.js";
 import { RANGES } from "./ranges.js";
 import { imageResult } from "./read-image.js";
@@ -121,7 +122,7 @@ function changedError(path: string): KeelError {
  */
 async function streamWindow(
 	args: ReadArgs,
-	{ session }: ToolContext,
+	{ host }: ToolContext,
 	fs: FileOps,
 	canonical: string,
 	st: FileStat,
@@ -153,7 +154,7 @@ async function streamWindow(
 	const size = w.stat.size;
 	if (detectImage(w.head) && size <= STREAM_ABOVE_BYTES) return undefined;
 	// The stat of the bytes hashed (taken at the open), not the guard's earlier one.
-	session.readState.recordHash(canonical, w.stat, w.sha256);
+	host.readState.recordHash(canonical, w.stat, w.sha256);
 	if (detectImage(w.head)) {
 		throw new KeelError(
 			"INVALID_ARGS",
@@ -180,14 +181,14 @@ async function streamWindow(
 /** A file read whole: recorded, attached when an image, else decoded and split into lines. */
 async function wholeWindow(
 	args: ReadArgs,
-	{ session }: ToolContext,
+	{ host }: ToolContext,
 	canonical: string,
 	st: FileStat,
 	bytes: Buffer,
 	offset: number,
 	limit: number | undefined,
 ): Promise<TextWindow | ToolResult> {
-	session.readState.record(canonical, st, bytes);
+	host.readState.record(canonical, st, bytes);
 	const mimeType = detectImage(bytes);
 	if (mimeType) return imageResult(bytes, mimeType);
 	// A UTF-16 file has NUL bytes but a BOM that says what it is.
@@ -203,6 +204,8 @@ async function wholeWindow(
 			encoding = own.encoding;
 		} else if (utf16) throw binaryError(args.path, bytes.length);
 	}
+	// A read usually comes before an edit: its syntax check's whole parse is made now, off this path.
+	if (decoded.valid && host.checkMode !== "off") host.syntax.prepare(args.path, canonical, decoded.text);
 	const body = decoded.text.endsWith("\n") ? decoded.text.slice(0, -1) : decoded.text;
 	const split = body.length === 0 ? [""] : body.split("\n");
 	// CRLF lines lose their \r; a file without one (most) skips the pass over every line.
@@ -235,11 +238,11 @@ async function readWhole(
 }
 
 async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
-	const { session, signal } = ctx;
+	const { host, signal } = ctx;
 	// The schema checker has bounded both (RANGES.lineNumber / lineCount); fractions are floored.
 	const offset = positiveInt("offset", args.offset, 1);
 	const limit = args.limit === undefined ? undefined : positiveInt("limit", args.limit, 1);
-	const { target, fs } = await session.resolveReadable(args.path);
+	const { target, fs } = await host.resolveReadable(args.path);
 	let st: FileStat;
 	let bytes: Buffer | null = null;
 	try {

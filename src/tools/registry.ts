@@ -1,6 +1,6 @@
 /** Tool palettes by profile. */
 import { KeelError } from "../boundary/errors.js";
-import { applyPatchTool } from "./apply-patch.js";
+import { applyPatchTool, unifiedApplyPatchTool } from "./apply-patch.js";
 import { bashTool, bashWithBackgroundTool } from "./bash.js";
 import { checkpointsTool } from "./checkpoints.js";
 import { listDirTool, readFileTool, shellTool } from "./codex.js";
@@ -76,7 +76,7 @@ export function toolsForProfile(profile: Profile): ToolDefinition[] {
 	return [
 		unifiedText.read,
 		fileTool,
-		applyPatchTool,
+		unifiedApplyPatchTool,
 		unifiedText.bash,
 		processTool,
 		unifiedText.grep,

@@ -2,9 +2,9 @@
 
 import type { WorkOwner } from "../boundary/call-scope.js";
 import type { JsonSchema } from "../boundary/schema.js";
-import { type Checker, compileChecker } from "../boundary/validate.js";
-import type { Session } from "../session.js";
+import { type Checker, compileChecker, withoutAbsentNulls } from "../boundary/validate.js";
 import type { CheckMode } from "../syntax/check.js";
+import type { ToolHost } from "../tool-host.js";
 
 export interface TextContent {
 	type: "text";
@@ -31,7 +31,8 @@ export interface ToolAnnotations {
 }
 
 export interface ToolContext {
-	session: Session;
+	/** What the tool may use of the session it runs in. */
+	host: ToolHost;
 	/** Aborted when the caller aborts, when the call has its answer, or when the session closes. */
 	signal?: AbortSignal;
 	/** The call's owner for work not awaited at once (see boundary/call-scope.ts); set by Session.call. */
@@ -47,7 +48,10 @@ export interface ToolSpec<A = any> {
 	description: string;
 	parameters: JsonSchema;
 	annotations: ToolAnnotations;
-	/** Repair well-known model quirks before validation (e.g. an array sent as a JSON string). */
+	/**
+	 * Repair well-known model quirks before validation (e.g. an array sent as a JSON string). A
+	 * defined tool's also reads null in an optional field as absent.
+	 */
 	prepareArguments?: (raw: unknown) => unknown;
 	execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
@@ -57,9 +61,18 @@ export interface ToolDefinition<A = any> extends ToolSpec<A> {
 	check: Checker;
 }
 
-/** Attach a compiled validator to a tool spec (compiled once, when the module loads). */
+/**
+ * Attach a compiled validator to a tool spec (compiled once, when the module loads), and the
+ * boundary's reading of null as "absent" to its argument repair, so every host that runs
+ * prepareArguments before its own validation (Session.call, pi) gets both.
+ */
 export function defineTool<A>(spec: ToolSpec<A>): ToolDefinition<A> {
-	return { ...spec, check: compileChecker(spec.name, spec.parameters) };
+	const { parameters, prepareArguments: repair } = spec;
+	return {
+		...spec,
+		prepareArguments: (raw) => withoutAbsentNulls(parameters, repair ? repair(raw) : raw),
+		check: compileChecker(spec.name, spec.parameters),
+	};
 }
 
 export function text(t: string): TextContent {

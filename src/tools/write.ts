@@ -7,17 +7,10 @@
 import { KeelError } from "../boundary/errors.js";
 import { object, string } from "../boundary/schema.js";
 import { isWellFormed } from "../edit/apply.js";
+import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import {
-	checkAborted,
-	checkModeFor,
-	checkSyntax,
-	overwriteExpectation,
-	refuseWrittenPlaceholder,
-	requireFile,
-	statOrNull,
-} from "./common.js";
+import { checkAborted, checkModeFor, checkSyntax, refuseWrittenPlaceholder } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const schema = object({
@@ -38,8 +31,8 @@ export const writeTool = defineTool<WriteArgs>({
 	parameters: schema,
 	annotations: { readOnly: false, destructive: true, idempotent: true },
 	async execute(args, ctx) {
-		const { session, signal } = ctx;
-		const target = await session.resolvePath(args.path, "write");
+		const { host, signal } = ctx;
+		const target = await host.resolvePath(args.path, "write");
 		if (target.canonical === target.root) {
 			throw new KeelError("IS_DIRECTORY", `${args.path} is a directory; give a file path.`, {
 				path: args.path,
@@ -53,19 +46,19 @@ export const writeTool = defineTool<WriteArgs>({
 			);
 		}
 		const data = Buffer.from(args.content, "utf8");
-		return session.queue.run(target.canonical, async () => {
-			const before = await statOrNull(session, target.canonical);
+		return host.queue.run(target.canonical, async () => {
+			const before = await statOrNull(host, target.canonical);
 			if (before) requireFile(before, args.path);
-			const expect = before ? overwriteExpectation(session, target.canonical, before, args.path) : "absent";
-			await refuseWrittenPlaceholder(session, target.canonical, before, args.content, args.path);
+			const expect = before ? overwriteExpectation(host, target.canonical, before, args.path) : "absent";
+			await refuseWrittenPlaceholder(host, target.canonical, before, args.content, args.path);
 			const mode = checkModeFor(ctx);
 			// The file's old text is read only when the new one has errors (to leave out the old ones).
-			const syntax = await checkSyntax(session, mode, [
+			const syntax = await checkSyntax(host, mode, [
 				{
 					path: args.path,
 					key: target.canonical,
 					before: before
-						? () => session.backend.fs.readFile(target.canonical, before).then((b) => b.toString("utf8"))
+						? () => host.files.readFile(target.canonical, before).then((b) => b.toString("utf8"))
 						: undefined,
 					after: () => args.content,
 					length: args.content.length,
@@ -73,7 +66,7 @@ export const writeTool = defineTool<WriteArgs>({
 			]);
 			refuseIfIntroduced(syntax, mode, args.path);
 			checkAborted(signal);
-			await commit(session, { canonical: target.canonical, shown: args.path, data, expect });
+			await commit(host, { canonical: target.canonical, shown: args.path, data, expect });
 			const line = syntaxLine(syntax);
 			return {
 				content: [text(`Successfully wrote ${data.length} bytes to ${args.path}${line ? `\n${line}` : ""}`)],

@@ -3,12 +3,24 @@
  * language model: the model's prompts show what the SDK handed back for each keel result.
  */
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { generateText, stepCountIs, streamText, ToolLoopAgent } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keelTools } from "../../src/adapters/ai-sdk.js";
+import { createSession } from "../../src/index.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
 import { type CallOptions, scriptedModel, toolOutputs } from "./ai-mock.js";
-import { EXPECTED_TEXT, FINAL_TEXT, SCRIPT, sleeper, type Workspace, workspace } from "./helpers.js";
+import {
+	EXPECTED_TEXT,
+	FINAL_TEXT,
+	gatedCommand,
+	SCRIPT,
+	sleeper,
+	type Workspace,
+	workspace,
+} from "./helpers.js";
+import { strictToolsJudge } from "./strict-judge.js";
 
 function checkScriptOutputs(prompts: CallOptions[]) {
 	const outputs = toolOutputs(prompts);
@@ -114,5 +126,53 @@ describe("keel/ai-sdk", () => {
 		// The SDK rejects the whole run with the abort; keel has killed the command by then.
 		await expect(run).rejects.toMatchObject({ name: "AbortError" });
 		expect(await waitFor(() => processesWith(marker).length === 0, 10_000)).toBe(true);
+	});
+
+	it("streamText: bash output arrives as preliminary tool results while the command runs", async () => {
+		const { model, prompts } = scriptedModel([
+			{ id: "g1", name: "bash", args: { command: gatedCommand("go") } },
+		]);
+		const result = streamText({ model, tools: keelTools(ws.session), prompt: "p", stopWhen: stepCountIs(5) });
+		const preliminary: string[] = [];
+		for await (const part of result.fullStream) {
+			if (part.type !== "tool-result" || !part.preliminary) continue;
+			const text = (part.output as { text: string }).text;
+			preliminary.push(text);
+			if (text.includes("first-chunk")) await writeFile(join(ws.dir, "go"), "");
+		}
+		expect(preliminary.some((t) => t.includes("first-chunk"))).toBe(true);
+		// The model sees only the final result, which shows the gate was opened from a preliminary one.
+		const final = toolOutputs(prompts).get("g1")!;
+		expect(final.type).toBe("text");
+		expect(final.value).toMatch(/first-chunk\ngate-opened/);
+	});
+
+	it("strict: schemas strict mode accepts, and null in an optional field means absent", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		try {
+			const { model, prompts } = scriptedModel([
+				{ id: "n1", name: "read", args: { path: "notes.txt", offset: null, limit: null } },
+				{ id: "n2", name: "grep", args: { pattern: "beta", path: null, glob: null, literal: null } },
+			]);
+			await generateText({
+				model,
+				tools: keelTools(session, { strict: true }),
+				prompt: "p",
+				stopWhen: stepCountIs(5),
+			});
+			const offered = prompts[0].tools!.map(
+				(t) => t as { name: string; inputSchema: unknown; strict?: boolean },
+			);
+			expect(offered.map((t) => t.name)).toEqual(session.tools.map((t) => t.name));
+			for (const t of offered) expect(t.strict).toBe(true);
+			strictToolsJudge(offered.map((t) => ({ name: t.name, schema: t.inputSchema })));
+			const outputs = toolOutputs(prompts);
+			expect(outputs.get("n1")).toMatchObject({ type: "text" });
+			expect(outputs.get("n1")!.value).toMatch(/alpha\nbeta/);
+			expect(outputs.get("n2")).toMatchObject({ type: "text" });
+			expect(outputs.get("n2")!.value).toMatch(/notes\.txt:2: beta/);
+		} finally {
+			await session.close();
+		}
 	});
 });

@@ -64,3 +64,13 @@ export function sleeper(dir: string, marker: string): { command: string; started
 	const started = join(dir, `${marker}.started`);
 	return { command: `touch ${marker}.started; sleep 30 # ${marker}`, started };
 }
+
+/**
+ * A command that prints a first line, then waits (at most about 10 s) for a file named `gate` in
+ * the workspace and says whether it came. A test opens the gate when it sees the first line
+ * streamed, so "gate-opened" in the final output proves the output reached the host while the
+ * command ran.
+ */
+export function gatedCommand(gate: string): string {
+	return `echo first-chunk; for i in $(seq 200); do [ -f ${gate} ] && break; sleep 0.05; done; if [ -f ${gate} ]; then echo gate-opened; else echo gate-timeout; fi`;
+}

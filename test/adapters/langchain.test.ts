@@ -4,7 +4,7 @@
  * what each keel result became.
  */
 import { existsSync } from "node:fs";
-import { symlink } from "node:fs/promises";
+import { readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
@@ -12,18 +12,25 @@ import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { createDeepAgent } from "deepagents";
 import { createAgent } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { KeelSandbox, keelTools } from "../../src/adapters/langchain/index.js";
+import {
+	KEEL_TOOL_OUTPUT,
+	KeelSandbox,
+	type KeelToolOutputEvent,
+	keelTools,
+} from "../../src/adapters/langchain/index.js";
 import { createSession } from "../../src/index.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
 import {
 	EXPECTED_TEXT,
 	FINAL_TEXT,
+	gatedCommand,
 	SCRIPT,
 	type ScriptedCall,
 	sleeper,
 	type Workspace,
 	workspace,
 } from "./helpers.js";
+import { strictToolsJudge } from "./strict-judge.js";
 
 function scripted(calls: ScriptedCall[]) {
 	const model = fakeModel();
@@ -107,6 +114,82 @@ describe("keel/langchain tools", () => {
 	});
 });
 
+describe("keel/langchain streaming and strict mode", () => {
+	let ws: Workspace;
+	beforeEach(async () => {
+		ws = await workspace();
+	});
+	afterEach(async () => {
+		await ws.close();
+	});
+
+	const gated = () => scripted([{ id: "g1", name: "bash", args: { command: gatedCommand("go") } }]);
+
+	it('stream(streamMode "custom"): bash output reaches the graph\'s writer while the command runs', async () => {
+		const model = gated();
+		const agent = createAgent({ model, tools: keelTools(ws.session) });
+		const seen: KeelToolOutputEvent[] = [];
+		const stream = await agent.stream(
+			{ messages: [{ role: "user", content: "p" }] },
+			{ streamMode: "custom" },
+		);
+		for await (const chunk of stream) {
+			const event = chunk as KeelToolOutputEvent;
+			seen.push(event);
+			if (event.output.text.includes("first-chunk")) await writeFile(join(ws.dir, "go"), "");
+		}
+		expect(seen.some((e) => e.event === KEEL_TOOL_OUTPUT && e.name === "bash" && e.toolCallId === "g1")).toBe(
+			true,
+		);
+		expect(toolMessages(model).get("g1")!.content).toMatch(/first-chunk\ngate-opened/);
+	});
+
+	it("streamEvents: bash output arrives as on_custom_event while the command runs", async () => {
+		const model = gated();
+		const agent = createAgent({ model, tools: keelTools(ws.session) });
+		const custom: KeelToolOutputEvent[] = [];
+		for await (const e of agent.streamEvents(
+			{ messages: [{ role: "user", content: "p" }] },
+			{ version: "v2" },
+		)) {
+			if (e.event !== "on_custom_event" || e.name !== KEEL_TOOL_OUTPUT) continue;
+			const event = e.data as KeelToolOutputEvent;
+			custom.push(event);
+			if (event.output.text.includes("first-chunk")) await writeFile(join(ws.dir, "go"), "");
+		}
+		expect(custom.length).toBeGreaterThan(0);
+		expect(toolMessages(model).get("g1")!.content).toMatch(/first-chunk\ngate-opened/);
+	});
+
+	it("strict: bindTools' strict mode gets schemas it accepts; null in an optional field means absent", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		try {
+			const tools = keelTools(session, { strict: true });
+			const offered = tools.map(
+				(t) =>
+					convertToOpenAITool(t, { strict: true }).function as {
+						name: string;
+						parameters: unknown;
+						strict?: boolean;
+					},
+			);
+			expect(offered.every((f) => f.strict === true)).toBe(true);
+			strictToolsJudge(offered.map((f) => ({ name: f.name, schema: f.parameters })));
+			const model = scripted([
+				{ id: "n1", name: "read", args: { path: "notes.txt", offset: null, limit: null } },
+				{ id: "n2", name: "grep", args: { pattern: "beta", path: null, glob: null, literal: null } },
+			]);
+			await createAgent({ model, tools }).invoke({ messages: [{ role: "user", content: "p" }] });
+			const seen = toolMessages(model);
+			expect(seen.get("n1")!.status).toBe("success");
+			expect(seen.get("n1")!.content).toMatch(/alpha\nbeta/);
+			expect(seen.get("n2")!.content).toMatch(/notes\.txt:2: beta/);
+		} finally {
+			await session.close();
+		}
+	});
+});
+
 describe("deepagents on KeelSandbox", () => {
 	let ws: Workspace;
 	beforeEach(async () => {
@@ -157,5 +240,197 @@ describe("deepagents on KeelSandbox", () => {
 		const [download] = await sandbox.downloadFiles([join(ws.dir, "etc-link", "passwd")]);
 		expect(download.content).toBeNull();
 		await session.close();
+	});
+
+	it("edit_file follows deepagents' contract: replace_all counts, an unchanged edit succeeds, no keel names", async () => {
+		const session = await createSession({ root: ws.dir, profile: "unified" });
+		const fruit = join(ws.dir, "fruit.txt");
+		await writeFile(fruit, "apple\nbanana\napple\norange\napple\n");
+		const model = scripted([
+			{ id: "e1", name: "read_file", args: { file_path: fruit } },
+			{ id: "e2", name: "edit_file", args: { file_path: fruit, old_string: "banana", new_string: "banana" } },
+			{ id: "e3", name: "edit_file", args: { file_path: fruit, old_string: "apple", new_string: "pear" } },
+			{
+				id: "e4",
+				name: "edit_file",
+				args: { file_path: fruit, old_string: "apple", new_string: "pear", replace_all: true },
+			},
+			{
+				id: "e5",
+				name: "edit_file",
+				args: { file_path: join(ws.dir, "nope.txt"), old_string: "a", new_string: "b" },
+			},
+			{ id: "e6", name: "edit_file", args: { file_path: fruit, old_string: "kiwi", new_string: "KIWI" } },
+		]);
+		await createDeepAgent({ model, backend: new KeelSandbox(session) }).invoke({
+			messages: [{ role: "user", content: "work" }],
+		});
+		const seen = toolMessages(model);
+		const text = (id: string) => String(seen.get(id)!.content);
+		expect(text("e2")).toMatch(/^Successfully replaced 1 occurrence\(s\)/);
+		expect(text("e3")).toMatch(/multiple/i);
+		expect(text("e4")).toMatch(/^Successfully replaced 3 occurrence\(s\)/);
+		expect(text("e5")).toMatch(/not found/i);
+		expect(text("e6")).toMatch(/not found/i);
+		// A deepagents model has edit_file(old_string, new_string, replace_all): nothing names keel's
+		// tools, their arguments or payloadRef.
+		for (const id of ["e3", "e5", "e6"]) {
+			expect(text(id)).not.toMatch(
+				/\bfile failed|\bedit failed|payloadRef|\boldText\b|\bnewText\b|\breplaceAll\b|\bor find\b/,
+			);
+		}
+		expect(text("e3")).toMatch(/edit_file failed with AMBIGUOUS_MATCH/);
+		expect(await readFile(fruit, "utf8")).toBe("pear\nbanana\npear\norange\npear\n");
+		await session.close();
+	});
+
+	it("a pi-profile backend refuses replace_all and delete without naming tools the model lacks", async () => {
+		const session = await createSession({ root: ws.dir, profile: "pi" });
+		const sandbox = new KeelSandbox(session);
+		const notes = join(ws.dir, "notes.txt");
+		const all = await sandbox.edit(notes, "a", "b", true);
+		const gone = await sandbox.delete(notes);
+		for (const r of [all, gone]) {
+			expect(r.error).toBeDefined();
+			expect(r.error).not.toMatch(/\bfile tool\b|profile|unified|replaceAll/);
+		}
+		expect(all.error).toMatch(/replace_all/);
+		expect(await ws.notes()).toBe("alpha\nbeta\n");
+		await session.close();
+	});
+});
+
+/**
+ * The behaviours deepagents' sandbox standard tests check for edit(), as keel's own table: each
+ * file is created through the sandbox, edited, and read back through it.
+ */
+describe("KeelSandbox edit: deepagents' standard behaviours", () => {
+	interface EditCase {
+		name: string;
+		initial: string;
+		args: [string, string, boolean?];
+		/** The expected occurrences, or the text the error must contain. */
+		expect: number | RegExp;
+		/** The whole file afterwards (default: unchanged on an error). */
+		after?: string;
+	}
+	const long = { x: "x".repeat(1000), y: "y".repeat(1000) };
+	const CASES: EditCase[] = [
+		{
+			name: "one occurrence",
+			initial: "Hello world\nGoodbye world\n",
+			args: ["Goodbye", "Farewell"],
+			expect: 1,
+			after: "Hello world\nFarewell world\n",
+		},
+		{
+			name: "several, no replaceAll",
+			initial: "apple\nbanana\napple\n",
+			args: ["apple", "pear", false],
+			expect: /multiple/i,
+		},
+		{
+			name: "several, replaceAll",
+			initial: "apple\nbanana\napple\norange\napple",
+			args: ["apple", "pear", true],
+			expect: 3,
+			after: "pear\nbanana\npear\norange\npear",
+		},
+		{
+			name: "replaceAll, same length",
+			initial: "ab ab ab",
+			args: ["ab", "cd", true],
+			expect: 3,
+			after: "cd cd cd",
+		},
+		{ name: "text not there", initial: "Hello world", args: ["nonexistent", "x"], expect: /not found/i },
+		{
+			name: "regex metacharacters",
+			initial: "Price: $100.00\nPattern: [a-z]*\n",
+			args: ["[a-z]*", "[0-9]+"],
+			expect: 1,
+			after: "Price: $100.00\nPattern: [0-9]+\n",
+		},
+		{
+			name: "multiline",
+			initial: "Line 1\nLine 2\nLine 3",
+			args: ["Line 1\nLine 2", "Combined"],
+			expect: 1,
+			after: "Combined\nLine 3",
+		},
+		{
+			name: "deleting text",
+			initial: "Keep\nDelete this\nKeep too",
+			args: ["Delete this\n", ""],
+			expect: 1,
+			after: "Keep\nKeep too",
+		},
+		{
+			name: "identical old and new",
+			initial: "Same text",
+			args: ["Same text", "Same text"],
+			expect: 1,
+			after: "Same text",
+		},
+		{
+			name: "identical, text not there",
+			initial: "Same text",
+			args: ["Other", "Other"],
+			expect: /not found/i,
+		},
+		{
+			name: "unicode",
+			initial: "Hello \u{1F44B} world\n\u4E16\u754C",
+			args: ["\u{1F44B}", "\u{1F30D}"],
+			expect: 1,
+			after: "Hello \u{1F30D} world\n\u4E16\u754C",
+		},
+		{
+			name: "whitespace only",
+			initial: "Line1    Line2",
+			args: ["    ", " "],
+			expect: 1,
+			after: "Line1 Line2",
+		},
+		{
+			name: "long strings",
+			initial: `Start\n${long.x}\nEnd`,
+			args: [long.x, long.y],
+			expect: 1,
+			after: `Start\n${long.y}\nEnd`,
+		},
+		{
+			name: "part of a line",
+			initial: "The quick brown fox jumps",
+			args: ["brown fox", "red cat"],
+			expect: 1,
+			after: "The quick red cat jumps",
+		},
+	];
+
+	let ws: Workspace;
+	let session: Awaited<ReturnType<typeof createSession>>;
+	beforeEach(async () => {
+		ws = await workspace();
+		session = await createSession({ root: ws.dir, profile: "unified" });
+	});
+	afterEach(async () => {
+		await session.close();
+		await ws.close();
+	});
+
+	it("every case, through the sandbox alone", async () => {
+		const sandbox = new KeelSandbox(session);
+		for (const [i, c] of CASES.entries()) {
+			const path = join(ws.dir, `case-${i}.txt`);
+			expect((await sandbox.write(path, c.initial)).error, c.name).toBeUndefined();
+			const r = await sandbox.edit(path, ...c.args);
+			if (typeof c.expect === "number") {
+				expect(r, c.name).toMatchObject({ occurrences: c.expect });
+				expect(r.error, c.name).toBeUndefined();
+			} else expect(r.error, c.name).toMatch(c.expect);
+			expect(await readFile(path, "utf8"), c.name).toBe(c.after ?? c.initial);
+		}
+		expect((await sandbox.edit(join(ws.dir, "missing.txt"), "old", "new")).error).toMatch(/not found/i);
 	});
 });

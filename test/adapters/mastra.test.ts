@@ -3,12 +3,22 @@
  * model receives show what Mastra handed back for each keel result.
  */
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Agent } from "@mastra/core/agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keelTools } from "../../src/adapters/mastra.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
 import { scriptedModel, toolOutputs } from "./ai-mock.js";
-import { EXPECTED_TEXT, FINAL_TEXT, SCRIPT, sleeper, type Workspace, workspace } from "./helpers.js";
+import {
+	EXPECTED_TEXT,
+	FINAL_TEXT,
+	gatedCommand,
+	SCRIPT,
+	sleeper,
+	type Workspace,
+	workspace,
+} from "./helpers.js";
 
 describe("keel/mastra", () => {
 	let ws: Workspace;
@@ -72,5 +82,25 @@ describe("keel/mastra", () => {
 		const call = result.toolResults[0] as unknown as { payload: { result: { error: { code: string } } } };
 		expect(call.payload.result.error.code).toBe("ABORTED");
 		expect(await waitFor(() => processesWith(marker).length === 0, 10_000)).toBe(true);
+	});
+
+	it("Agent.stream: bash output arrives as tool-output chunks while the command runs", async () => {
+		const { model, prompts } = scriptedModel([
+			{ id: "g1", name: "bash", args: { command: gatedCommand("go") } },
+		]);
+		const stream = await agentWith(model).stream("p", { maxSteps: 5 });
+		const partials: string[] = [];
+		for await (const chunk of stream.fullStream) {
+			if (chunk.type !== "tool-output") continue;
+			const { output, toolCallId } = chunk.payload as { output: { text?: string }; toolCallId: string };
+			expect(toolCallId).toBe("g1");
+			if (typeof output?.text !== "string") continue;
+			partials.push(output.text);
+			if (output.text.includes("first-chunk")) await writeFile(join(ws.dir, "go"), "");
+		}
+		expect(partials.some((t) => t.includes("first-chunk"))).toBe(true);
+		const final = toolOutputs(prompts).get("g1")!;
+		expect(final.type).toBe("text");
+		expect(final.value).toMatch(/first-chunk\ngate-opened/);
 	});
 });

@@ -12,6 +12,7 @@ import { keelEditor, keelShell, keelTools } from "../../src/adapters/openai-agen
 import { createSession, type Session } from "../../src/index.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
 import { EXPECTED_TEXT, FINAL_TEXT, SCRIPT, sleeper, type Workspace, workspace } from "./helpers.js";
+import { strictToolsJudge } from "./strict-judge.js";
 
 type Item = Record<string, unknown>;
 
@@ -220,5 +221,80 @@ describe("keel/openai-agents Editor and Shell", () => {
 		expect(out[1]).toMatchObject({ outcome: { type: "exit", exitCode: 3 } });
 		expect(out[2].stderr).toMatch(/^\[COMMAND_REFUSED\]/);
 		expect(await ws.notes()).toBe("alpha\nbeta\n");
+	});
+
+	it("one unified session serves the tools and the Editor: the model sees one apply_patch", async () => {
+		const model = new ScriptedModel([
+			[functionCall("read", { path: "notes.txt" }, { callId: "r1" })],
+			[patchCall("p1", { type: "update_file", path: "notes.txt", diff: "@@\n-alpha\n+ALPHA\n beta\n" })],
+			[assistantMessage(FINAL_TEXT)],
+		]);
+		const tools = keelTools(session, { editor: true });
+		await run(new Agent({ name: "a", model, tools }), "work", { maxTurns: 5 });
+		const offered = model.firstCall!.request.tools as Array<{ type: string; name: string }>;
+		const names = offered.map((t) => t.name);
+		expect(new Set(names).size).toBe(names.length);
+		expect(offered.filter((t) => t.name === "apply_patch")).toEqual([
+			expect.objectContaining({ type: "apply_patch" }),
+		]);
+		// Every other tool of the palette is still offered as a function tool.
+		const others = session.tools.map((t) => t.name).filter((n) => n !== "apply_patch");
+		expect(offered.filter((t) => t.type === "function").map((t) => t.name)).toEqual(others);
+		const seen = outputs(model);
+		expect(outputText(seen.get("r1")!)).toMatch(/alpha\nbeta/);
+		expect(seen.get("p1")).toMatchObject({ status: "completed" });
+		expect(await ws.notes()).toBe("ALPHA\nbeta\n");
+	});
+
+	it("strict: schemas strict mode accepts, and null in an optional field means absent", async () => {
+		const model = new ScriptedModel([
+			[functionCall("read", { path: "notes.txt", offset: null, limit: null }, { callId: "n1" })],
+			[
+				functionCall(
+					"file",
+					{
+						queries: [
+							{
+								type: "edit",
+								path: "notes.txt",
+								content: null,
+								contentRef: null,
+								payloadRef: null,
+								edits: [
+									{
+										oldText: "beta",
+										newText: "BETA",
+										matchMode: null,
+										replaceAll: null,
+										startLine: null,
+										endLine: null,
+										start: null,
+										end: null,
+									},
+								],
+							},
+						],
+					},
+					{ callId: "n2" },
+				),
+			],
+			[assistantMessage(FINAL_TEXT)],
+		]);
+		await run(new Agent({ name: "a", model, tools: keelTools(session, { strict: true }) }), "p", {
+			maxTurns: 5,
+		});
+		const offered = model.firstCall!.request.tools as Array<{
+			name: string;
+			parameters: unknown;
+			strict: boolean;
+		}>;
+		expect(offered.map((t) => t.name)).toEqual(session.tools.map((t) => t.name));
+		expect(offered.every((t) => t.strict)).toBe(true);
+		strictToolsJudge(offered.map((t) => ({ name: t.name, schema: t.parameters })));
+		const seen = outputs(model);
+		expect(outputText(seen.get("n1")!)).toMatch(/alpha\nbeta/);
+		// No error code: the nested nulls were read as absent and the edit went through.
+		expect(outputText(seen.get("n2")!)).not.toMatch(/^\[[A-Z_]+\]/);
+		expect(await ws.notes()).toBe("alpha\nBETA\n");
 	});
 });

@@ -13,7 +13,7 @@ import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandboxRunner } from "../../src/backend/bwrap/runner.js";
 import { SERVER_PYTHON } from "../../src/backend/bwrap/server.js";
-import { SERVER_CODE } from "../../src/backend/bwrap/server-code.js";
+import { serverCode } from "../../src/backend/bwrap/server-code.js";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import type { Backend, ExecResult } from "../../src/backend/types.js";
 import { Session } from "../../src/session.js";
@@ -266,7 +266,7 @@ describe.skipIf(!existsSync(SERVER_PYTHON))("the command server outside its sand
 	};
 
 	it("refuses on the host (not PID 1)", () => {
-		const r = serve([SERVER_PYTHON, "-I", "-S", "-c", SERVER_CODE]);
+		const r = serve([SERVER_PYTHON, "-I", "-S", "-c", serverCode()]);
 		expect(r.out).toContain('"fatal":"not pid 1"');
 		expect(r.code).toBe(2);
 	});
@@ -279,7 +279,7 @@ describe.skipIf(!existsSync(SERVER_PYTHON))("the command server outside its sand
 			try {
 				expect(await waitFor(() => processesWith(sentinel).length === 1, 5000)).toBe(true);
 				// unshare --pid --fork without --mount-proc: PID 1 of a new namespace, the host's /proc mounted.
-				const r = serve(["unshare", "--pid", "--fork", SERVER_PYTHON, "-I", "-S", "-c", SERVER_CODE]);
+				const r = serve(["unshare", "--pid", "--fork", SERVER_PYTHON, "-I", "-S", "-c", serverCode()]);
 				expect(r.out).toContain('"fatal":"not its own /proc"');
 				expect(r.code).toBe(2);
 				expect(processesWith(sentinel)).toHaveLength(1);

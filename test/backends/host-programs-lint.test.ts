@@ -1,8 +1,9 @@
 /**
  * Every Python and sh program in src/ is checked as it is sent: each .py compiles
  * (`python3 -m py_compile`), each .sh passes shellcheck (POSIX sh: the exec scripts run under
- * `sh -c`, the helper shell under bash or sh), and, where pyflakes is installed, the host's
- * Python programs as joined have no undefined name or unused import. A file with placeholders is
+ * `sh -c`, the helper shell under bash or sh), and, where pyflakes is installed, every whole
+ * Python program keel sends (the joined ones as joined, the bwrap sandbox's server) has no
+ * undefined name or unused import. A file with placeholders is
  * checked filled, with the values the backends give it. Every file in host/ is one keel sends.
  */
 import { spawnSync } from "node:child_process";
@@ -10,16 +11,18 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPLACE_PY } from "../../src/backend/exec/replace-py.js";
+import { serverCode } from "../../src/backend/bwrap/server-code.js";
+import { replacePy } from "../../src/backend/exec/replace-py.js";
 import { execPlaceholders, statFormat } from "../../src/backend/exec/scripts.js";
+import { watchdogScript } from "../../src/backend/leftovers.js";
 import {
 	fillPlaceholders,
 	HOST_DIR,
 	HOST_FILES,
 	placeholdersOf,
 } from "../../src/backend/remote/host-programs.js";
-import { PY_HELPER_SOURCE } from "../../src/backend/ssh/remote-py.js";
-import { RUNNER_SOURCE } from "../../src/backend/ssh/remote-run.js";
+import { pyHelperSource } from "../../src/backend/ssh/remote-py.js";
+import { runnerSource } from "../../src/backend/ssh/remote-run.js";
 
 const SRC = join(import.meta.dirname, "../../src");
 /** Deliberate constructs shellcheck misreads: SC2209 `b=bash` (the word, not its output); SC2163 `export "$kv"` (kv is NAME=VALUE). */
@@ -32,11 +35,18 @@ function filesUnder(dir: string, ext: string): string[] {
 		.sort();
 }
 
+/** Files whose module fills them with values of its own: the text exactly as that module sends it. */
+const FILLED_BY_OWNER: Readonly<Record<string, () => string>> = { "watchdog.sh": watchdogScript };
+
 /** A file's text as a backend sends it: placeholders filled with the values the backends give. */
 function asSent(file: string): string {
+	const owner = FILLED_BY_OWNER[relative(HOST_DIR, file)];
+	if (owner) return owner();
 	const text = readFileSync(file, "utf8");
 	if (placeholdersOf(text).length === 0) return text;
-	const quoted: Record<string, string> = placeholdersOf(text).includes("REPLACE_PY") ? { REPLACE_PY } : {};
+	const quoted: Record<string, string> = placeholdersOf(text).includes("REPLACE_PY")
+		? { REPLACE_PY: replacePy() }
+		: {};
 	return fillPlaceholders(text, { ...execPlaceholders(statFormat(true)), PRECISE: "1" }, quoted);
 }
 
@@ -67,8 +77,8 @@ describe("host programs as files", () => {
 		const pys = filesUnder(SRC, ".py");
 		expect(pys.length).toBeGreaterThan(5);
 		const joined = [
-			["file_helper.joined.py", PY_HELPER_SOURCE],
-			["runner.joined.py", RUNNER_SOURCE],
+			["file_helper.joined.py", pyHelperSource()],
+			["runner.joined.py", runnerSource()],
 		].map(([name, text]) => {
 			writeFileSync(join(work, name), text);
 			return join(work, name);
@@ -101,9 +111,10 @@ describe("host programs as files", () => {
 			return ctx.skip();
 		}
 		const programs = [
-			["file_helper.py", PY_HELPER_SOURCE],
-			["runner.py", RUNNER_SOURCE],
-			["exec_replace.py", REPLACE_PY],
+			["file_helper.py", pyHelperSource()],
+			["runner.py", runnerSource()],
+			["exec_replace.py", replacePy()],
+			["bwrap_server.py", serverCode()],
 		].map(([name, text]) => {
 			const out = join(work, `flakes-${name}`);
 			writeFileSync(out, text);

@@ -25,10 +25,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/backend/exec/errors.js";
 import { readCurrentScript } from "../../src/backend/exec/read-current.js";
-import { lstatScript, SWEEP, statFormat, writeScript } from "../../src/backend/exec/scripts.js";
+import { lstatScript, statFormat, sweepScript, writeScript } from "../../src/backend/exec/scripts.js";
 import { fillPlaceholders, readHostFile } from "../../src/backend/remote/host-programs.js";
-import { PY_HELPER_SOURCE } from "../../src/backend/ssh/remote-py.js";
-import { RUNNER_SOURCE } from "../../src/backend/ssh/remote-run.js";
+import { pyHelperSource } from "../../src/backend/ssh/remote-py.js";
+import { runnerSource } from "../../src/backend/ssh/remote-run.js";
 
 const FMT = statFormat(true);
 /** The interpreter itself (a version manager's shim on PATH costs a shell per start). */
@@ -60,7 +60,7 @@ function sh(script: string, args: string[], input?: string | Buffer) {
 /** The file helper, one request per array; each answer's body and status, in order. */
 function helper(...requests: string[][]): { body: Buffer; status: number }[] {
 	const input = requests.map((args, i) => `${JSON.stringify([`m${i}`, ...args])}\n`).join("");
-	const r = spawnSync(PYTHON, ["-I", "-S", "-u", "-c", PY_HELPER_SOURCE], { input, timeout: 10_000 });
+	const r = spawnSync(PYTHON, ["-I", "-S", "-u", "-c", pyHelperSource()], { input, timeout: 10_000 });
 	if (r.error) throw r.error;
 	const out = r.stdout;
 	const answers: { body: Buffer; status: number }[] = [];
@@ -252,7 +252,7 @@ describe.skipIf(!PYTHON)("host programs against a temp directory", () => {
 		};
 		const left = [".keel-tmp-dir", ".keel-tmp-fresh", ".keel-tmp-link", "keep", "target"];
 		plant();
-		const r = sh(SWEEP, [dir, "15"]);
+		const r = sh(sweepScript(), [dir, "15"]);
 		expect(r.stdout.toString().split("\0").filter(Boolean).sort()).toEqual(
 			[join(dir, ".keel-tmp-new\nline"), join(dir, ".keel-tmp-old")].sort(),
 		);
@@ -312,7 +312,7 @@ describe.skipIf(!PYTHON || !existsSync("/proc/self/environ"))(
 		afterEach(() => runner?.kill("SIGKILL"));
 
 		it("kills what a command left behind (a background job and a setsid daemon) before its end", async () => {
-			runner = spawn(PYTHON, ["-I", "-S", "-c", RUNNER_SOURCE], {
+			runner = spawn(PYTHON, ["-I", "-S", "-c", runnerSource()], {
 				cwd: dir,
 				stdio: ["pipe", "pipe", "inherit"],
 			});

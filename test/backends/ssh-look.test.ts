@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SshConnection } from "../../src/backend/ssh/connection.js";
 import { createSshFs } from "../../src/backend/ssh/fs.js";
-import { PY_HELPER_SOURCE } from "../../src/backend/ssh/remote-py.js";
+import { pyHelperSource } from "../../src/backend/ssh/remote-py.js";
 import type { FileOps } from "../../src/backend/types.js";
 import { pythonMissing, useSshBackend } from "../fixtures/ssh-backend.js";
 import { sshdMissing, sshOptions } from "../fixtures/sshd.js";
@@ -83,7 +83,7 @@ function racer(body: string, ...args: string[]) {
 describe.skipIf(missing)("ssh file helper: k_look", () => {
 	it("resolves through one handle where the host has O_PATH and /proc", () => {
 		// The helper's own program, run on this host with no requests, then asked which way it looks.
-		const py = `${PY_HELPER_SOURCE}\nh = look_handle(sys.argv[1])\nprint("handle" if h else "walk")\n`;
+		const py = `${pyHelperSource()}\nh = look_handle(sys.argv[1])\nprint("handle" if h else "walk")\n`;
 		const f = join(tmpdir(), "keel-ssh-look-probe.txt");
 		execFileSync("sh", ["-c", `printf x > '${f}'`]);
 		try {

@@ -16,6 +16,7 @@ import { createSandboxRunner } from "../../src/backend/bwrap/runner.js";
 import { createBwrapBackend, createBwrapTransport } from "../../src/backend/bwrap.js";
 import { createContainerBackend, engineTarget, kubectlTarget } from "../../src/backend/container/index.js";
 import type { SdkBackend } from "../../src/backend/container/sdk-backend.js";
+import { createExecBackend as createExecStandIn } from "../../src/backend/deferred.js";
 import { createExecBackend, type ExecSearchEngine } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { createLocalBackend } from "../../src/backend/local.js";
@@ -75,6 +76,7 @@ function execFactory(
 	available: () => Promise<boolean | string>,
 	transportFor: (scratch: string) => ExecTransport,
 	searchEngine: ExecSearchEngine = "auto",
+	make: typeof createExecBackend = createExecBackend,
 ): BackendFactory {
 	return {
 		name,
@@ -82,7 +84,7 @@ function execFactory(
 		async create(root) {
 			const transport = transportFor(dirname(root));
 			return {
-				backend: createExecBackend({ transport, searchEngine }),
+				backend: make({ transport, searchEngine }),
 				makeSymlink: (target, path) => transportSymlink(transport, target, path),
 				cleanup: async () => {},
 			};
@@ -136,8 +138,13 @@ export const BACKENDS: BackendFactory[] = [
 			};
 		},
 	},
-	execFactory("exec (bwrap transport)", bwrapAvailable, (scratch) =>
-		createBwrapTransport({ roots: [scratch] }),
+	// As keel's entry point exports it: made on first use (backend/deferred.ts).
+	execFactory(
+		"exec (bwrap transport)",
+		bwrapAvailable,
+		(scratch) => createBwrapTransport({ roots: [scratch] }),
+		"auto",
+		createExecStandIn,
 	),
 	execFactory(
 		"exec (bwrap transport, fallback search)",
@@ -151,6 +158,14 @@ export const BACKENDS: BackendFactory[] = [
 	podmanFactory("k8s (fake kubectl → podman)"),
 	...SDK_STANDINS.map((s) => sdkFactory(s.name, s.create)),
 ];
+
+/**
+ * The backends a run declares contract tests for: local always (the fast tier), every other one
+ * only when the run includes the `backends` suite (test/tiers.ts), as test:all does.
+ */
+export function contractBackends(includedSuites: readonly string[]): BackendFactory[] {
+	return includedSuites.includes("backends") ? BACKENDS : BACKENDS.filter((f) => f.name === "local");
+}
 
 /**
  * keel's sandbox-SDK modules (src/backend/container/{e2b,daytona,modal,vercel-sandbox}.ts) on local

@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readdir, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject } from "vitest";
 import type { Backend } from "../../src/backend/types.js";
 import type { ErrorCode } from "../../src/boundary/errors.js";
 import { type CallResult, Session, type SessionOptions } from "../../src/session.js";
-import { BACKENDS, type BackendFactory, type ContractBackend } from "./backends.js";
+import { type BackendFactory, type ContractBackend, contractBackends } from "./backends.js";
 
 export const SECRET = "TOPSECRET";
 
@@ -96,8 +96,9 @@ export function q(s: string): string {
 }
 
 /**
- * Declare the same tests for every backend in BACKENDS: one describe per backend, skipped with the
- * reason when it is unavailable, a fresh scratch area per test.
+ * Declare the same tests for every backend of this run (contractBackends: local in the fast tier,
+ * all of BACKENDS with the `backends` suite): one describe per backend, skipped with the reason
+ * when it is unavailable, a fresh scratch area per test.
  */
 export function forEachBackend(body: (x: () => Scratch) => void): void {
 	for (const [factory, avail] of availability) {
@@ -126,4 +127,6 @@ export function forEachBackend(body: (x: () => Scratch) => void): void {
 	}
 }
 
-const availability = await Promise.all(BACKENDS.map(async (f) => [f, await f.available()] as const));
+const availability = await Promise.all(
+	contractBackends(inject("keelSuites")).map(async (f) => [f, await f.available()] as const),
+);

@@ -430,6 +430,30 @@ add(
 );
 add(
 	"blank-lines",
+	"anchor begins with a blank line, one level shallower: re-indented by its first line",
+	"class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n",
+	one("\ndef g(self):\n    return 2", "\ndef g(self):\n    x = 1\n    return x"),
+	ok(
+		"class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        x = 1\n        return x\n",
+		"indentation",
+	),
+);
+add(
+	"blank-lines",
+	"anchor begins with a blank line, spaces for the file's tabs",
+	"class A:\n\tdef f(self):\n\t\treturn 1\n\n\tdef g(self):\n\t\treturn 2\n",
+	one("\ndef g(self):\n    return 2", "\ndef g(self):\n    if x:\n        return 3"),
+	ok("class A:\n\tdef f(self):\n\t\treturn 1\n\n\tdef g(self):\n\t\tif x:\n\t\t\treturn 3\n", "indentation"),
+);
+add(
+	"indent-offset",
+	"anchor starts mid-line, its next line indented otherwise: refused, never pasted unindented",
+	"function f() {\n    if (x) { doA();\n        doB();\n    }\n}\n",
+	one("doA();\n  doB();", "doA();\n  doC();\n  doD();"),
+	refuse("NO_MATCH"),
+);
+add(
+	"blank-lines",
 	"dedented, with fewer blank lines",
 	"class A:\n    x = 1\n\n\n    y = 2\n",
 	one("x = 1\n\ny = 2", "x = 1\n\ny = 3"),

@@ -31,7 +31,7 @@ const p = (name: string) => join(dir, name);
 async function hashRead(path: string, extra: Record<string, unknown> = {}): Promise<string> {
 	const args = { path, hashline: true, ...extra };
 	unifiedReadTool.check(args);
-	const r = await unifiedReadTool.execute(args, { session });
+	const r = await unifiedReadTool.execute(args, { host: session });
 	return (r.content[0] as { text: string }).text;
 }
 
@@ -78,7 +78,7 @@ describe("read with hashline", () => {
 
 	it("without hashline the unified read shows plain lines", async () => {
 		await writeFile(p("a.txt"), "one\n");
-		const r = await unifiedReadTool.execute({ path: "a.txt" }, { session });
+		const r = await unifiedReadTool.execute({ path: "a.txt" }, { host: session });
 		expect((r.content[0] as { text: string }).text).toBe("one");
 	});
 });

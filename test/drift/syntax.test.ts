@@ -168,6 +168,53 @@ const CASES: Case[] = [
 		expect: { file: PY.replace("pi = 3.14", "pi = [3.14"), errorLines: [2] },
 	},
 	{
+		name: "file: check refuse as the tool's argument, a batch changes neither file",
+		session: () => unified,
+		path: "n.ts",
+		file: TS,
+		tool: "file",
+		args: (path) => ({
+			check: "refuse",
+			queries: [
+				{ type: "write", path: "i-other.txt", content: "plain text, not checked\n" },
+				{ type: "edit", path, edits: [{ oldText: "return pi * r * r;\n}", newText: "return pi * r * r;" }] },
+			],
+		}),
+		expect: { refuse: "SYNTAX_ERROR" },
+	},
+	{
+		name: "apply_patch: check refuse as the tool's argument, no file added or changed",
+		session: () => unified,
+		path: "o.py",
+		file: PY,
+		tool: "apply_patch",
+		args: (path) => ({
+			check: "refuse",
+			input: `*** Begin Patch\n*** Add File: j-new.py\n+x = 1\n*** Update File: ${path}\n@@\n def area(r):\n-    pi = 3.14\n+    pi = (3.14\n     return pi * r * r\n*** End Patch\n`,
+		}),
+		expect: { refuse: "SYNTAX_ERROR" },
+	},
+	{
+		name: "file: the tool's argument outranks the session's refusal",
+		session: () => refusing,
+		path: "p.py",
+		tool: "file",
+		args: (path) => ({ check: "report", queries: [{ type: "write", path, content: "def f(:\n    pass\n" }] }),
+		expect: { file: "def f(:\n    pass\n", errorLines: [1] },
+	},
+	{
+		name: "apply_patch: check off as the tool's argument in a refusing session",
+		session: () => refusing,
+		path: "q.py",
+		file: PY,
+		tool: "apply_patch",
+		args: (path) => ({
+			check: "off",
+			input: `*** Begin Patch\n*** Update File: ${path}\n@@\n def area(r):\n-    pi = 3.14\n+    pi = (3.14\n     return pi * r * r\n*** End Patch\n`,
+		}),
+		expect: { file: PY.replace("pi = 3.14", "pi = (3.14"), errorLines: [] },
+	},
+	{
 		name: "edit: a file without a grammar is not checked",
 		session: () => pi,
 		path: "l.txt",
@@ -209,6 +256,25 @@ describe("syntax check through the tools", () => {
 		const syntaxLines = said.split("\n").filter((l) => l.startsWith("Syntax check:"));
 		expect(syntaxLines.length).toBe(c.expect.errorLines.length > 0 ? 1 : 0);
 		if (syntax?.files[0]) expect(syntax.files[0].errors[0].excerpt.length).toBeGreaterThan(0);
+	});
+
+	it("a check argument that is no mode is refused and changes nothing; Codex's apply_patch has none", async () => {
+		const path = "r.py";
+		await writeFile(join(dir, path), PY);
+		const bad = await unified.call("file", {
+			check: "strict",
+			queries: [{ type: "edit", path, edits: [{ oldText: "3.14", newText: "3.1416" }] }],
+		});
+		expect(bad).toMatchObject({ ok: false, error: { code: "INVALID_ARGS" } });
+		const codex = await Session.create({ root: dir, profile: "codex" });
+		try {
+			const patch = `*** Begin Patch\n*** Update File: ${path}\n@@\n-    pi = 3.14\n+    pi = 3.1416\n*** End Patch\n`;
+			const r = await codex.call("apply_patch", { input: patch, check: "off" });
+			expect(r).toMatchObject({ ok: false, error: { code: "INVALID_ARGS" } });
+		} finally {
+			await codex.close();
+		}
+		expect(await readFile(join(dir, path), "utf8")).toBe(PY);
 	});
 
 	it("a second edit of the same file is parsed on the kept tree and still finds a new error", async () => {

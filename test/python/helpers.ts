@@ -2,7 +2,7 @@
  * Test sessions with a Python coordinator attached.
  *
  * The pi profile has no python tools: tests attach the coordinator as an own `python` property (what
- * PythonHost asks for) and the tools into the session's palette, so calls go through Session.call
+ * ToolHost.python holds) and the tools into the session's palette, so calls go through Session.call
  * like any other tool. Each test session gets its own coordinator on the session's backend, with
  * test options (short background threshold, memory limit).
  */
@@ -74,7 +74,8 @@ export async function pySession(
 	Object.defineProperty(session, "python", { value: python, configurable: true });
 	if (!session.tools.some((t) => t.name === "python")) {
 		// The default (pi) profile has no python tools: add them to this session's palette.
-		const palette = (session as unknown as { toolMap: Map<string, ToolDefinition> }).toolMap;
+		const palette = (session as unknown as { palette: { byName: Map<string, ToolDefinition> } }).palette
+			.byName;
 		for (const tool of [pythonTool, pythonJobsTool] as ToolDefinition[]) palette.set(tool.name, tool);
 	}
 	const events: PythonJobEvent[] = [];

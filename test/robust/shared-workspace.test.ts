@@ -8,7 +8,7 @@
  *
  * The library's rounds start once the other process has committed its first edit: under load its
  * start-up used to outlast all 72 library edits, so the two never raced. A read that meets the
- * other's rename between its stat and its open takes the newer file (tools/common.ts readRegular);
+ * other's rename between its stat and its open takes the newer file (edit/snapshot.ts readRegular);
  * that race, lost on every try, and an edit starved at every compare-and-swap are pinned
  * deterministically in rival-replace.test.ts. Here the other writer is finite (48 edits), well
  * within the 8 re-plans with back-off, so every edit must land.

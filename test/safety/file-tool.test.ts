@@ -48,6 +48,33 @@ function ok(r: CallResult) {
 
 const p = (name: string) => join(dir, name);
 
+describe("file tool: how many places an edit replaced", () => {
+	it("a replaceAll edit reports every place it replaced, in the summary and the details", async () => {
+		await writeFile(p("f.txt"), "apple\nbanana\napple\norange\napple\n");
+		const s = await open();
+		const r = ok(
+			await s.call("file", {
+				queries: [
+					{
+						type: "edit",
+						path: "f.txt",
+						edits: [
+							{ oldText: "apple", newText: "pear", replaceAll: true },
+							{ oldText: "banana", newText: "kiwi" },
+						],
+					},
+				],
+			}),
+		);
+		expect(r.details.results[0].replacements).toBe(4);
+		expect(r.content[0]).toMatchObject({
+			type: "text",
+			text: expect.stringMatching(/^edited f\.txt: 4 replacement\(s\)/),
+		});
+		expect(await readFile(p("f.txt"), "utf8")).toBe("pear\nkiwi\npear\norange\npear\n");
+	});
+});
+
 describe("file tool: shape and preflight", () => {
 	it("unified profile has read, file, apply_patch, bash, process, grep, find, ls, python and no write/edit", async () => {
 		const s = await open();

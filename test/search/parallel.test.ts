@@ -1,8 +1,9 @@
 /**
  * grep's rg engine runs rg in parallel first and in path order only when the limit is passed
- * (src/backend/search/rg-plan.ts; the ordered probe started beside it is probe.test.ts's). These tests attack what that could break: the first N must be the
- * same on every run whatever order rg's threads print in, a file changing between the two runs
- * must give the second run's consistent answer, and links planted while grep runs stay outside.
+ * (src/backend/search/rg-plan.ts; plans.test.ts runs every plan). These tests attack what that
+ * could break: the first N must be the same on every run whatever order rg's threads print in, a
+ * file changing between the two runs must give the second run's consistent answer, and links
+ * planted while grep runs stay outside.
  */
 import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -192,9 +193,9 @@ describe("the parallel pass, with real rg on real trees", () => {
 		};
 		const tools = { run: planting, detect: async () => realTools };
 		try {
-			// The two-run plan alone, no probe, no lookahead: the swap lands between its runs
-			// (probe.test.ts plants links for every plan).
-			const ops = createLocalSearch({ engine: "native", pins, tools, probe: false, lookahead: false });
+			// The two-run plan alone, no lookahead: the swap lands between its runs (plans.test.ts
+			// plants links for every plan).
+			const ops = createLocalSearch({ engine: "native", pins, tools, lookahead: false });
 			// limit 3: the parallel run passes it, the swap comes between it and the sorted run;
 			// limit 1000: one parallel run, the swap just before it.
 			for (const [limit, swapAt] of [

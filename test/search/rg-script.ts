@@ -1,5 +1,5 @@
 /**
- * What the rg plan tests share (parallel.test.ts, probe.test.ts, probe-ready.test.ts): whether
+ * What the rg plan tests share (parallel.test.ts, plans.test.ts, ready-mark.test.ts): whether
  * real rg is here, the pieces of a scripted transport (a fake rg, its output lines, the signals a
  * scripted run waits on) and the request and answer shapes.
  */

@@ -31,12 +31,32 @@ const READ_NOTICE =
 	/\n\n\[(?:Showing lines \d+-(\d+) of \d+[^\]]*|\d+ more lines in file\. Use offset=(\d+) to continue\.)\]$/;
 const GREP_ROW = /^(.*?):(\d+): (.*)$/;
 
-/** deepagents' wording for keel's codes where its tools and tests expect it. */
-function failure(r: BoundResult, path?: string): string {
-	if (r.error?.code === "NOT_FOUND") return `File '${path}' not found. ${r.text}`;
-	if (r.error?.code === "AMBIGUOUS_MATCH") return `String occurs multiple times. ${r.text}`;
-	if (r.error?.code === "NO_MATCH") return `String not found in file. ${r.text}`;
-	return r.text;
+/** The sentence keel adds when it keeps a refused write's payload: deepagents' tools take no payloadRef. */
+const PAYLOAD_KEPT = / The \w+ payload is kept: retry with payloadRef "[^"]*" and the corrected path\./;
+/** keel's argument and tool names in its own sentences, as a deepagents model knows them. */
+const VOCABULARY: Array<[RegExp, string]> = [
+	[/\boldText\b/g, "old_string"],
+	[/\bnewText\b/g, "new_string"],
+	[/\breplaceAll\b/g, "replace_all"],
+	[/\bls or find\b/g, "ls or glob"],
+];
+
+/**
+ * keel's failure text in deepagents' terms: deepagents' wording for the codes its tools and tests
+ * expect first, and no name a deepagents model does not have (keel's tools, payloadRef, keel's
+ * argument names). Only keel's own first line and the failure memory's advice are reworded; lines
+ * quoted from a file are left as they are.
+ */
+function failure(r: BoundResult, op: string, path?: string): string {
+	const [head = "", ...rest] = r.text.replace(PAYLOAD_KEPT, "").split("\n");
+	let first = head;
+	for (const [from, to] of VOCABULARY) first = first.replace(from, to);
+	// The failure memory's advice opens with the keel tool's name (boundary/failure-memory.ts).
+	const body = [first, ...rest].join("\n").replace(/\n\n[a-z_]+ failed with /, `\n\n${op} failed with `);
+	if (r.error?.code === "NOT_FOUND") return `File '${path}' not found. ${body}`;
+	if (r.error?.code === "AMBIGUOUS_MATCH") return `String occurs multiple times. ${body}`;
+	if (r.error?.code === "NO_MATCH") return `String not found in file. ${body}`;
+	return body;
 }
 
 export class KeelSandbox implements SandboxBackendProtocolV2 {
@@ -73,7 +93,7 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 
 	async ls(path: string): Promise<LsResult> {
 		const r = await this.call("ls", { path, limit: 100_000 });
-		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, path) };
+		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, "ls", path) };
 		if (r.text === "(empty directory)") return { files: [] };
 		const dir = this.abs(path);
 		const files: FileInfo[] = [];
@@ -95,7 +115,7 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 		if (!r.isError && limit === 0) return { content: "", mimeType: "text/plain" };
 		if (r.isError) {
 			if (r.error?.code === "OFFSET_OUT_OF_RANGE") return { content: "" };
-			return { error: failure(r, filePath) };
+			return { error: failure(r, "read_file", filePath) };
 		}
 		const image = r.images[0];
 		if (image) return { content: Buffer.from(image.data, "base64"), mimeType: image.mimeType };
@@ -137,31 +157,62 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 		if (!r.isError) return { path: filePath, filesUpdate: null };
 		// The unified palette writes through its file tool.
 		if (r.error?.code === "UNKNOWN_TOOL")
-			return this.viaFile([{ type: "write", path: filePath, content }], filePath);
-		return { error: failure(r, filePath) };
+			return this.viaFile([{ type: "write", path: filePath, content }], filePath, "write_file");
+		return { error: failure(r, "write_file", filePath) };
 	}
 
+	/**
+	 * deepagents' edit contract over keel's edit: old_string must be found once unless replaceAll
+	 * (then every place is replaced and counted); an edit whose new text equals the old succeeds
+	 * when the text is there, changing nothing (keel itself answers NO_CHANGE, which would tell
+	 * the model its edit failed).
+	 */
 	async edit(
 		filePath: string,
 		oldString: string,
 		newString: string,
 		replaceAll = false,
 	): Promise<EditResult> {
-		const edit = { oldText: oldString, newText: newString, ...(replaceAll ? { replaceAll: true } : {}) };
-		if (replaceAll && !this.tools.has("file")) {
-			return { error: 'replaceAll needs keel\'s file tool: open the session with profile "unified".' };
+		if (oldString === newString) return this.unchangedEdit(filePath, oldString);
+		const unified = this.tools.has("file");
+		if (replaceAll && !unified) {
+			return {
+				error:
+					"replace_all is not available on this backend: give old_string enough surrounding text to be unique, and edit each place.",
+			};
 		}
-		const r = this.tools.has("file")
+		const edit = { oldText: oldString, newText: newString, ...(replaceAll ? { replaceAll: true } : {}) };
+		const r = unified
 			? await this.call("file", { queries: [{ type: "edit", path: filePath, edits: [edit] }] })
 			: await this.call("edit", { path: filePath, edits: [edit] });
-		if (r.isError) return { error: failure(r, filePath) };
-		// keel does not report how many places a replaceAll changed, so that count is left out.
-		return { path: filePath, filesUpdate: null, ...(replaceAll ? {} : { occurrences: 1 }) };
+		if (r.isError) return { error: failure(r, "edit_file", filePath) };
+		const results = (r.details as { results?: Array<{ replacements?: number }> } | undefined)?.results;
+		const occurrences = replaceAll ? results?.[0]?.replacements : 1;
+		if (occurrences === undefined) {
+			return { error: `keel edited ${filePath} but did not say how many places it replaced.` };
+		}
+		return { path: filePath, filesUpdate: null, occurrences };
+	}
+
+	/** An edit that would change nothing: a success when the text is in the file, as deepagents has it. */
+	private async unchangedEdit(filePath: string, text: string): Promise<EditResult> {
+		const raw = await this.readRaw(filePath);
+		if (raw.error || !raw.data) return { error: raw.error ?? `File '${filePath}' not found.` };
+		const content = raw.data.content;
+		if (typeof content !== "string") return { error: `'${filePath}' is not a text file.` };
+		if (text === "") {
+			return content === ""
+				? { path: filePath, filesUpdate: null, occurrences: 0 }
+				: { error: "old_string must not be empty unless the file is empty." };
+		}
+		if (!content.includes(text)) return { error: `String not found in file '${filePath}'.` };
+		return { path: filePath, filesUpdate: null, occurrences: 1 };
 	}
 
 	async delete(filePath: string) {
+		if (!this.tools.has("file")) return { error: "Deleting files is not available on this backend." };
 		const r = await this.call("file", { queries: [{ type: "delete", path: filePath }] });
-		return r.isError ? { error: failure(r, filePath) } : { path: filePath, filesUpdate: null };
+		return r.isError ? { error: failure(r, "delete", filePath) } : { path: filePath, filesUpdate: null };
 	}
 
 	async grep(
@@ -179,7 +230,8 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 			...(glob ? { glob } : {}),
 		};
 		const r = await this.call("grep", args);
-		if (r.isError) return r.error?.code === "NOT_FOUND" ? { matches: [] } : { error: failure(r, where) };
+		if (r.isError)
+			return r.error?.code === "NOT_FOUND" ? { matches: [] } : { error: failure(r, "grep", where) };
 		if (r.text === "No matches found") return { matches: [] };
 		const base = this.abs(where);
 		// A file searched directly is shown by its name; a directory's matches relative to it.
@@ -197,7 +249,7 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 
 	async glob(pattern: string, path = "."): Promise<GlobResult> {
 		const r = await this.call("find", { pattern, path, limit: 100_000 });
-		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, path) };
+		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, "glob", path) };
 		if (r.text === "No files found matching pattern") return { files: [] };
 		const files: FileInfo[] = [];
 		for (const line of r.text.split("\n")) {
@@ -215,7 +267,7 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 		if (!r.isError) return { output: r.text, exitCode: 0, truncated };
 		const exitCode = r.error?.details?.exitCode;
 		// A command that ran and failed shows its output and status; anything else keel's error text.
-		const output = r.error?.code === "COMMAND_FAILED" ? r.error.message : r.text;
+		const output = r.error?.code === "COMMAND_FAILED" ? r.error.message : failure(r, "execute");
 		return { output, exitCode: typeof exitCode === "number" ? exitCode : 1, truncated };
 	}
 
@@ -258,8 +310,8 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 		return out;
 	}
 
-	private async viaFile(queries: Record<string, unknown>[], path: string): Promise<WriteResult> {
+	private async viaFile(queries: Record<string, unknown>[], path: string, op: string): Promise<WriteResult> {
 		const r = await this.call("file", { queries });
-		return r.isError ? { error: failure(r, path) } : { path, filesUpdate: null };
+		return r.isError ? { error: failure(r, op, path) } : { path, filesUpdate: null };
 	}
 }

@@ -2,17 +2,30 @@
  * keel/openai-agents: a session's tools as @openai/agents function tools, plus keel behind the
  * SDK's own apply_patch and shell shapes (editor.ts, shell.ts).
  *
- * The tools are non-strict: keel's schemas have optional fields, which strict mode cannot express
- * without rewriting them (every field required, nullable); keel validates the arguments itself.
+ * The tools are non-strict unless asked: keel's schemas have optional fields, which strict mode
+ * takes only rewritten (every field required, the optional ones nullable; see ../strict.ts). keel
+ * validates the arguments itself either way.
  */
-import type { FunctionTool } from "@openai/agents";
-import { type BindOptions, type BoundResult, bindTools, type ToolSource } from "../binding.js";
+import type { ApplyPatchTool, FunctionTool } from "@openai/agents";
+import type { JsonSchema, StrictJsonSchema } from "../../boundary/schema.js";
+import { type BoundResult, bindTools, type ToolSource } from "../binding.js";
+import { offeredSchema, type StrictBindOptions } from "../strict.js";
+import { keelEditor } from "./editor.js";
 import { agents } from "./sdk.js";
 
 export { keelEditor } from "./editor.js";
 export { keelShell } from "./shell.js";
 
 type ToolParameters = Extract<Parameters<typeof agents.tool>[0], { strict: false }>["parameters"];
+
+export interface KeelAgentsOptions extends StrictBindOptions {
+	/**
+	 * Serve apply_patch as the SDK's own applyPatchTool over keelEditor(session) (the shape OpenAI's
+	 * models are trained on) in place of keel's apply_patch function tool, so the model is never
+	 * offered two tools of that name. Needs a session with the file tool (profile "unified").
+	 */
+	editor?: boolean;
+}
 
 /** What the model gets back: the text (a failure's errorText), or text and image parts. */
 export function toAgentsOutput(r: BoundResult) {
@@ -24,16 +37,31 @@ export function toAgentsOutput(r: BoundResult) {
 	);
 }
 
-export function keelTools(session: ToolSource, options: BindOptions = {}): FunctionTool[] {
-	return bindTools(session, options).map(
-		(t) =>
-			agents.tool({
-				name: t.name,
-				description: t.description,
-				parameters: t.inputSchema as ToolParameters,
-				strict: false,
-				execute: async (input, _context, details) =>
-					toAgentsOutput(await t.call(input, { signal: details?.signal })),
-			}) as unknown as FunctionTool,
-	);
+export function keelTools(
+	session: ToolSource,
+	options?: StrictBindOptions & { editor?: false },
+): FunctionTool[];
+export function keelTools(
+	session: ToolSource,
+	options: KeelAgentsOptions,
+): Array<FunctionTool | ApplyPatchTool>;
+export function keelTools(
+	session: ToolSource,
+	options: KeelAgentsOptions = {},
+): Array<FunctionTool | ApplyPatchTool> {
+	const bound = bindTools(session, options).filter((t) => !(options.editor && t.name === "apply_patch"));
+	const tools: Array<FunctionTool | ApplyPatchTool> = bound.map((t) => {
+		const execute = async (input: unknown, _context: unknown, details?: { signal?: AbortSignal }) =>
+			toAgentsOutput(await t.call(input, { signal: details?.signal }));
+		const parameters = offeredSchema(t.inputSchema, options) as JsonSchema | StrictJsonSchema;
+		return agents.tool({
+			name: t.name,
+			description: t.description,
+			parameters: parameters as ToolParameters,
+			strict: (options.strict ?? false) as false,
+			execute,
+		}) as unknown as FunctionTool;
+	});
+	if (options.editor) tools.push(agents.applyPatchTool({ editor: keelEditor(session) }));
+	return tools;
 }

@@ -35,7 +35,7 @@ export class FailureLog {
 	}
 }
 
-export interface ToolHost {
+export interface PiHost {
 	/** The keel session for this pi context. */
 	session(ctx: ExtensionContext): Promise<Session>;
 	failures: FailureLog;
@@ -53,7 +53,7 @@ type PiContent = Awaited<ReturnType<PiToolDefinition["execute"]>>["content"];
 const toPiContent = (c: Content[]) => c as PiContent;
 
 /** The pi definition of keel tool `def`. */
-export function toPiTool(def: ToolDefinition, host: ToolHost): PiToolDefinition {
+export function toPiTool(def: ToolDefinition, host: PiHost): PiToolDefinition {
 	const renderers = createRenderers(def.name);
 	const a = def.annotations;
 	const tool = {

@@ -9,9 +9,9 @@
  */
 import { findOnPath, type LocalTools } from "../search/local-runner.js";
 import { type ArgvRunner, detectNativeTools, type NativeTools } from "../search/native.js";
-import type { SandboxRunner } from "./runner.js";
+import type { LazySandboxRunner } from "./runner-on-first-use.js";
 
-export function sandboxSearchTools(runner: SandboxRunner): LocalTools {
+export function sandboxSearchTools(runner: Pick<LazySandboxRunner, "ready" | "run">): LocalTools {
 	const run: ArgvRunner = async (argv, o) => {
 		// No hold here (RunOptions.hold): a held run starts at once.
 		const { bound } = await runner.ready();

@@ -14,7 +14,7 @@ import { killChildGroup } from "../group-kill.js";
 import type { OutputStream } from "../run-group.js";
 import type { ExecResult } from "../types.js";
 import type { LaunchPlan } from "./launch.js";
-import { SERVER_CODE } from "./server-code.js";
+import { serverCode } from "./server-code.js";
 
 /** The interpreter the server runs on, from the read-only system directories. */
 export const SERVER_PYTHON = "/usr/bin/python3";
@@ -83,7 +83,7 @@ export class SandboxServer {
 					"-I",
 					"-S",
 					"-c",
-					SERVER_CODE,
+					serverCode(),
 					...emptied,
 				],
 				{ detached: true, stdio: ["pipe", "pipe", "pipe", ...opened.fds], env: { PATH: "/usr/bin:/bin" } },

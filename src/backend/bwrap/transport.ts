@@ -4,7 +4,8 @@
  * visible). Aborting a call kills its sandbox, and with it every process inside.
  */
 import type { ExecTransport } from "../exec/transport.js";
-import { createSandboxRunner, type SandboxRunnerOptions } from "./runner.js";
+import type { SandboxRunnerOptions } from "./runner.js";
+import { sandboxRunnerOnFirstUse } from "./runner-on-first-use.js";
 
 export interface BwrapTransport extends ExecTransport {
 	/** Build and probe the sandbox now; BACKEND_UNAVAILABLE names the fix. */
@@ -14,7 +15,7 @@ export interface BwrapTransport extends ExecTransport {
 }
 
 export function createBwrapTransport(opts: SandboxRunnerOptions): BwrapTransport {
-	const runner = createSandboxRunner(opts);
+	const runner = sandboxRunnerOnFirstUse(opts);
 	const transport: ExecTransport = async (argv, o) => {
 		const { bound } = await runner.ready();
 		const r = await runner.run(argv, {

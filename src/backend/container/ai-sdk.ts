@@ -4,16 +4,18 @@
  * gets keel's files, commands and search. Typed structurally: no dependency on the `ai` package.
  *
  * The session's `run` takes one shell command line and returns whole strings, with no stdin. So
- * each transport call is one `run` of `sh -c WRAPPER keel SOURCE ARGV...` (every word quoted):
- * stdin goes in base64 through an environment variable (larger inputs are first appended to a temp
- * file on the target in chunks, one `run` each), and stdout comes back in base64, so binary bytes
- * survive a text-only channel. Output arrives when the command ends, not as it is written. Abort is
- * the session's `abortSignal` (what it kills is the provider's choice). No long-lived process with
+ * each transport call is one `run` of `sh -c WRAPPER keel SOURCE ARGV...` (every word quoted;
+ * WRAPPER is src/backend/remote/host/ai_sdk_wrapper.sh): stdin goes in base64 through an
+ * environment variable (larger inputs are first appended to a temp file on the target in chunks,
+ * one `run` each), and stdout comes back in base64, so binary bytes survive a text-only channel.
+ * Output arrives when the command ends, not as it is written. Abort is the session's
+ * `abortSignal` (what it kills is the provider's choice). No long-lived process with
  * stdin: `process` is absent and python is unavailable on this backend.
  */
 import { randomBytes } from "node:crypto";
 import { createExecBackend, type ExecSearchEngine } from "../exec/index.js";
 import type { ExecTransport } from "../exec/transport.js";
+import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 import type { Backend } from "../types.js";
 
@@ -35,13 +37,7 @@ const CHUNK = 96 * 1024;
  * $1: where stdin comes from ("-" none, "env" KEEL_IN, else a temp file, removed after); then argv.
  * The program's status comes out on fd 4 while its stdout goes through base64 -w0 to fd 3.
  */
-const WRAPPER = `src=$1; shift
-feed() { case $src in -) : ;; env) printf %s "$KEEL_IN" | base64 -d ;; *) base64 -d < "$src" ;; esac; }
-exec 3>&1
-rc=$({ { feed | "$@" 3>&- 4>&-; echo $? >&4; } | base64 -w0 >&3 3>&-; } 4>&1)
-case $src in -|env) ;; *) rm -f -- "$src" ;; esac
-exit "$rc"
-`;
+export const aiSdkWrapperScript = hostProgram(() => readHostFile("ai_sdk_wrapper.sh"));
 
 export function aiSdkSandboxTransport(session: AiSdkSandboxSession): ExecTransport {
 	const run = (command: string, env: Record<string, string> | undefined, signal?: AbortSignal) =>
@@ -65,7 +61,7 @@ export function aiSdkSandboxTransport(session: AiSdkSandboxSession): ExecTranspo
 				if (r.exitCode !== 0) throw new Error(`cannot stage stdin on the sandbox: ${r.stderr.trim()}`);
 			}
 		}
-		const command = ["sh", "-c", WRAPPER, "keel", source, ...argv].map(shq).join(" ");
+		const command = ["sh", "-c", aiSdkWrapperScript(), "keel", source, ...argv].map(shq).join(" ");
 		const r = await run(command, env, opts.signal);
 		if (opts.signal?.aborted) return { exitCode: null };
 		const out = Buffer.from(r.stdout.trim(), "base64");

@@ -3,11 +3,13 @@
  * python (exec/*: POSIX scripts, probed once) over persistent shells inside the container
  * (shell-transport.ts), reached through the runtime's exec client (`podman exec -i`, `docker exec
  * -i`, `kubectl exec -i`). Nothing is installed in the container; it needs what the exec backend
- * needs (sh, GNU coreutils and findutils, util-linux setsid; python3 for python; rg/fd optional).
+ * needs (sh, GNU coreutils and findutils, util-linux setsid; python3 for python and process
+ * handles; rg/fd optional).
  */
 import { KeelError } from "../../boundary/errors.js";
 import { createExecBackend, type ExecSearchEngine } from "../exec/index.js";
 import type { ExecTransport } from "../exec/transport.js";
+import { runnerHandles } from "../ssh/run-live.js";
 import type { Backend } from "../types.js";
 import { childShellPipe, execPerCall } from "./pipe.js";
 import { createShellPool } from "./shell-transport.js";
@@ -40,15 +42,20 @@ export function createContainerBackend(
 		maxShells: opts.maxShells,
 		label: target.label,
 	});
+	// Process handles: the ssh backend's command runner on a carrier of its own (python3 in the target).
+	const handles = runnerHandles(() => childShellPipe(target.prefix, target.label), target.label);
 	const backend = createExecBackend({
 		transport: shells.transport,
 		kind: target.kind,
 		searchEngine: opts.searchEngine,
-		close: () => shells.close(),
+		close: () => {
+			handles.close();
+			return shells.close();
+		},
 	});
 	return {
 		...backend,
-		exec: shells.exec,
+		exec: { ...shells.exec, start: (req) => handles.start(req) },
 		label: target.label,
 		transport: shells.transport,
 		get shellsOpened() {

@@ -14,6 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ExecTransport, TransportOptions } from "../exec/transport.js";
+import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import type { ShellPipe } from "../ssh/shell.js";
 import { type LineDecoder, lineDecoder } from "./sdk-lines.js";
 
@@ -49,7 +50,7 @@ export interface SdkLauncher {
 }
 
 /**
- * $1: "-" no stdin, "i" base64 lines on stdin up to a "." line, "e" base64 in $KEEL_IN, "f" base64
+ * WRAPPER (src/backend/remote/host/sdk_wrapper.sh). $1: "-" no stdin, "i" base64 lines on stdin up to a "." line, "e" base64 in $KEEL_IN, "f" base64
  * in the file $KEEL_IN_FILE (staged first, removed after); then argv.
  * In mode i each base64 line comes after a "#N" line giving its length: the shell's `read` takes a
  * byte per system call (dash: 11 s for 5 MB here), so where `head -c` reads no further than asked
@@ -60,26 +61,13 @@ export interface SdkLauncher {
  * enc reads what one read() returns (dd count=1) so output streams; each chunk is one ":B64" line.
  * A leading newline ends whatever a login shell printed first; lines without ":" are ignored.
  */
-export const WRAPPER = `m=$1; shift
-enc() { while c=$(dd bs=65536 count=1 2>/dev/null | base64 -w0) && [ -n "$c" ]; do printf ':%s\\n' "$c"; done; }
-dec() { case $m in i) x=; [ "$(printf ab | { head -c 1 >/dev/null 2>&1; cat; })" = b ] && x=1
-  while IFS= read -r l && [ "$l" != . ]; do case $l in "#"*) [ -z "$x" ] || head -c $((\${l#?} + 1)) | base64 -d ;; *) printf %s "$l" | base64 -d ;; esac; done ;; e) printf %s "$KEEL_IN" | base64 -d ;; f) base64 -d < "$KEEL_IN_FILE" ;; esac; }
-run() { case $m in -) "$@" </dev/null ;; i) feed "$@" ;; *) dec 3>&- 4>&- 5>&- | "$@" ;; esac; }
-feed() { t=$(mktemp -d) && mkfifo "$t/in" || return 126; exec 6<&0
-  dec <&6 >"$t/in" 6<&- 3>&- 4>&- 5>&- & d=$!
-  "$@" <"$t/in" 6<&-; s=$?; kill "$d" 2>/dev/null; rm -rf -- "$t"; return "$s"; }
-printf '\\n'; printf '\\n' >&2
-exec 4>&1
-rc=$( { { { run "$@" 3>&- 4>&- 5>&-; echo "$?" >&5; } 2>&1 >&3 | enc >&2; } 3>&1 | enc >&4; } 5>&1 )
-[ "$m" = f ] && rm -f -- "$KEEL_IN_FILE"
-printf '!%s\\n' "$rc"
-`;
+const wrapperScript = hostProgram(() => readHostFile("sdk_wrapper.sh"));
 
 /** The argv a text launcher starts for `argv`. */
 export const wrapped = (mode: "-" | "i" | "e" | "f", argv: readonly string[]) => [
 	"sh",
 	"-c",
-	WRAPPER,
+	wrapperScript(),
 	"keel",
 	mode,
 	...argv,

@@ -4,7 +4,7 @@
  * contents fetched in batches (base64: framing that survives any byte).
  */
 import { fromSystemError, KeelError } from "../../boundary/errors.js";
-import { fillPlaceholders, readHostFile } from "../remote/host-programs.js";
+import { fillPlaceholders, hostProgram, readHostFile } from "../remote/host-programs.js";
 import { joinPath } from "../search/ignore-rules.js";
 import { comparePaths, throwIfAborted } from "../search/semantics.js";
 import { EXIT, errnoError } from "./errors.js";
@@ -29,11 +29,11 @@ export interface Listing {
 	gitDirs: Set<string>;
 }
 
-/** The listing (exec_list_tree.sh): ROOT CUSTOM_IGNORE_NAME ANCESTORS... Read once per process. */
-const LIST = fillPlaceholders(readHostFile("exec_list_tree.sh"), execPlaceholders());
+/** The listing (exec_list_tree.sh): ROOT CUSTOM_IGNORE_NAME ANCESTORS... */
+const listScript = hostProgram(() => fillPlaceholders(readHostFile("exec_list_tree.sh"), execPlaceholders()));
 
 /** One record per argument: "1" + base64 of the file, or "0" when it is not a readable file. */
-const FETCH = readHostFile("exec_fetch_files.sh");
+const fetchScript = hostProgram(() => readHostFile("exec_fetch_files.sh"));
 
 export const FETCH_MAX_FILES = 256;
 export const FETCH_MAX_BYTES = 4 * 1024 * 1024;
@@ -47,7 +47,7 @@ export async function fetchFiles(
 	signal?: AbortSignal,
 ): Promise<(Buffer | undefined)[]> {
 	if (paths.length === 0) return [];
-	const r = await runScript(transport, FETCH, paths, { signal });
+	const r = await runScript(transport, fetchScript(), paths, { signal });
 	throwIfAborted(signal);
 	const recs = r.stdout.toString("latin1").split("\0");
 	return paths.map((_, i) =>
@@ -69,7 +69,7 @@ export async function listTree(
 	signal?: AbortSignal,
 ): Promise<Listing> {
 	throwIfAborted(signal);
-	const r = await runScript(transport, LIST, [root, custom, ...ancestorsOf(root)], { signal });
+	const r = await runScript(transport, listScript(), [root, custom, ...ancestorsOf(root)], { signal });
 	throwIfAborted(signal);
 	if (r.exitCode === EXIT.ENOENT || r.exitCode === EXIT.ENOTDIR) {
 		throw fromSystemError(errnoError(r.exitCode === EXIT.ENOENT ? "ENOENT" : "ENOTDIR", root), root);

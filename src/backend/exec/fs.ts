@@ -16,15 +16,15 @@ import type { DirEntry, EntryType, FileOps, FileStat, ReadCurrent, WriteOptions 
 import { EXIT, keepRefused, scriptError } from "./errors.js";
 import { parseReadCurrent, readCurrentScript } from "./read-current.js";
 import {
-	HASH_FILE,
+	hashFileScript,
 	lstatScript,
-	MKDIRP,
-	READ_FILE,
-	READDIR,
-	READLINK,
-	REALPATH,
-	SWEEP,
+	mkdirpScript,
+	readdirScript,
+	readFileScript,
+	readlinkScript,
+	realpathScript,
 	statScript,
+	sweepScript,
 	unlinkScript,
 	writeScript,
 } from "./scripts.js";
@@ -124,7 +124,7 @@ export function createExecFs(target: Target): FileOps {
 
 	return {
 		async realpath(p) {
-			return stripNul((await run(REALPATH, [p], p)).stdout);
+			return stripNul((await run(realpathScript(), [p], p)).stdout);
 		},
 		async lstat(p) {
 			const { fmt } = await target.info();
@@ -135,11 +135,11 @@ export function createExecFs(target: Target): FileOps {
 			return parseStat((await run(statScript(fmt), [p], p)).stdout.toString("utf8"));
 		},
 		async readlink(p) {
-			return stripNul((await run(READLINK, [p], p)).stdout);
+			return stripNul((await run(readlinkScript(), [p], p)).stdout);
 		},
 		async readFile(p, expect) {
 			const args = expect ? [p, String(expect.dev), String(expect.ino)] : [p];
-			return (await run(READ_FILE, args, p)).stdout;
+			return (await run(readFileScript(), args, p)).stdout;
 		},
 		readCurrent: (async (p: string, maxBytes?: number) => {
 			const { fmt } = await target.info();
@@ -148,7 +148,7 @@ export function createExecFs(target: Target): FileOps {
 			return parseReadCurrent(r.stdout, p, maxBytes !== undefined, parseStat);
 		}) as ReadCurrent,
 		async readdir(p, expect): Promise<DirEntry[]> {
-			const r = await run(READDIR, [p, expect ? `${expect.dev} ${expect.ino}` : ""], p);
+			const r = await run(readdirScript(), [p, expect ? `${expect.dev} ${expect.ino}` : ""], p);
 			const text = r.stdout.toString("utf8");
 			if (text === "") return [];
 			return text
@@ -157,7 +157,7 @@ export function createExecFs(target: Target): FileOps {
 				.map((rec) => ({ name: rec.slice(1), type: TYPE_LETTERS[rec[0]] ?? "other" }));
 		},
 		async mkdirp(p) {
-			await run(MKDIRP, [p], p);
+			await run(mkdirpScript(), [p], p);
 		},
 		writeFile(p, data, opts = {}) {
 			return commit(p, opts, { data });
@@ -166,14 +166,14 @@ export function createExecFs(target: Target): FileOps {
 			return commit(p, opts, { source, sourceStat: opts.sourceStat, sha256: opts.sha256 });
 		},
 		async hashFile(p) {
-			return (await run(HASH_FILE, [p], p)).stdout.toString("utf8");
+			return (await run(hashFileScript(), [p], p)).stdout.toString("utf8");
 		},
 		async unlink(p, expect) {
 			const { fmt, precise } = await target.info();
 			await run(unlinkScript(fmt), [p, posix.dirname(p), expect ? identity(expect, precise) : ""], p);
 		},
 		async sweepTemps(dir) {
-			const r = await runScript(transport, SWEEP, [dir, String(SWEEP_AGE_MINUTES)]);
+			const r = await runScript(transport, sweepScript(), [dir, String(SWEEP_AGE_MINUTES)]);
 			if (r.exitCode !== 0) return 0;
 			return r.stdout.toString("utf8").split("\0").length - 1;
 		},

@@ -22,7 +22,7 @@ import type { FileStat } from "../types.js";
 import { perFormat } from "./scripts.js";
 
 /** readCurrent PATH LIMIT (LIMIT empty: unbounded). */
-export const readCurrentScript = perFormat(readHostFile("exec_read_current.sh"));
+export const readCurrentScript = perFormat(() => readHostFile("exec_read_current.sh"));
 
 /** The script's output: its stat line and the bytes (null: larger than the bound). */
 export function parseReadCurrent(

@@ -17,11 +17,13 @@
  * The write script (exec_write.sh) runs it as `"$py" -I -S -c '<source>' ARGS...` when the target
  * is a regular file; fillPlaceholders refuses a source holding a single quote.
  */
-import { fillPlaceholders, readHostFile } from "../remote/host-programs.js";
+import { fillPlaceholders, hostProgram, readHostFile } from "../remote/host-programs.js";
 import { EXIT } from "./errors.js";
 
 /** The program, its exit codes filled in (CHANGED and DENIED: the write script passes them on). */
-export const REPLACE_PY = fillPlaceholders(readHostFile("exec_replace.py"), {
-	EXIT_CHANGED: String(EXIT.CHANGED),
-	EXIT_DENIED: String(EXIT.DENIED),
-});
+export const replacePy = hostProgram(() =>
+	fillPlaceholders(readHostFile("exec_replace.py"), {
+		EXIT_CHANGED: String(EXIT.CHANGED),
+		EXIT_DENIED: String(EXIT.DENIED),
+	}),
+);

@@ -12,7 +12,7 @@
  */
 import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
-import { readHostFile } from "../remote/host-programs.js";
+import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Target } from "./target.js";
 import { unreachable } from "./transport.js";
@@ -22,8 +22,8 @@ const HEADER_GRACE_MS = 2000;
 /** Bound on the kill call. */
 const KILL_TIMEOUT_MS = 5000;
 
-/** The wrapper (exec_run.sh): ARGS are CWD SHELL COMMAND then NAME=VALUE pairs. Read once per process. */
-const WRAPPER = readHostFile("exec_run.sh");
+/** The wrapper (exec_run.sh): ARGS are CWD SHELL COMMAND then NAME=VALUE pairs. Read on first use. */
+const wrapperScript = hostProgram(() => readHostFile("exec_run.sh"));
 
 /** Splits the group-id line off the front of stdout. */
 function headerSplitter(onPgid: (pgid: number) => void, onData: (chunk: Buffer) => void) {
@@ -103,10 +103,13 @@ export function createExecOps(target: Target): ExecOps {
 			const env = Object.entries(req.env ?? {}).map(([k, v]) => `${k}=${v}`);
 			let exitCode: number | null = null;
 			try {
-				const r = await transport(["sh", "-c", WRAPPER, "keel", req.cwd, shell, req.command, ...env], {
-					signal: call.signal,
-					onData: (chunk, stream) => (stream === "stdout" ? header.push(chunk) : req.onData(chunk)),
-				});
+				const r = await transport(
+					["sh", "-c", wrapperScript(), "keel", req.cwd, shell, req.command, ...env],
+					{
+						signal: call.signal,
+						onData: (chunk, stream) => (stream === "stdout" ? header.push(chunk) : req.onData(chunk)),
+					},
+				);
 				exitCode = r.exitCode;
 			} catch (e) {
 				if (!stopping) throw unreachable(e);

@@ -1,17 +1,17 @@
 /**
  * The POSIX sh scripts behind the exec backend's file operations (src/backend/remote/host/exec_*,
- * read once per process). Each operation is one transport call: `sh -c SCRIPT keel ARGS...`, paths
+ * each read and filled on its first use). Each operation is one transport call: `sh -c SCRIPT keel ARGS...`, paths
  * passed as arguments (never spliced into the text).
  *
  * Needs GNU coreutils and findutils on the target: `stat -c` with `%.9Y` (nanoseconds; without
  * them identity falls back to whole seconds and the hash carries the check), `realpath -e -z`,
  * `readlink -z`, `ln -T`, `mv -T`, `dd conv=excl`, `sync FILE`, `find -printf`, `sha256sum`.
  * busybox has `stat -c` without precision, no `-z`, no `ln -T` and no `conv=excl`: the probe
- * (PROBE below) refuses such a target rather than run with weaker guarantees.
+ * (probeScript below) refuses such a target rather than run with weaker guarantees.
  */
-import { fillPlaceholders, type HostFile, readHostFile } from "../remote/host-programs.js";
+import { fillPlaceholders, type HostFile, hostProgram, readHostFile } from "../remote/host-programs.js";
 import { EXIT } from "./errors.js";
-import { REPLACE_PY } from "./replace-py.js";
+import { replacePy } from "./replace-py.js";
 
 /** The values of the scripts' placeholders: their exit codes (EXIT_<NAME>) and the stat format. */
 export function execPlaceholders(fmt?: string): Record<string, string> {
@@ -21,25 +21,29 @@ export function execPlaceholders(fmt?: string): Record<string, string> {
 }
 
 /** A script that takes no stat format. */
-const fixed = (name: HostFile) => fillPlaceholders(readHostFile(name), execPlaceholders());
+const fixed = (name: HostFile) => hostProgram(() => fillPlaceholders(readHostFile(name), execPlaceholders()));
 
 /**
- * A script that takes the stat format, filled once per process for both formats a target can have
- * (statFormat: precise or not), so a call costs no filling. PRECISE is "1" or "0" with it.
+ * A script that takes the stat format: `text` read and filled on the first call, for both formats a
+ * target can have (statFormat: precise or not), so a later call costs no filling. PRECISE is "1" or
+ * "0" with it.
  */
 export function perFormat(
-	text: string,
-	quotedPrograms: Readonly<Record<string, string>> = {},
+	text: () => string,
+	quotedPrograms: () => Readonly<Record<string, string>> = () => ({}),
 ): (fmt: string) => string {
-	const filled = new Map(
-		[true, false].map((precise) => {
-			const fmt = statFormat(precise);
-			const values = { ...execPlaceholders(fmt), PRECISE: precise ? "1" : "0" };
-			return [fmt, fillPlaceholders(text, values, quotedPrograms)] as const;
-		}),
-	);
+	const filledByFormat = hostProgram(() => {
+		const [source, quoted] = [text(), quotedPrograms()];
+		return new Map(
+			[true, false].map((precise) => {
+				const fmt = statFormat(precise);
+				const values = { ...execPlaceholders(fmt), PRECISE: precise ? "1" : "0" };
+				return [fmt, fillPlaceholders(source, values, quoted)] as const;
+			}),
+		);
+	});
 	return (fmt) => {
-		const script = filled.get(fmt);
+		const script = filledByFormat().get(fmt);
 		if (script === undefined) throw new Error(`exec scripts: unknown stat format ${JSON.stringify(fmt)}`);
 		return script;
 	};
@@ -55,34 +59,34 @@ export function statFormat(precise: boolean): string {
  * can copy extended attributes (empty when none: /usr/bin/python3 first, for its start-up cost,
  * then PATH's); fails when a needed tool is missing or too weak.
  */
-export const PROBE = fixed("exec_probe.sh");
+export const probeScript = fixed("exec_probe.sh");
 
-export const REALPATH = fixed("exec_realpath.sh");
+export const realpathScript = fixed("exec_realpath.sh");
 
-export const lstatScript = perFormat(readHostFile("exec_lstat.sh"));
+export const lstatScript = perFormat(() => readHostFile("exec_lstat.sh"));
 
-export const statScript = perFormat(readHostFile("exec_stat.sh"));
+export const statScript = perFormat(() => readHostFile("exec_stat.sh"));
 
-export const READLINK = fixed("exec_readlink.sh");
+export const readlinkScript = fixed("exec_readlink.sh");
 
 /**
  * readFile PATH [DEV INO]: refuses a link at the last component; with DEV INO the opened file must
  * be that one (fstat of the open descriptor, so a swap after the check is caught).
  */
-export const READ_FILE = fixed("exec_read_file.sh");
+export const readFileScript = fixed("exec_read_file.sh");
 
 /** readdir DIR [DEV INO]: "TYPE-LETTER NAME\\0" per entry; DIR must be DEV INO before and after. */
-export const READDIR = fixed("exec_readdir.sh");
+export const readdirScript = fixed("exec_readdir.sh");
 
-export const MKDIRP = fixed("exec_mkdirp.sh");
+export const mkdirpScript = fixed("exec_mkdirp.sh");
 
 /**
  * `ident PATH` (exec_ident.sh, the prelude of the scripts that compare identities): raw mode (type
  * and permission bits, decimal), size, dev, ino, mtime, ctime of the entry itself (lstat). The
  * mode counts: a chmod within one ctime tick leaves ctime as it was.
  */
-const IDENT = readHostFile("exec_ident.sh");
-const WRITE = perFormat(IDENT + readHostFile("exec_write.sh"), { REPLACE_PY });
+const withIdent = (name: HostFile) => () => readHostFile("exec_ident.sh") + readHostFile(name);
+const filledWrite = perFormat(withIdent("exec_write.sh"), () => ({ REPLACE_PY: replacePy() }));
 
 /**
  * The durable commit, run remotely:
@@ -99,17 +103,17 @@ const WRITE = perFormat(IDENT + readHostFile("exec_write.sh"), { REPLACE_PY });
  */
 export function writeScript(fmt: string, precise: boolean): string {
 	if (fmt !== statFormat(precise)) throw new Error("exec scripts: the stat format and precision disagree");
-	return WRITE(fmt);
+	return filledWrite(fmt);
 }
 
 /** SHA-256 of a file (not through a link at the last component). */
-export const HASH_FILE = fixed("exec_hash_file.sh");
+export const hashFileScript = fixed("exec_hash_file.sh");
 
 /** unlink PATH DIR [WANT_ID]: a file or link, never a directory; with WANT_ID it must still be that. */
-export const unlinkScript = perFormat(IDENT + readHostFile("exec_unlink.sh"));
+export const unlinkScript = perFormat(withIdent("exec_unlink.sh"));
 
 /**
  * Remove keel temp files in DIR older than MINUTES. A temp name's pid means nothing on this side
  * of the transport, so age decides: a live writer keeps its temp's mtime fresh until it commits.
  */
-export const SWEEP = fixed("exec_sweep_temps.sh");
+export const sweepScript = fixed("exec_sweep_temps.sh");

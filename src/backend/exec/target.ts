@@ -6,7 +6,7 @@
 import { KeelError } from "../../boundary/errors.js";
 import { formatTime, parseStatLine, TYPE_BITS } from "../stat-line.js";
 import type { FileStat } from "../types.js";
-import { PROBE, statFormat } from "./scripts.js";
+import { probeScript, statFormat } from "./scripts.js";
 import { type ExecTransport, runScript } from "./transport.js";
 
 export interface TargetInfo {
@@ -31,7 +31,7 @@ export interface Target {
 export function createTarget(transport: ExecTransport, shell?: "bash" | "sh"): Target {
 	let probed: Promise<TargetInfo> | undefined;
 	const probe = async (): Promise<TargetInfo> => {
-		const r = await runScript(transport, PROBE, []);
+		const r = await runScript(transport, probeScript(), []);
 		const text = r.stdout.toString("utf8");
 		const lineEnd = text.indexOf("\n");
 		const out = (lineEnd < 0 ? text : text.slice(0, lineEnd)).split(" ");

@@ -1,7 +1,11 @@
 /**
- * The programs keel runs on a remote host (host/*.sh, host/*.py) are real files, read from the
- * package at run time (it ships src/, so they are found from src/backend/remote and from
- * dist/backend/remote alike) and sent as text: nothing is installed on the host.
+ * The programs keel runs outside its own process (host/*.sh, host/*.py: on a remote host, in a
+ * container or sandbox SDK, inside the bwrap sandbox, and the local watchdog) are real files, read
+ * from the package at run time (it ships src/, so they are found from src/backend/remote and from
+ * dist/backend/remote alike) and sent as text: nothing is installed where they run.
+ *
+ * Nothing is read at import: a module that sends a program holds a hostProgram, which builds the
+ * text on its first use and keeps it.
  *
  * A program made of several files is joined here, in a stated order. A program with parameters
  * has `@@NAME@@` placeholders, filled by fillPlaceholders: every placeholder must get a value,
@@ -15,12 +19,18 @@ import { fileURLToPath } from "node:url";
 
 /** Every file of host/ that keel sends; the lint test checks that none is left out. */
 export const HOST_FILES = [
+	"bwrap_server.py",
+	"watchdog.sh",
+	"sdk_wrapper.sh",
+	"ai_sdk_wrapper.sh",
+	"find_python.sh",
 	"shell_lib.sh",
 	"file_helper_core.py",
 	"file_helper_look.py",
 	"file_helper.py",
 	"runner_head.py",
 	"runner_procs.py",
+	"runner_live.py",
 	"runner.py",
 	"exec_probe.sh",
 	"exec_realpath.sh",
@@ -62,6 +72,19 @@ function findHostDir(from: string): string {
 /** One file's text, read now. */
 export function readHostFile(name: HostFile): string {
 	return readFileSync(`${HOST_DIR}${name}`, "utf8");
+}
+
+/**
+ * A program's text, built by `build` (from readHostFile, joinHostFiles, fillPlaceholders) on the
+ * first call and the same value on every later one. The memo is filled once and never changes:
+ * the files ship with the package and are not edited while keel runs.
+ */
+export function hostProgram<T>(build: () => T): () => T {
+	let built: { value: T } | undefined;
+	return () => {
+		built ??= { value: build() };
+		return built.value;
+	};
 }
 
 /** Python programs made of several files: joined in this order, a blank line between. */

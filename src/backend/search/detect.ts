@@ -49,7 +49,7 @@ export async function probeRg(run: ArgvRunner, path: string): Promise<RgTool | u
 		"--no-mmap",
 		"--max-columns-preview",
 	];
-	needed.push("--no-context-separator", "--regex-size-limit", "--dfa-size-limit", "--line-buffered");
+	needed.push("--no-context-separator", "--regex-size-limit", "--dfa-size-limit");
 	if (!needed.every((flag) => out[1].includes(flag))) return undefined;
 	return { path, version: out[0].split("\n")[0] };
 }

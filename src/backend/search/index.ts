@@ -4,7 +4,7 @@ import type { SearchOps } from "../types.js";
 import { createJsSearch } from "./js.js";
 import { createLocalTools, type LocalTools } from "./local-runner.js";
 import { createLookahead, type Lookahead } from "./lookahead.js";
-import { createNativeSearch, type ProbeTiming } from "./native.js";
+import { createNativeSearch } from "./native.js";
 import { withPinnedStart } from "./pinned.js";
 
 export type SearchEngineChoice = "auto" | "native" | "js";
@@ -23,13 +23,6 @@ export interface LocalSearchOptions {
 	pinNative?: boolean;
 	/** Time a grep or find may take before it stops its children and answers what it found. */
 	budgetMs?: number;
-	/**
-	 * grep's path-ordered probe before the parallel rg (rg-plan.ts; DEFAULT_PROBE is its tuned
-	 * timing). Off by default: it answers the stopped-at-limit grep in one ordered run as the
-	 * lookahead does (0.59-0.63× pi), but every full scan pays for the probe's fuse and for two
-	 * rg start-ups at once (1.09-1.12× rg against 1.00-1.04×; docs/BENCHMARKS.md).
-	 */
-	probe?: ProbeTiming | false;
 	/**
 	 * grep's lookahead (lookahead.ts, rg-parallel.ts): before rg starts and beside its start-up,
 	 * this process reads the first files in path order, and a tree with more than the limit there
@@ -92,7 +85,6 @@ function chooseEngine(opts: LocalSearchOptions): SearchOps {
 		native ??= tools.detect().then((t) => ({
 			ops: pinnedStart(
 				createNativeSearch(tools.run, t, {
-					...(opts.probe ? { probe: opts.probe } : {}),
 					...(lookahead ? { lookahead } : {}),
 				}),
 				pinNative ? opts.pins : undefined,

@@ -5,7 +5,6 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { delimiter, join } from "node:path";
-import { SpawnedChild } from "../spawn/child.js";
 import { type Spawner, startChild } from "../spawn/spawner.js";
 import { type ArgvRunner, detectNativeTools, type NativeTools } from "./native.js";
 
@@ -29,14 +28,7 @@ function runArgv(
 		const child = startChild(spawner, argv[0], argv.slice(1), {
 			cwd: opts.cwd,
 			stdio: ["ignore", "pipe", "pipe"],
-			holdStderr: opts.hold !== undefined,
 		});
-		if (opts.hold && child instanceof SpawnedChild && child.stderrHeld) {
-			opts.hold.then(
-				() => child.releaseStderr(),
-				() => undefined,
-			);
-		}
 		const kill = () => child.kill("SIGKILL");
 		opts.signal?.addEventListener("abort", kill, { once: true });
 		child.stdout?.on("data", (c: Buffer) => opts.onStdout(c));

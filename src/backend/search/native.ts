@@ -23,15 +23,13 @@ export {
 } from "./detect.js";
 export { fdArgv, fdFind } from "./fd.js";
 export { rgArgv, rgGlob } from "./rg.js";
-export { DEFAULT_PROBE, type ProbeTiming, type RgPlanOptions, rgGrep } from "./rg-plan.js";
+export { type RgPlanOptions, rgGrep } from "./rg-plan.js";
 export { type ArgvRunner, lineSplitter, type RunOptions, type RunResult, runCollect } from "./runner.js";
 
 /**
  * SearchOps over rg and fd; an operation whose tool is missing fails with BACKEND_UNAVAILABLE.
- * `probe`: grep's path-ordered run goes first, the parallel one held before its walk
- * (rg-plan.ts); for a runner that can hold a run (RunOptions.hold) and whose output arrives at
- * once (this machine's), not over a network. `lookahead`: this process reads the first files
- * while rg starts (rg-parallel.ts), so only where it sees the files rg searches.
+ * `lookahead`: this process reads the first files while rg starts (rg-parallel.ts), so only
+ * where it sees the files rg searches.
  */
 export function createNativeSearch(run: ArgvRunner, tools: NativeTools, opts: RgPlanOptions = {}): SearchOps {
 	const missing = (name: string) =>

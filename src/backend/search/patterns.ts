@@ -1,7 +1,11 @@
 /** Grep regexes and glob patterns, compiled as rg and fd read them. */
-import picomatch from "picomatch";
+import { createRequire } from "node:module";
 import { KeelError } from "../../boundary/errors.js";
 import type { GrepRequest } from "../types.js";
+
+// CommonJS, needed by the first glob (grep's glob filter, find): required then, cached by Node.
+const requireHere = createRequire(import.meta.url);
+const picomatch = (): typeof import("picomatch") => requireHere("picomatch");
 
 export function invalidPattern(what: string, pattern: string, why: string): KeelError {
 	return new KeelError("INVALID_PATTERN", `Invalid ${what} ${JSON.stringify(pattern)}: ${why}`, {
@@ -181,7 +185,7 @@ export function compileGlob(glob: string, re2: Re2): (path: string) => boolean {
 	const source = toPicomatchGlob(glob);
 	let regex: string;
 	try {
-		regex = picomatch.makeRe(source, PM_OPTIONS).source;
+		regex = picomatch().makeRe(source, PM_OPTIONS).source;
 	} catch (e) {
 		throw invalidPattern("glob", glob, (e as Error).message);
 	}

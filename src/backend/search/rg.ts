@@ -33,13 +33,11 @@ export function rgGlob(glob: string, root: string): string {
 
 /**
  * `order: "path"` adds --sort path (one thread, path order); "any" lets rg use every core.
- * `lineBuffered` makes rg write each line as it is found (the probe's progress is then visible).
  */
 export function rgArgv(
 	rg: RgTool,
 	req: GrepRequest,
 	order: "path" | "any" = "path",
-	lineBuffered = false,
 	readyMark = false,
 ): string[] {
 	const argv = [rg.path, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never"];
@@ -50,7 +48,6 @@ export function rgArgv(
 	// --no-mmap: rg then reports a NUL anywhere in a named file too (a binary note), see rg-output.
 	argv.push("--no-ignore-global", "--no-mmap");
 	if (order === "path") argv.push("--sort", "path");
-	if (lineBuffered) argv.push("--line-buffered");
 	argv.push("--context", String(req.context));
 	if (req.glob) argv.push("--glob", rgGlob(req.glob, req.path));
 	argv.push("--glob", "!.git"); // last: later globs win, so no user glob can bring .git back
@@ -66,8 +63,7 @@ export function rgArgv(
 
 /**
  * A path that can never exist (a name under a character device: ENOTDIR), put before the search
- * path: rg's error for it on stderr says its start-up is over and the walk begins, and a run held
- * at that write (RunOptions.hold) has done all its start-up but the walk.
+ * path: rg's error for it on stderr says its start-up is over and the walk begins.
  */
 export const READY_MARK = "/dev/null/keel-rg-walk-starts";
 
@@ -121,13 +117,6 @@ export interface PassOptions {
 	onOverLimit?: () => void;
 	/** Stops the pass without it being an error or a timeout (`complete` is then false). */
 	cancel?: AbortSignal;
-	/** Called on every chunk of output with the matches so far; with it, rg writes line by line. */
-	onOutput?: (matches: number) => void;
-	/**
-	 * rg is started now and held at READY_MARK's error (its start-up done): it walks once this
-	 * resolves. A runner that cannot hold it starts it walking at once.
-	 */
-	release?: Promise<void>;
 	/**
 	 * Called once rg's start-up is done and its walk begins (READY_MARK's error on stderr: on one
 	 * thread before the walk; in parallel, from the main thread before the walk's threads start).
@@ -145,13 +134,13 @@ export async function rgPass(
 	const { root, cwd, toName, messages } = startingPoint(req, true);
 	let overLimit = false;
 	let stderr = "";
-	const marked = opts.release !== undefined || opts.onReady !== undefined;
+	const marked = opts.onReady !== undefined;
 	let ready = false;
 	let splitter: ReturnType<typeof lineSplitter> | undefined;
 	let collector: ReturnType<typeof rgCollector> | undefined;
 	const { exitCode, stopped, timedOut } = await runUntil(
 		run,
-		rgArgv(rg, { ...req, path: root }, opts.order, opts.onOutput !== undefined, marked),
+		rgArgv(rg, { ...req, path: root }, opts.order, marked),
 		"rg",
 		req.signal,
 		(stop) => {
@@ -168,10 +157,7 @@ export async function rgPass(
 				if (!(marked && line.subarray(0, READY_MARK.length).toString("latin1") === READY_MARK)) c.line(line);
 			});
 			return {
-				onStdout: (chunk) => {
-					splitter?.push(chunk);
-					opts.onOutput?.(c.count());
-				},
+				onStdout: (chunk) => splitter?.push(chunk),
 				onStderr: (chunk) => {
 					if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
 					if (marked && !ready && opts.onReady && stderr.includes(READY_MARK)) {
@@ -183,7 +169,6 @@ export async function rgPass(
 		},
 		req.stop,
 		cwd,
-		opts.release,
 	);
 	if (!stopped) {
 		splitter?.end();

@@ -13,11 +13,6 @@ export interface RunOptions {
 	signal?: AbortSignal;
 	onStdout: (chunk: Buffer) => void;
 	onStderr?: (chunk: Buffer) => void;
-	/**
-	 * The process's first write to stderr waits until this resolves (a runner that cannot hold a
-	 * process starts it running). Rejected: the process stays held until it is killed.
-	 */
-	hold?: Promise<void>;
 }
 
 export interface RunResult {
@@ -85,7 +80,6 @@ export async function runUntil(
 	handlers: (stop: () => void) => { onStdout: (c: Buffer) => void; onStderr?: (c: Buffer) => void },
 	budget?: AbortSignal,
 	cwd = "/",
-	hold?: Promise<void>,
 ): Promise<{ exitCode: number | null; stopped: boolean; timedOut: boolean }> {
 	throwIfAborted(signal);
 	const limiter = new AbortController();
@@ -100,7 +94,6 @@ export async function runUntil(
 		result = await run(argv, {
 			cwd,
 			signal: both,
-			...(hold ? { hold } : {}),
 			onStdout: (c) => {
 				if (!limiter.signal.aborted) onStdout(c);
 			},

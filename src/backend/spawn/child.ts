@@ -6,7 +6,7 @@
 import { EventEmitter } from "node:events";
 import { closeSync } from "node:fs";
 import { Socket } from "node:net";
-import { PassThrough, type Readable, type Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 
 /** What keel's process code needs of a child, met by Node's ChildProcess and by SpawnedChild. */
 export interface ChildLike extends EventEmitter {
@@ -37,8 +37,6 @@ export class SpawnedChild extends EventEmitter implements ChildLike {
 	private reaped = false;
 	private outputsOpen = 0;
 	private closeSent = false;
-	/** The stderr pipe started full (spawner.ts, holdStderr): its end, unread until released. */
-	private held: { fd: number; filler: number; out: PassThrough } | undefined;
 
 	constructor(private readonly owner: ChildOwner) {
 		super();
@@ -54,23 +52,12 @@ export class SpawnedChild extends EventEmitter implements ChildLike {
 		return this.stdio[2] ?? null;
 	}
 
-	/**
-	 * Takes this process's ends of the child's pipes (null where the child's fd is /dev/null).
-	 * With `heldFiller`, the stderr pipe holds that many filler bytes: it is read (and the filler
-	 * dropped) only from `releaseStderr()` on.
-	 */
-	attach(pid: number, parentEnds: readonly (number | null)[], heldFiller?: number): void {
+	/** Takes this process's ends of the child's pipes (null where the child's fd is /dev/null). */
+	attach(pid: number, parentEnds: readonly (number | null)[]): void {
 		this.pid = pid;
 		parentEnds.forEach((fd, i) => {
 			if (fd === null) {
 				this.stdio.push(null);
-				return;
-			}
-			if (i === 2 && heldFiller !== undefined) {
-				const out = new PassThrough();
-				this.held = { fd, filler: heldFiller, out };
-				this.stdio.push(out as unknown as Socket);
-				this.countOutput(out);
 				return;
 			}
 			// As Node does: stdin only written, every other pipe a duplex socket.
@@ -79,32 +66,6 @@ export class SpawnedChild extends EventEmitter implements ChildLike {
 			if (i > 0) this.countOutput(socket);
 		});
 		process.nextTick(() => this.emit("spawn"));
-	}
-
-	/** Whether the child's stderr is held (its first write to it waits for `releaseStderr`). */
-	get stderrHeld(): boolean {
-		return this.held !== undefined && this.running;
-	}
-
-	/** Reads the held stderr pipe: the filler is dropped and the child's write goes through. */
-	releaseStderr(): void {
-		const held = this.held;
-		if (!held) return;
-		this.held = undefined;
-		const { out } = held;
-		let skip = held.filler;
-		const socket = new Socket({ fd: held.fd, readable: true, writable: true });
-		socket.on("data", (chunk: Buffer) => {
-			const dropped = Math.min(skip, chunk.length);
-			skip -= dropped;
-			if (dropped < chunk.length) out.write(chunk.subarray(dropped));
-		});
-		const end = () => {
-			if (!out.writableEnded) out.end();
-		};
-		socket.on("error", end);
-		socket.on("end", end);
-		socket.on("close", end);
 	}
 
 	private countOutput(stream: Readable): void {
@@ -127,12 +88,6 @@ export class SpawnedChild extends EventEmitter implements ChildLike {
 		this.reaped = true;
 		this.exitCode = code;
 		this.signalCode = signal;
-		if (this.held) {
-			// Never released: the child wrote nothing to stderr past the filler, so nothing is lost.
-			closeSync(this.held.fd);
-			this.held.out.destroy();
-			this.held = undefined;
-		}
 		this.emit("exit", code, signal);
 		this.maybeClose();
 	}

@@ -26,11 +26,6 @@ export interface LibcSpawn {
 	spawn(call: SpawnCall): { pid: number } | { errno: number };
 	/** A connected AF_UNIX stream pair, both ends close-on-exec; null with the errno's name. */
 	socketPair(): [number, number] | { errnoName: string };
-	/**
-	 * Writes into the socket `fd` without blocking until its send buffer is full; the byte count.
-	 * A process then given `fd` blocks on its first write until the far end reads them.
-	 */
-	fill(fd: number): number;
 	/** waitpid(pid, WNOHANG): null while it runs, its end once reaped (and then never again). */
 	reap(pid: number): { code: number | null; signal: NodeJS.Signals | null } | null;
 }
@@ -44,12 +39,6 @@ const WNOHANG = 1;
 const AF_UNIX = 1;
 const SOCK_STREAM = 1;
 const SOCK_CLOEXEC = 0o2000000;
-const MSG_DONTWAIT = 0x40;
-const MSG_NOSIGNAL = 0x4000;
-const SOL_SOCKET = 1;
-const SO_SNDBUF = 7;
-/** Filler for `fill`: large writes first, then single bytes into what room is left. */
-const FILL_CHUNK = Buffer.alloc(64 * 1024, 0x2e);
 const O_RDONLY = 0;
 const O_RDWR = 2;
 /** The opaque structs are 80 and 336 bytes on glibc x86_64 and aarch64; room to spare. */
@@ -85,8 +74,6 @@ export function lazyLibcSpawn(): LazyLibcSpawn {
 		const sigEmpty = f("int sigemptyset(void *set)");
 		const socketpair = f("int socketpair(int domain, int type, int protocol, int *fds)");
 		const waitpid = f("int waitpid(int pid, int *status, int options)");
-		const send = f("intptr_t send(int fd, const void *buf, size_t len, int flags)");
-		const setsockopt = f("int setsockopt(int fd, int level, int name, const int *value, uint32_t size)");
 		const everySignal = Buffer.alloc(SIGSET_BYTES);
 		const noSignal = Buffer.alloc(SIGSET_BYTES);
 		sigFill(everySignal);
@@ -130,19 +117,6 @@ export function lazyLibcSpawn(): LazyLibcSpawn {
 				const fds = new Int32Array(2);
 				if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) !== 0) return { errnoName: errnoName() };
 				return [fds[0], fds[1]];
-			},
-			fill(fd) {
-				// The smallest send buffer the kernel allows (a few KB): little filler to read on release.
-				setsockopt(fd, SOL_SOCKET, SO_SNDBUF, [1], 4);
-				let total = 0;
-				for (let size = FILL_CHUNK.length; size >= 1; size = size >> 4) {
-					for (;;) {
-						const n = Number(send(fd, FILL_CHUNK, size, MSG_DONTWAIT | MSG_NOSIGNAL));
-						if (n <= 0) break; // EAGAIN: this size no longer fits
-						total += n;
-					}
-				}
-				return total;
 			},
 			reap(pid) {
 				const status = new Int32Array(1);

@@ -25,13 +25,6 @@ export interface StartOptions {
 	detached?: boolean;
 	/** Index i is the child's descriptor i. */
 	stdio: readonly StdioChoice[];
-	/**
-	 * The child's first write to its stderr pipe blocks until `releaseStderr()` (SpawnedChild) is
-	 * called: the pipe is started full. Only through posix_spawn (then `held` is true); a child
-	 * started otherwise is not held. A held child killed, or this process gone, never blocks on it:
-	 * its write fails.
-	 */
-	holdStderr?: boolean;
 }
 
 export interface SpawnerOptions {
@@ -62,7 +55,7 @@ export class Spawner implements ChildOwner {
 	}
 
 	start(file: string, args: readonly string[], opts: StartOptions): ChildLike {
-		const libc = this.binding(opts.holdStderr ?? false);
+		const libc = this.binding();
 		// posix_spawn's dup2s run in order: a given descriptor numbered like an earlier target would
 		// be overwritten before it is used. libuv moves such descriptors out of the way first.
 		const clash = opts.stdio.some((c) => typeof c === "number" && c < opts.stdio.length);
@@ -76,7 +69,6 @@ export class Spawner implements ChildOwner {
 			if (s.includes("\0")) throw new TypeError(`spawn: an argument holds a NUL byte: ${JSON.stringify(s)}`);
 		}
 		const child = new SpawnedChild(this);
-		let heldBytes: number | undefined;
 		const parentEnds: (number | null)[] = [];
 		const childEnds: number[] = [];
 		const fds: ChildFd[] = [];
@@ -101,7 +93,6 @@ export class Spawner implements ChildOwner {
 				return fail(pair.errnoName, osConstants.errno[pair.errnoName as "EMFILE"] ?? 0);
 			parentEnds.push(pair[0]);
 			childEnds.push(pair[1]);
-			if (target === 2 && opts.holdStderr) heldBytes = libc.fill(pair[1]);
 			fds.push({ target, fd: pair[1] });
 		}
 		const path = resolveProgram(file, opts.env ?? process.env);
@@ -113,7 +104,7 @@ export class Spawner implements ChildOwner {
 			return fail(errnoNames.get(started.errno) ?? `errno ${started.errno}`, started.errno);
 		}
 		for (const fd of childEnds) closeSync(fd);
-		child.attach(started.pid, parentEnds, heldBytes);
+		child.attach(started.pid, parentEnds);
 		this.live.set(started.pid, child);
 		this.refChanged();
 		return child;
@@ -126,11 +117,10 @@ export class Spawner implements ChildOwner {
 		else this.poll.unref();
 	}
 
-	private binding(hold: boolean): LibcSpawn | null {
+	private binding(): LibcSpawn | null {
 		// A worker thread is never sent SIGCHLD (only the main thread's listeners hear signals).
 		if (this.libc !== undefined || this.opts.engine === "fork" || !isMainThread) return this.libc ?? null;
-		// Only posix_spawn can hold a child, so a start that asks for it loads koffi at once.
-		if (++this.starts === 2 || hold) this.libc = this.load();
+		if (++this.starts === 2) this.libc = this.load();
 		return this.libc ?? null;
 	}
 

@@ -8,12 +8,11 @@ import type { Socket } from "node:net";
 import type { Client } from "ssh2";
 import { KeelError } from "../../boundary/errors.js";
 import { resolveSshTarget, type SshTarget } from "./client-config.js";
-import { type ConnectPlace, connectError, hostKeyMessage } from "./connect-errors.js";
+import type { ConnectPlace } from "./connect-errors.js";
 import type { SshConnectOptions } from "./connect-options.js";
 import { unavailable } from "./errors.js";
-import { authConfig, connectSocket, readKnownHosts } from "./handshake.js";
 import { preferredHostKeyAlgorithms, verifyHostKey } from "./known-hosts.js";
-import { type Live, setUpLive } from "./live.js";
+import type { Live } from "./live.js";
 
 export type { SshConnectOptions } from "./connect-options.js";
 export type { Live, RemoteCaps } from "./live.js";
@@ -160,10 +159,18 @@ export class SshConnection {
 		const target = this.target as SshTarget; // get() refuses before connecting without one
 		const name = target.knownHostsName;
 		const files = target.knownHostsFiles;
+		// ssh2 and keel's code for the handshake and the session's channels are loaded by the first
+		// connection, not by importing keel.
+		const [{ Client: SshClient }, { authConfig, connectSocket, readKnownHosts }, errors, { setUpLive }] =
+			await Promise.all([
+				import("ssh2"),
+				import("./handshake.js"),
+				import("./connect-errors.js"),
+				import("./live.js"),
+			]);
+		const { connectError, hostKeyMessage } = errors;
 		const known = this.opts.insecureHostKey ? [] : readKnownHosts(files, name);
 		let hostKeyProblem: string | undefined;
-		// ssh2 is loaded by the first connection, not by importing keel (it is most of keel's load time).
-		const { Client: SshClient } = await import("ssh2");
 		const client: Client = new SshClient();
 		const { auth, keyFile } = authConfig(this.opts, this.target, this.label);
 		const place: ConnectPlace = {

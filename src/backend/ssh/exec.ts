@@ -5,12 +5,14 @@
  * shell. Concurrent commands each get their own shell (up to maxJobShells, then they queue), so a
  * long command never holds up another; file operations do not use these shells at all.
  */
+import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import type { ArgvRunner } from "../search/native.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Live, SshConnection } from "./connection.js";
-import { sysError } from "./errors.js";
+import { sysError, unavailable } from "./errors.js";
 import { runnerOf, runOnRunner } from "./run-exec.js";
+import { startOnRunner } from "./run-live.js";
 import type { JobShell } from "./shell.js";
 
 /** After the command exits, how long to wait for output still held open by background children. */
@@ -187,10 +189,40 @@ export function createJobExec(run: (req: JobRequest) => Promise<JobOutcome>): Ex
 	};
 }
 
-/** Commands on the runner where the host has python3, else in the job shells. */
+/**
+ * Commands on the runner where the host has python3, else in the job shells. Process handles on
+ * the runner only: without python3 on the host they are UNSUPPORTED.
+ */
 export function createSshExec(conn: SshConnection): ExecOps {
 	const shells = createJobExec((req) => runRemoteJob(conn, req));
 	return {
+		start: (req) =>
+			conn.use(async (live) => {
+				const runner = await runnerOf(live);
+				if (!runner) {
+					throw new KeelError(
+						"UNSUPPORTED",
+						`Process handles on ${conn.label} need python3 (3.5 or later, Linux) on the host, which keel runs them under; run the command in the foreground, or install python3 there.`,
+					);
+				}
+				live.peeks.clear(); // a command may change any file
+				return startOnRunner(runner, req, {
+					// A drop ends the runner and, with it, the handles; a runner killed by a command does not.
+					onRunnerDied: (tag) => {
+						if (!live.lost) live.runnerOrphans.push(tag);
+					},
+					onLinkLost: (fn) => live.onLost(fn),
+				}).catch((e: unknown) => {
+					if (e instanceof KeelError || (e as NodeJS.ErrnoException)?.code) throw e;
+					throw (
+						live.lost ??
+						unavailable(
+							`The command runner on the host ended while the command started (${(e as Error).message}); the next call starts a new runner.`,
+							e,
+						)
+					);
+				});
+			}),
 		run: (req) =>
 			conn.use(async (live) => {
 				const runner = await runnerOf(live);

@@ -3,24 +3,31 @@
  * (plus a helper shell for identity, hashes and the commit), commands in persistent shells started
  * without login files, search with the host's rg/fd or a find/grep fallback. See README.md here.
  */
+import { onFirstUse, partsOnFirstUse } from "../deferred.js";
 import { SshConnection } from "./connection.js";
-import { createSshExec } from "./exec.js";
-import { createSshFs } from "./fs.js";
 import type { SshBackend, SshBackendOptions } from "./options.js";
-import { createSshSearch } from "./search.js";
-import { createSshProcess } from "./spawn.js";
 
 export type { SshBackend, SshBackendOptions, SshFsOptions, SshSearchEngine } from "./options.js";
 
 export function createSshBackend(opts: SshBackendOptions): SshBackend {
 	const conn = new SshConnection(opts);
+	// Files, commands, search and processes over the connection: their code is imported by the
+	// first call that uses one (backend/deferred.ts), not when keel starts.
+	const parts = onFirstUse(async () => {
+		const [{ createSshFs }, { createSshExec }, { createSshSearch }, { createSshProcess }] = await Promise.all(
+			[import("./fs.js"), import("./exec.js"), import("./search.js"), import("./spawn.js")],
+		);
+		return {
+			fs: createSshFs(conn, opts),
+			exec: createSshExec(conn),
+			search: createSshSearch(conn, { engine: opts.searchEngine }),
+			process: createSshProcess(conn, opts.remotePath),
+		};
+	});
 	return {
 		kind: "ssh",
 		target: conn.label,
-		fs: createSshFs(conn, opts),
-		exec: createSshExec(conn),
-		search: createSshSearch(conn, { engine: opts.searchEngine }),
-		process: createSshProcess(conn, opts.remotePath),
+		...partsOnFirstUse("ssh", parts, { process: true }),
 		connect: async () => {
 			await conn.get();
 		},

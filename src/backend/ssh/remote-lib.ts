@@ -14,16 +14,16 @@
  * A job's output goes through its own FIFO and relay (`cat`), so a background child that keeps
  * the output open can be cut off by killing the relay without touching the shell's stream.
  */
-import { readHostFile } from "../remote/host-programs.js";
+import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 
-/** Read once per process; sent at the start of every helper shell. */
-const LIB = readHostFile("shell_lib.sh");
+/** Sent at the start of every helper shell. */
+const shellLib = hostProgram(() => readHostFile("shell_lib.sh"));
 
 /** What a new channel runs: bash without rc files when the host has it, else sh. */
 export const START_SHELL = "command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc; exec sh";
 
 /** The init text for a new shell; `path` replaces the remote PATH (tests: a host without rg/fd). */
 export function shellInit(path?: string): string {
-	return `${path === undefined ? "" : `export PATH=${shq(path)}\n`}${LIB}\n`;
+	return `${path === undefined ? "" : `export PATH=${shq(path)}\n`}${shellLib()}\n`;
 }

@@ -12,7 +12,7 @@
  * read it: no window between the check and the read) and `k_put` (the whole durable write of a
  * small file, compare-and-swap included, in one request).
  */
-import { joinHostFiles } from "../remote/host-programs.js";
+import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 
 /** The functions the fast helper answers (all else goes to the shell helper). */
@@ -30,20 +30,18 @@ export const PY_FUNCS = new Set([
 ]);
 
 /**
- * The helper's Python program (it serves requests on stdin until EOF), read once per process: the
+ * The helper's Python program (it serves requests on stdin until EOF), read on first use: the
  * primitives (the stat line, the pinned walk, opening without following a link), k_look, then the
  * request functions and the loop.
  */
-export const PY_HELPER_SOURCE = joinHostFiles([
-	"file_helper_core.py",
-	"file_helper_look.py",
-	"file_helper.py",
-]);
+export const pyHelperSource = hostProgram(() =>
+	joinHostFiles(["file_helper_core.py", "file_helper_look.py", "file_helper.py"]),
+);
 
 /** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
 export function pyInit(path?: string): string {
 	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(PY_HELPER_SOURCE)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(pyHelperSource())}\n`;
 }
 
 /** A request line for the fast helper. */

@@ -15,23 +15,29 @@
  * (the connection dropped, the backend closed), it does that for every command and exits.
  *
  * Requests: JSON lines `["r", id, cwd, command, {env}, tag]`, `["k", id]` (kill), `["s", tag]` (sweep a
- * tag of a runner that died, over every process). Answers: binary frames, a 9-byte header (kind,
+ * tag of a runner that died, over every process); for process handles (runner_live.py, run-live.ts)
+ * `["l", id, cwd, command, {env}, tag, cols, rows]` (start; cols 0: pipes), `["w", id, seq, base64]`,
+ * `["c", id]` (end stdin), `["g", id, SIGNAME]`, and `k`. A handle's frames: p, o, `a` (write seq
+ * done: "seq 1|0"), `x` ("c CODE" or "s SIGNAL"), `e` (end of output), `n`, d. Answers: binary frames, a 9-byte header (kind,
  * id as uint32, payload length as uint32) and the payload; a command's output travels only
  * inside `o` frames, so nothing it prints can look like a frame. Kinds: `h` ready; `p` started
  * (pid and start time; before the job's other frames, within 5 ms); `o` output; `x` exit status (128+n for a signal); `n` no such cwd; `d`
  * done (always last for an id). Frames are written together once per turn of the loop.
  */
-import { joinHostFiles } from "../remote/host-programs.js";
+import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 
 /**
- * The runner's Python program, read once per process: its globals and frames, the process handling
- * (runner_procs.py: the pids since a mark, the sweep of a call tag, starting a command), the loop.
+ * The runner's Python program, read on first use: its globals and frames, the process handling
+ * (runner_procs.py: the pids since a mark, the sweep of a call tag, starting a command), the process
+ * handles (runner_live.py), the loop.
  */
-export const RUNNER_SOURCE = joinHostFiles(["runner_head.py", "runner_procs.py", "runner.py"]);
+export const runnerSource = hostProgram(() =>
+	joinHostFiles(["runner_head.py", "runner_procs.py", "runner_live.py", "runner.py"]),
+);
 
 /** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
 export function runnerInit(path?: string): string {
 	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(RUNNER_SOURCE)}\n`;
+	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(runnerSource())}\n`;
 }

@@ -84,7 +84,7 @@ def exited(j):
     return 128 + info.si_status
 
 def shutdown():
-    for j in list(jobs.values()):
+    for j in list(jobs.values()) + list(lives.values()):
         end_group(j)
     finish_sweeps()
     os._exit(0)  # frames not yet written go nowhere: the channel is closing
@@ -93,6 +93,8 @@ def handle(line):
     try:
         req = json.loads(line.decode("utf-8", "surrogateescape"))
     except ValueError:
+        return
+    if live_request(req):
         return
     if req[0] == "r":
         jid = int(req[1])
@@ -133,12 +135,13 @@ def main():
             if j.exited is not None:
                 left = max(0.0, j.exited + (0 if j.killed else DRAIN) - now)
                 timeout = left if timeout is None else min(timeout, left)
-        fds = [0, wake_r] + [j.r for j in jobs.values() if j.r is not None]
+        live_rs, live_ws = live_fds()
+        fds = [0, wake_r] + [j.r for j in jobs.values() if j.r is not None] + live_rs
         flush()
         try:
-            ready = select.select(fds, [], [], timeout)[0]
+            ready, writable = select.select(fds, live_ws, [], timeout)[:2]
         except InterruptedError:
-            ready = []
+            ready, writable = [], []
         if wake_r in ready:
             try:
                 while os.read(wake_r, 512):
@@ -169,6 +172,7 @@ def main():
                     send(b"x", jid, str(st).encode())
             if j.exited is not None and (j.r is None or j.killed or time.monotonic() >= j.exited + DRAIN):
                 finish(jid)
+        live_turn(ready, writable)
         if 0 in ready:
             b = os.read(0, 65536)
             if not b:

@@ -196,16 +196,23 @@ def start_time(pid):
 SPAWN = [sys.version_info >= (3, 8) and hasattr(os, "posix_spawn")]
 START_DIR = os.getcwd()
 
-def spawn(argv, cwd, env, w):
-    # cwd: absolute. The child: its own session, cwd, stdin /dev/null, stdout and stderr the pipe w, the signals
-    # Python ignores back to their defaults. Returns (pid, Popen or None).
+# The signals a command gets at their defaults: those Python ignores, and (for a process handle, which
+# is signalled by name) those the shell that started the runner may have left ignored.
+DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
+HANDLE_SIGNALS = DEFAULT_SIGNALS + (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)
+
+def spawn(argv, cwd, env, w, stdin=None, sigdef=DEFAULT_SIGNALS):
+    # cwd: absolute. The child: its own session, cwd, stdin the pipe end stdin (None: /dev/null),
+    # stdout and stderr the pipe w, the signals Python ignores back to their defaults.
+    # Returns (pid, Popen or None).
     if SPAWN[0]:
         os.chdir(cwd)
         try:
-            acts = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-                    (os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_DUP2, w, 2)]
+            first = ((os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0) if stdin is None
+                     else (os.POSIX_SPAWN_DUP2, stdin, 0))
+            acts = [first, (os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_DUP2, w, 2)]
             pid = os.posix_spawn(argv[0], argv, env, file_actions=acts, setsid=True,
-                                 setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+                                 setsigdef=sigdef)
             return pid, None
         except NotImplementedError:  # no POSIX_SPAWN_SETSID here
             SPAWN[0] = False
@@ -214,7 +221,9 @@ def spawn(argv, cwd, env, w):
                 os.chdir(START_DIR)  # hold no command's directory between commands
             except OSError:
                 pass
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=w, stderr=w,
+    # Popen resets only the signals Python ignores: a handle's others stay as the runner got them.
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else stdin,
+                            stdout=w, stderr=w,
                             start_new_session=True, close_fds=True)
     return proc.pid, proc
 

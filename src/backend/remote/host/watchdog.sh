@@ -1,0 +1,27 @@
+read _ignored
+tag="$1"
+if printf 'a\0' | grep -qzxF a 2>/dev/null; then z=1; else z=; fi
+start=$(date +%s 2>/dev/null)
+passes=0
+while :; do
+  if [ -n "$z" ]; then
+    list=$(grep -lzxF -e "$tag" /proc/[0-9]*/environ 2>/dev/null)
+  else
+    list=
+    for f in /proc/[0-9]*/environ; do
+      [ -r "$f" ] && tr '\0' '\n' < "$f" 2>/dev/null | grep -qxF -e "$tag" && list="$list $f"
+    done
+  fi
+  found=
+  for f in $list; do
+    p=${f#/proc/}; p=${p%/environ}
+    [ "$p" != "$$" ] && kill -9 "$p" 2>/dev/null && found=1
+  done
+  [ -z "$found" ] && break
+  passes=$((passes + 1))
+  now=$(date +%s 2>/dev/null)
+  case "$start:$now" in
+    *[!0-9:]* | :* | *:) [ $passes -ge @@WATCHDOG_PASSES@@ ] && break ;;
+    *) [ $((now - start)) -ge @@WATCHDOG_SECONDS@@ ] && break ;;
+  esac
+done

@@ -1,0 +1,10 @@
+/**
+ * jsdiff, loaded the first time keel computes a diff (an edit's result, a preserved-lines check)
+ * rather than when keel starts: a session that only reads never needs it. Its CommonJS build is
+ * required synchronously, so the diff functions stay synchronous; Node's require cache holds it.
+ */
+import { createRequire } from "node:module";
+
+const requireHere = createRequire(import.meta.url);
+
+export const jsdiff = (): typeof import("diff") => requireHere("diff");

@@ -1,0 +1,68 @@
+/**
+ * A palette: the tools one host offers, bound to it. Running a call by name is here: the tool
+ * looked up (an unknown name lists the ones there are), the model's known quirks repaired, the
+ * arguments checked against the schema, then execute on the bound host. What surrounds a call
+ * (its scope, timing, the failure memory, a closed session) stays with the session that owns the
+ * palette; every adapter reaches it through Session.call.
+ */
+import type { WorkOwner } from "../boundary/call-scope.js";
+import { KeelError } from "../boundary/errors.js";
+import { checkModeOf } from "../syntax/check.js";
+import type { ToolHost } from "../tool-host.js";
+import type { ToolDefinition, ToolResult } from "./types.js";
+
+/** One call's own parts: its scope and progress callback, and its syntax check option as given. */
+export interface PaletteCall {
+	scope: WorkOwner;
+	onUpdate?: (partial: ToolResult) => void;
+	/** Unchecked: a value that is not a check mode fails the call (INVALID_ARGS). */
+	check?: unknown;
+}
+
+/** What runs around a tool's execution (the session's checkpoints: a scan before and after it). */
+export type AroundCall = (tool: ToolDefinition, run: () => Promise<ToolResult>) => Promise<ToolResult>;
+
+export class Palette {
+	private readonly byName: Map<string, ToolDefinition>;
+
+	constructor(
+		tools: readonly ToolDefinition[],
+		private readonly host: ToolHost,
+		private readonly around: AroundCall = (_tool, run) => run(),
+	) {
+		this.byName = new Map(tools.map((t) => [t.name, t]));
+	}
+
+	get tools(): ToolDefinition[] {
+		return [...this.byName.values()];
+	}
+
+	/** Run tool `name` on this palette's host. Throws KeelError (or what the tool threw). */
+	async run(name: string, args: unknown, call: PaletteCall): Promise<ToolResult> {
+		const tool = this.byName.get(name);
+		if (!tool) {
+			throw new KeelError(
+				"UNKNOWN_TOOL",
+				`Unknown tool "${name}". Available: ${[...this.byName.keys()].join(", ")}.`,
+			);
+		}
+		const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
+		tool.check(prepared);
+		const { scope } = call;
+		if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
+		const check = call.check === undefined ? undefined : checkModeOf(call.check, "check");
+		const host = this.host;
+		return this.around(tool, () =>
+			tool.execute(prepared as never, {
+				host,
+				// Made when the tool first reads it (boundary/call-scope.ts).
+				get signal() {
+					return scope.signal;
+				},
+				scope,
+				onUpdate: call.onUpdate,
+				check,
+			}),
+		);
+	}
+}

@@ -1,0 +1,349 @@
+/**
+ * Process handles through the tools on the ssh backend (the command runner's runner_live.py on the
+ * host): a server started in the background, waited for, queried, its log read from a cursor and
+ * killed with what it set loose; stdin written; a Python REPL and a full-screen program in a
+ * terminal; fifty at once against the bounds; and nothing left behind after a close, a cut
+ * connection, or a command that kills the runner itself. The sshd is this machine, so the host's
+ * process table is this one's.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SshConnection } from "../../src/backend/ssh/connection.js";
+import { createSshExec } from "../../src/backend/ssh/exec.js";
+import { createSshFs } from "../../src/backend/ssh/fs.js";
+import { createSshSearch } from "../../src/backend/ssh/search.js";
+import { createSshProcess } from "../../src/backend/ssh/spawn.js";
+import type { Backend } from "../../src/backend/types.js";
+import type { ProcessLimits } from "../../src/procs/table.js";
+import { type CallResult, Session } from "../../src/session.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
+import { pythonMissing } from "../fixtures/ssh-backend.js";
+import { NO_RC_FILES, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+
+const missing = sshdMissing() ?? pythonMissing();
+if (missing) console.warn(`skipping the ssh process handle tests: ${missing}`);
+
+let sshd: Sshd;
+let dir: string;
+const sessions: Session[] = [];
+const markers: string[] = [];
+
+beforeAll(async () => {
+	if (!missing) sshd = await startSshd(NO_RC_FILES);
+}, 60_000);
+afterAll(async () => {
+	await sshd?.stop();
+});
+beforeEach(async () => {
+	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-ssh-handles-")));
+});
+afterEach(async () => {
+	await Promise.all(sessions.splice(0).map((s) => s.close()));
+	for (const m of markers.splice(0))
+		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
+	await rm(dir, { recursive: true, force: true });
+});
+
+function marker(): string {
+	const m = `keelsshproc${randomBytes(5).toString("hex")}`;
+	markers.push(m);
+	return m;
+}
+
+/** The ssh backend as createSshBackend makes it, with its connection at hand (to cut it). */
+function sshBackend(): { backend: Backend; conn: SshConnection } {
+	const opts = sshOptions(sshd);
+	const conn = new SshConnection(opts);
+	const backend: Backend = {
+		kind: "ssh",
+		fs: createSshFs(conn, {}),
+		exec: createSshExec(conn),
+		search: createSshSearch(conn, {}),
+		process: createSshProcess(conn, undefined),
+		close: () => conn.close(),
+	};
+	return { backend, conn };
+}
+
+async function open(opts: { limits?: Partial<ProcessLimits>; profile?: "unified" | "codex" } = {}) {
+	const { backend, conn } = sshBackend();
+	const s = await Session.create({
+		root: dir,
+		backend,
+		profile: opts.profile ?? "unified",
+		...(opts.limits ? { processLimits: opts.limits } : {}),
+	});
+	sessions.push(s);
+	return { s, conn };
+}
+
+function out(r: CallResult): string {
+	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
+	return r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+function details(r: CallResult): Record<string, any> {
+	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
+	return r.details as Record<string, any>;
+}
+
+const gone = (m: string) => waitFor(() => processesWith(m).length === 0, 10_000);
+
+/** A node one-liner server: logs each request's method and path, prints its port when listening. */
+const SERVER = `require("http").createServer((q, r) => { console.log(q.method, q.url); r.end("hi " + q.url); }).listen(0, "127.0.0.1", function () { console.log("listening on port " + this.address().port); })`;
+
+describe.skipIf(missing)("ssh: a web server under a process handle", () => {
+	it("starts in the background, is waited for, queried, its log read from a cursor, and killed with what it set loose", async () => {
+		const { s } = await open();
+		const m = marker();
+		const started = await s.call("bash", {
+			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${SERVER}' ${m}`,
+			background: true,
+		});
+		const id = details(started).process.id as number;
+		expect(details(started).process.state).toBe("running");
+		const ready = await s.call("process", {
+			action: "wait",
+			id,
+			cursor: 0,
+			pattern: "port (\\d+)",
+			timeout: 20,
+		});
+		const port = Number(/port (\d+)/.exec(out(ready))?.[1]);
+		expect(port).toBeGreaterThan(0);
+		const cursor = details(ready).cursor as number;
+
+		const page = await s.call("bash", {
+			command: `${process.execPath} -e 'fetch("http://127.0.0.1:${port}/hello-${m}").then(r => r.text()).then(console.log)'`,
+		});
+		expect(out(page)).toContain(`hi /hello-${m}`);
+		const log = await s.call("process", { action: "wait", id, cursor, pattern: `hello-${m}`, timeout: 20 });
+		expect(out(log)).toContain(`GET /hello-${m}`);
+		expect(out(log)).not.toContain(`port ${port}`);
+
+		// The server and the setsid escapee, both on the host.
+		expect(processesWith(m).length).toBe(2);
+		const killed = await s.call("process", { action: "kill", id });
+		expect(details(killed).process.state).toBe("killed");
+		// kill answers once the group and the tagged escapee are gone, not some time later.
+		expect(processesWith(m)).toEqual([]);
+	}, 40_000);
+
+	it("a foreground command past its yield time becomes a handle; stdin is written; SIGINT reaches the group", async () => {
+		const { s } = await open();
+		const r = await s.call("bash", {
+			command: "echo A$((1+1)); sleep 1; echo B$((2+2)); exit 3",
+			yield: 0.2,
+		});
+		expect(out(r)).toContain("A2");
+		expect(out(r)).not.toContain("B4");
+		const id = details(r).process.id as number;
+		const done = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(out(done)).toContain("B4");
+		expect(details(done).process).toMatchObject({ state: "exited", exitCode: 3 });
+
+		const reader = await s.call("bash", {
+			command: "echo ready; read a; echo got-$a; read b; echo got-$b; cat; echo eof",
+			background: true,
+		});
+		const rid = details(reader).process.id as number;
+		const start = details(
+			await s.call("process", { action: "wait", id: rid, cursor: 0, pattern: "ready", timeout: 20 }),
+		).cursor as number;
+		await s.call("process", { action: "write", id: rid, chars: "one\n" });
+		await s.call("process", { action: "write", id: rid, chars: "two\nthree\n", eof: true });
+		const all = await s.call("process", {
+			action: "wait",
+			id: rid,
+			cursor: start,
+			pattern: "eof",
+			timeout: 20,
+		});
+		expect(out(all)).toMatch(/got-one\n(.|\n)*got-two\n(.|\n)*three\neof/);
+		const after = await s.call("process", { action: "write", id: rid, chars: "x" });
+		expect(after.ok).toBe(false);
+
+		const trap = await s.call("bash", {
+			command: "trap 'echo got-int' INT; echo ready; while :; do sleep 1 & wait $!; done",
+			background: true,
+		});
+		const tid = details(trap).process.id as number;
+		const cursor = details(
+			await s.call("process", { action: "wait", id: tid, cursor: 0, pattern: "ready", timeout: 20 }),
+		).cursor;
+		await s.call("process", { action: "signal", id: tid, signal: "INT" });
+		const seen = await s.call("process", {
+			action: "wait",
+			id: tid,
+			cursor,
+			pattern: "got-int",
+			timeout: 20,
+		});
+		// The trap ran: SIGINT is not left ignored by whatever started the runner (sshd's shell).
+		expect(out(seen)).toContain('matched "got-int"');
+		expect(details(seen).process.state).toBe("running");
+		await s.call("process", { action: "signal", id: tid, signal: "SIGTERM" });
+		const ended = await s.call("process", { action: "wait", id: tid, timeout: 20 });
+		expect(details(ended).process).toMatchObject({ state: "exited", signal: "SIGTERM" });
+	}, 40_000);
+});
+
+describe.skipIf(missing)("ssh: terminal mode (the host's pty)", () => {
+	it("drives a Python REPL through stdin and reads its output as plain text", async () => {
+		const { s } = await open();
+		const r = await s.call("bash", { command: "python3 -q", tty: true });
+		const id = details(r).process.id as number;
+		await s.call("process", { action: "wait", id, cursor: 0, pattern: ">>> ", timeout: 20 });
+		const answer = await s.call("process", { action: "write", id, chars: "print(6 * 7, 'x' * 3)\n" });
+		let text = out(answer);
+		if (!text.includes("42 xxx")) {
+			text = out(await s.call("process", { action: "wait", id, pattern: "42 xxx", timeout: 20 }));
+		}
+		expect(text).toContain("42 xxx");
+		expect(text).not.toMatch(/\x1b/);
+		// A terminal: isatty, and the size asked for.
+		// The write's answer may already hold the reply: from its cursor on, both together.
+		const before = details(answer).cursor as number;
+		await s.call("process", {
+			action: "write",
+			id,
+			chars: "import os, sys; print('tty', sys.stdin.isatty(), os.get_terminal_size())\n",
+		});
+		const tty = await s.call("process", {
+			action: "wait",
+			id,
+			cursor: before,
+			pattern: "columns=\\d+",
+			timeout: 20,
+		});
+		expect(out(tty)).toMatch(/tty True os\.terminal_size\(columns=\d+, lines=\d+\)/);
+		await s.call("process", { action: "write", id, chars: "exit()\n" });
+		const end = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(details(end).process).toMatchObject({ state: "exited", exitCode: 0 });
+	}, 40_000);
+
+	it("gives a full-screen program's current screen, not its escapes", async () => {
+		const { s } = await open();
+		await writeFile(
+			join(dir, "draw.py"),
+			[
+				"import sys, time",
+				"w = sys.stdout.write",
+				"w('\\x1b[?1049h\\x1b[2J\\x1b[5;10HWORLD\\x1b[1;1Hstale\\x1b[1;1HTOP  \\x1b[3;4H\\x1b[31mred\\x1b[0m')",
+				"sys.stdout.flush()",
+				"time.sleep(30)",
+			].join("\n"),
+		);
+		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
+		const id = details(r).process.id as number;
+		const seen = await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 });
+		const text = out(seen);
+		expect(details(seen).screen).toBe(true);
+		const rows = text.split("\n").slice(1);
+		expect(rows[0]).toBe("TOP");
+		expect(rows[2]).toBe("   red");
+		expect(rows[4]).toBe("         WORLD");
+		await s.call("process", { action: "kill", id });
+	}, 40_000);
+});
+
+describe.skipIf(missing)("ssh: bounds", () => {
+	it("fifty at once: the live limit answers PROCESS_LIMIT; close leaves none", async () => {
+		const { s } = await open({ limits: { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 } });
+		const m = marker();
+		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
+		const results = await Promise.all(
+			Array.from({ length: 50 }, () => s.call("bash", { command, background: true })),
+		);
+		expect(results.filter((r) => r.ok).length).toBe(40);
+		for (const r of results.filter((r) => !r.ok)) if (!r.ok) expect(r.error.code).toBe("PROCESS_LIMIT");
+		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
+		await Promise.all(
+			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
+		);
+		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
+		for (const id of ids) expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(4096);
+		expect(await waitFor(() => processesWith(m).length === 40, 10_000)).toBe(true);
+		await s.close();
+		expect(await gone(m)).toBe(true);
+	}, 90_000);
+});
+
+describe.skipIf(missing)("ssh: nothing left behind", () => {
+	async function startAll(s: Session, m: string) {
+		await s.call("bash", { command: `sleep 1000; : ${m}-bg`, background: true });
+		await s.call("bash", {
+			command: `setsid sh -c 'sleep 1000; : ${m}-loose' & sleep 1000; : ${m}-yield`,
+			yield: 0.1,
+		});
+		await s.call("bash", { command: `sleep 1000; : ${m}-tty`, tty: true });
+		const all = () => ["bg", "loose", "yield", "tty"].every((k) => processesWith(`${m}-${k}`).length > 0);
+		expect(await waitFor(all, 15_000), processesWith(m).join("\n")).toBe(true);
+	}
+
+	for (const how of ["the sshd side killed", "the client socket destroyed"] as const) {
+		it(`${how}: the handles and what they set loose die on the host; the handles end`, async () => {
+			const { s, conn } = await open();
+			const m = marker();
+			await startAll(s, m);
+			if (how === "the sshd side killed") expect(await sshd.dropConnections()).toBeGreaterThan(0);
+			else (await conn.get()).client.destroy();
+			expect(await gone(m), processesWith(m).join("\n")).toBe(true);
+			// keel sees the link go (its socket's close) when it sees it: then every handle has ended.
+			let listed = "";
+			const ended = async () => {
+				listed = out(await s.call("process", { action: "list" }));
+				return !/running/.test(listed);
+			};
+			for (let i = 0; i < 100 && !(await ended()); i++) await new Promise((r) => setTimeout(r, 100));
+			expect(listed).toMatch(/process 1 .*exited \(SIGKILL\)/);
+			expect(listed).not.toMatch(/running/);
+			// The next handle reconnects.
+			const r = await s.call("bash", { command: "echo again", yield: 10 });
+			expect(out(r)).toContain("again");
+		}, 40_000);
+	}
+
+	it("a command that kills the runner: its handles' leftovers are killed by the next runner", async () => {
+		const { s } = await open();
+		const m = marker();
+		await startAll(s, m);
+		// The runner is the parent of every handle's leader.
+		const killer = await s.call("bash", { command: "kill -9 $PPID" });
+		expect(killer.ok).toBe(false);
+		expect(processesWith(`${m}-bg`).length).toBe(1);
+		const next = await s.call("bash", { command: "echo next" });
+		expect(out(next)).toContain("next");
+		expect(await gone(m), processesWith(m).join("\n")).toBe(true);
+	}, 40_000);
+
+	it("the session's close kills them all", async () => {
+		const { s } = await open();
+		const m = marker();
+		await startAll(s, m);
+		await s.close();
+		expect(processesWith(m)).toEqual([]);
+	}, 40_000);
+});
+
+describe.skipIf(missing)("ssh: the codex profile", () => {
+	it("exec_command past its yield time, then write_stdin to completion", async () => {
+		const { s } = await open({ profile: "codex" });
+		const r = await s.call("exec_command", {
+			cmd: "read line; echo got-$line; sleep 0.3; echo E$((40+2)); exit 4",
+			yield_time_ms: 300,
+		});
+		expect(out(r)).toMatch(/Process running with session ID \d+/);
+		const sessionId = details(r).session_id as number;
+		let all = out(
+			await s.call("write_stdin", { session_id: sessionId, chars: "abc\n", yield_time_ms: 2000 }),
+		);
+		if (!all.includes("exited"))
+			all += out(await s.call("write_stdin", { session_id: sessionId, yield_time_ms: 20_000 }));
+		expect(all).toContain("got-abc");
+		expect(all).toContain("Process exited with code 4");
+	}, 30_000);
+});
