@@ -54,7 +54,12 @@ function duOf(dir) {
 async function measureTree(label, root, stateBase) {
 	const plain = await Session.create({ root, profile: "pi", stateDir: join(stateBase, "plain") });
 	const t0 = nowMs();
-	const kept = await Session.create({ root, profile: "pi", stateDir: join(stateBase, "kept"), checkpoints: true });
+	const kept = await Session.create({
+		root,
+		profile: "pi",
+		stateDir: join(stateBase, "kept"),
+		checkpoints: true,
+	});
 	await kept.checkpoints.list(); // the first scan: checkpoint 0
 	const firstScanMs = nowMs() - t0;
 	const storeBytes = duOf(join(stateBase, "kept", "checkpoints"));
@@ -62,7 +67,13 @@ async function measureTree(label, root, stateBase) {
 	writeFileSync(target, "line 0\n");
 	must(await plain.call("read", { path: target }), "read");
 	must(await kept.call("read", { path: target }), "read");
-	const samples = { floor: [], "true: plain": [], "true: checkpoints": [], "edit: plain": [], "edit: checkpoints": [] };
+	const samples = {
+		floor: [],
+		"true: plain": [],
+		"true: checkpoints": [],
+		"edit: plain": [],
+		"edit: checkpoints": [],
+	};
 	let n = 0;
 	for (let i = 0; i < iterations + 3; i++) {
 		const keep = i >= 3;
@@ -74,9 +85,15 @@ async function measureTree(label, root, stateBase) {
 		await time("floor", () => walkFloor(root));
 		await time("true: plain", async () => must(await plain.call("bash", { command: "true" }), "bash"));
 		await time("true: checkpoints", async () => must(await kept.call("bash", { command: "true" }), "bash"));
-		for (const [name, s] of [["edit: plain", plain], ["edit: checkpoints", kept]]) {
+		for (const [name, s] of [
+			["edit: plain", plain],
+			["edit: checkpoints", kept],
+		]) {
 			await time(name, async () =>
-				must(await s.call("edit", { path: target, edits: [{ oldText: `line ${n}`, newText: `line ${n + 1}` }] }), "edit"),
+				must(
+					await s.call("edit", { path: target, edits: [{ oldText: `line ${n}`, newText: `line ${n + 1}` }] }),
+					"edit",
+				),
 			);
 			n++;
 		}
@@ -88,7 +105,9 @@ async function measureTree(label, root, stateBase) {
 		return [name, s.median.toFixed(1), s.p95.toFixed(1)];
 	});
 	console.log(`\n### ${label}\n`);
-	console.log(`first scan (checkpoint 0): ${firstScanMs.toFixed(0)} ms; store after it: ${(storeBytes / 1e6).toFixed(1)} MB\n`);
+	console.log(
+		`first scan (checkpoint 0): ${firstScanMs.toFixed(0)} ms; store after it: ${(storeBytes / 1e6).toFixed(1)} MB\n`,
+	);
 	console.log(markdownTable(["per call", "p50 ms", "p95 ms"], rows));
 }
 
@@ -100,7 +119,11 @@ try {
 	await measureTree(`generated tree, ${files} files`, gen, join(base, "s1"));
 	const copy = join(base, "repo");
 	cpSync(repo, copy, { recursive: true, filter: (src) => !/\/(node_modules|\.git|dist)(\/|$)/.test(src) });
-	await measureTree(`a real repository (${repo}, .git, node_modules and dist left out)`, copy, join(base, "s2"));
+	await measureTree(
+		`a real repository (${repo}, .git, node_modules and dist left out)`,
+		copy,
+		join(base, "s2"),
+	);
 } finally {
 	rmSync(base, { recursive: true, force: true });
 }

@@ -48,6 +48,7 @@ const OPTIONS = {
 	network: { type: "boolean" },
 	identity: { type: "string" },
 	"insecure-host-key": { type: "boolean" },
+	checkpoints: { type: "boolean" },
 	timeout: { type: "string" },
 	json: { type: "boolean" },
 	help: { type: "boolean", short: "h" },
@@ -111,6 +112,7 @@ export function parse(argv: string[], environment: Record<string, string | undef
 			allowProtected: values["allow-protected"],
 			protectedPaths: values.protect,
 			commandPrefix: values["command-prefix"],
+			...((values.checkpoints ?? env.checkpoints) ? { checkpoints: true } : {}),
 		};
 		checkSessionOptions(session);
 	} catch (e) {

@@ -18,6 +18,7 @@ export const SETTING_ENV = {
 	env: "KEEL_ENV",
 	identity: "KEEL_IDENTITY",
 	insecureHostKey: "KEEL_INSECURE_HOST_KEY",
+	checkpoints: "KEEL_CHECKPOINTS",
 } as const;
 
 export type SettingKey = keyof typeof SETTING_ENV;
@@ -26,7 +27,11 @@ export type SettingKey = keyof typeof SETTING_ENV;
 export const ENV_NAMES: readonly string[] = Object.values(SETTING_ENV);
 
 /** Settings that are switches; the rest take a value. */
-export const SWITCH_SETTINGS: ReadonlySet<SettingKey> = new Set<SettingKey>(["network", "insecureHostKey"]);
+export const SWITCH_SETTINGS: ReadonlySet<SettingKey> = new Set<SettingKey>([
+	"network",
+	"insecureHostKey",
+	"checkpoints",
+]);
 
 /** Settings that hold several values. */
 export const LIST_SETTINGS: ReadonlySet<SettingKey> = new Set<SettingKey>([
@@ -96,4 +101,5 @@ export interface EnvSettings {
 	env?: string[];
 	identity?: string;
 	insecureHostKey?: boolean;
+	checkpoints?: boolean;
 }

@@ -85,6 +85,7 @@ describe("registration", () => {
 			"keel-env",
 			"keel-identity",
 			"keel-insecure-host-key",
+			"keel-checkpoints",
 		]);
 		// Switches are booleans (`--keel-network` alone); everything else takes a value.
 		expect(flagTypes).toMatchObject({
@@ -92,6 +93,7 @@ describe("registration", () => {
 			"keel-identity": "string",
 			"keel-network": "boolean",
 			"keel-insecure-host-key": "boolean",
+			"keel-checkpoints": "boolean",
 		});
 		// A name in both profiles is registered once, with the pi profile's definition (pi's schema:
 		// pi registers tools at load, before the profile is known).

@@ -52,6 +52,7 @@ export const FLAGS = {
 	env: "keel-env",
 	identity: "keel-identity",
 	insecureHostKey: "keel-insecure-host-key",
+	checkpoints: "keel-checkpoints",
 } as const;
 
 export type FlagKey = keyof typeof FLAGS;
@@ -72,6 +73,8 @@ export const FLAG_HELP: Record<FlagKey, string> = {
 	env: "keel bwrap backend: host environment variables to pass into the sandbox, comma separated names (default: a minimal set)",
 	identity: "keel ssh backend: private key file (default: ssh-agent, then ~/.ssh/id_*)",
 	insecureHostKey: "keel ssh backend: skip host key checking against known_hosts",
+	checkpoints:
+		"keel: keep checkpoints of every change keel's tools make, bash included, for the /undo command (local and bwrap backends)",
 };
 
 export { ENV_NAMES } from "../settings-env.js";
@@ -112,6 +115,8 @@ export interface KeelPiConfig {
 	allowRead: string[];
 	disabled: string[];
 	backend: BackendSetting;
+	/** Checkpoints of every change keel's tools make, for /undo. */
+	checkpoints: boolean;
 	/** pi's own `shellCommandPrefix` setting, run before every keel bash command as pi runs it. */
 	commandPrefix?: string;
 	/** Why the settings are unusable (an unknown profile, tool or key): every keel tool call is refused with it. */
@@ -217,6 +222,7 @@ export function resolveConfig(src: ConfigSources): KeelPiConfig {
 	const root = remoteRoot ?? resolve(src.cwd, rootSetting ?? ".");
 	const allow = (pick("allow", parseList)?.value ?? []).map((p) => resolve(root, p));
 	const allowRead = (pick("allowRead", parseList)?.value ?? []).map((p) => resolve(root, p));
+	const checkpoints = onOff("checkpoints");
 	const error = errors.length ? errors.join("; ") : undefined;
 	if (error) warnings.push(`keel settings: ${error}. keel's tools will refuse to run until it is fixed`);
 	return {
@@ -226,6 +232,7 @@ export function resolveConfig(src: ConfigSources): KeelPiConfig {
 		allowRead,
 		disabled,
 		backend,
+		checkpoints,
 		...(src.shellCommandPrefix ? { commandPrefix: src.shellCommandPrefix } : {}),
 		...(error ? { error } : {}),
 		warnings,

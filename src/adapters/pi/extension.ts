@@ -24,6 +24,7 @@ import { loadConfig } from "./load-config.js";
 import { allKeelTools, applyPolicy, suppressedNames } from "./policy.js";
 import { SessionSlot } from "./sessions.js";
 import { FailureLog, toPiTool } from "./tools.js";
+import { undoCommand } from "./undo.js";
 
 /**
  * The part of pi's ExtensionAPI keel calls, declared here so that keel's published types need
@@ -37,6 +38,10 @@ export interface PiExtensionHost {
 	getActiveTools(): string[];
 	setActiveTools(names: string[]): void;
 	getAllTools(): { name: string }[];
+	registerCommand?(
+		name: string,
+		options: { description?: string; handler: (args: string, ctx: never) => unknown },
+	): void;
 }
 
 export default function keel(piHost: PiExtensionHost): void {
@@ -83,11 +88,23 @@ export default function keel(piHost: PiExtensionHost): void {
 				settingsError: c.error,
 				backendSetting: c.backend,
 				commandPrefix: c.commandPrefix,
+				...(c.checkpoints ? { checkpoints: true } : {}),
 			});
 		},
 	};
 	const keelNames = new Set(allKeelTools().map((t) => t.name));
 	for (const def of allKeelTools()) pi.registerTool(toPiTool(def, host));
+
+	// `/undo [N | list]`: the checkpoints of keel's own changes (--keel-checkpoints turns them on).
+	pi.registerCommand?.("undo", {
+		description:
+			"keel: undo the last change keel's tools made (bash included), restore checkpoint N, or list them",
+		handler: async (args: string, ctx: ExtensionContext) => {
+			const say = (text: string, level: "info" | "warning" | "error" = "info") =>
+				ctx.hasUI ? ctx.ui.notify(text, level) : console.log(text);
+			say(...(await undoCommand(await host.session(ctx), args)));
+		},
+	});
 
 	pi.on("session_start", (_event, ctx) => {
 		config = undefined; // flags and settings are read afresh for every session

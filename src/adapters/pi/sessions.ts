@@ -51,6 +51,7 @@ export class SessionSlot {
 			req.allowRead,
 			req.disabledTools,
 			req.commandPrefix,
+			req.checkpoints,
 			req.settingsError,
 			b && [b.spec, b.network, b.env, b.identity, b.insecureHostKey, b.error],
 		]);
