@@ -20,6 +20,7 @@ import {
 } from "../../src/backend/remote/host-programs.js";
 import { PY_HELPER_SOURCE } from "../../src/backend/ssh/remote-py.js";
 import { RUNNER_SOURCE } from "../../src/backend/ssh/remote-run.js";
+import { checkpointHelperSource } from "../../src/checkpoints/remote-source.js";
 
 const SRC = join(import.meta.dirname, "../../src");
 /** Deliberate constructs shellcheck misreads: SC2209 `b=bash` (the word, not its output); SC2163 `export "$kv"` (kv is NAME=VALUE). */
@@ -69,6 +70,7 @@ describe("host programs as files", () => {
 		const joined = [
 			["file_helper.joined.py", PY_HELPER_SOURCE],
 			["runner.joined.py", RUNNER_SOURCE],
+			["checkpoint.joined.py", checkpointHelperSource()],
 		].map(([name, text]) => {
 			writeFileSync(join(work, name), text);
 			return join(work, name);
@@ -104,6 +106,7 @@ describe("host programs as files", () => {
 			["file_helper.py", PY_HELPER_SOURCE],
 			["runner.py", RUNNER_SOURCE],
 			["exec_replace.py", REPLACE_PY],
+			["checkpoint.py", checkpointHelperSource()],
 		].map(([name, text]) => {
 			const out = join(work, `flakes-${name}`);
 			writeFileSync(out, text);
