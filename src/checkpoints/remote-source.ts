@@ -169,9 +169,20 @@ export class RemoteTreeSource implements TreeSource {
 		return opened.helper;
 	}
 
-	/** One request; a failure the helper reports becomes an Error with its errno-style code. */
-	private async ask(req: Record<string, unknown>): Promise<Reply> {
-		const r = await (await this.running()).request(req);
+	/**
+	 * One request; a failure the helper reports becomes an Error with its errno-style code. A
+	 * request that only reads or scans is sent once more to a new helper when the one it went to
+	 * died (a dropped connection); a restore step is not, as it may have been done.
+	 */
+	private async ask(req: Record<string, unknown>, again = false): Promise<Reply> {
+		const helper = await this.running();
+		let r: Reply;
+		try {
+			r = await helper.request(req);
+		} catch (e) {
+			if (!again || !helper.dead) throw e;
+			r = await (await this.running()).request(req);
+		}
 		if (typeof r.head.storeBytes === "number") this.bytes = r.head.storeBytes;
 		if (!r.head.ok) {
 			const e = new Error(String(r.head.message)) as NodeJS.ErrnoException;
@@ -182,7 +193,7 @@ export class RemoteTreeSource implements TreeSource {
 	}
 
 	async capture(room: number): Promise<CaptureResult> {
-		const { head } = await this.ask({ op: "capture", room });
+		const { head } = await this.ask({ op: "capture", room }, true);
 		const changes = (head.changes as Array<[string, PathState, PathState]>).map(
 			([path, before, after]): PathChange => ({ path, before, after }),
 		);
@@ -200,13 +211,13 @@ export class RemoteTreeSource implements TreeSource {
 	}
 
 	async blob(sha256: string): Promise<Buffer | null> {
-		const { head, data } = await this.ask({ op: "blob", sha256 });
+		const { head, data } = await this.ask({ op: "blob", sha256 }, true);
 		if (head.found !== true) return null;
 		return createHash("sha256").update(data).digest("hex") === sha256 ? data : null;
 	}
 
 	async retain(keep: ReadonlySet<string>): Promise<void> {
-		await this.ask({ op: "retain", keep: [...keep] });
+		await this.ask({ op: "retain", keep: [...keep] }, true);
 	}
 
 	async makeDir(path: string, mode: number): Promise<void> {

@@ -4,27 +4,17 @@
  * is a conflict that changes nothing; budgets are enforced and named.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../../src/index.js";
+import { COMMANDS, seedTree } from "./commands.js";
 import { snapshot } from "./tree.js";
 
 let dir: string;
 let root: string;
 let session: Session;
-
-function seed(): void {
-	mkdirSync(join(root, "src/deep"), { recursive: true });
-	mkdirSync(join(root, "empty"));
-	writeFileSync(join(root, "src/a.txt"), "alpha\nbeta\n");
-	writeFileSync(join(root, "src/deep/b.py"), "print('b')\n");
-	writeFileSync(join(root, "run.sh"), "#!/bin/sh\necho hi\n");
-	chmodSync(join(root, "run.sh"), 0o755);
-	symlinkSync("src/a.txt", join(root, "link-to-a"));
-	writeFileSync(join(root, "bin.dat"), Buffer.from([0, 1, 2, 255, 0]));
-}
 
 async function ok(name: string, args: unknown) {
 	const r = await session.call(name, args);
@@ -36,7 +26,7 @@ beforeEach(async () => {
 	dir = mkdtempSync(join(tmpdir(), "keel-undo-"));
 	root = join(dir, "ws");
 	mkdirSync(root);
-	seed();
+	seedTree(root);
 	session = await createSession({
 		root,
 		profile: "unified",
@@ -54,26 +44,6 @@ const git = (args: string[]) =>
 		cwd: root,
 		stdio: "pipe",
 	});
-
-/** Each row: a command that changes the tree in one way a model's shell does. */
-const COMMANDS: Array<[string, string]> = [
-	["sed -i rewrites a file", "sed -i 's/alpha/ALPHA/' src/a.txt"],
-	["rm -rf removes a directory tree", "rm -rf src"],
-	["mv renames a file", "mv src/a.txt src/renamed.txt"],
-	["mv renames a directory", "mv src moved"],
-	["chmod changes a mode", "chmod 600 src/a.txt && chmod 700 src/deep"],
-	["ln -s adds and retargets links", "ln -s nowhere dangling && ln -sfn run.sh link-to-a"],
-	["an empty directory appears and one goes", "mkdir -p new/empty/inner && rmdir empty"],
-	["a file becomes binary", "printf '\\000\\001' > src/a.txt"],
-	[
-		"python writes files",
-		"python3 -c \"open('py.txt','w').write('x'*1000); import os; os.remove('bin.dat')\"",
-	],
-	[
-		"many kinds at once",
-		"rm run.sh && mkdir run.sh.d && echo x > run.sh.d/f && chmod 644 bin.dat && mv link-to-a l2",
-	],
-];
 
 describe("a restore after a shell command gives back exactly the earlier tree", () => {
 	it.each(COMMANDS)("%s", async (_label, command) => {

@@ -8,6 +8,7 @@ INDEX_MAX = 1 << 30
 SHA = re.compile(r"^[0-9a-f]{64}$")
 # A store no helper holds and untouched this long was left by a session that is gone.
 STALE_S = 3600
+LOCK_WAIT_S = 5
 
 class Refused(Exception):
     def __init__(self, code, message):
@@ -391,7 +392,16 @@ class Helper:
         except FileExistsError:
             pass
         self.lock = os.open(os.path.join(dir, "lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC, 0o600)
-        fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # After a dropped connection the old helper may take a moment to see its stdin end.
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         os.utime(dir)
         sweep(base, name)
         self.name, self.dir = name, dir
