@@ -266,6 +266,8 @@ class Scan:
         self.left_out, self.left_out_count = [], 0
         self.identity_only = []
         self.truncated = False
+        # A file entry differs from the previous scan's (the index on disk is rewritten).
+        self.dirty = False
 
     def leave_out(self, path):
         self.left_out_count += 1
@@ -279,7 +281,10 @@ class Scan:
         mode = S.S_IMODE(st.st_mode)
         prev = self.h.index.get(path) if self.h.index is not None else None
         if prev is not None and not prev[2] and prev[1] == identity:
-            return (prev[0], identity, racy)
+            if racy:
+                self.dirty = True
+            return (prev[0], identity, racy) if racy else prev
+        self.dirty = True
         limit = self.h.max_file
         if st.st_size > limit:
             self.identity_only.append(path)
@@ -335,7 +340,7 @@ class Scan:
                 continue
             is_dir = S.S_ISDIR(st.st_mode)
             sub = name if rel == "" else rel + "/" + name
-            if left_out(chain, sub, name, is_dir):
+            if (is_dir and name in ALWAYS_LEFT_OUT) or (chain and left_out(chain, sub, name, is_dir)):
                 self.leave_out(path)
                 continue
             if is_dir:
@@ -437,7 +442,7 @@ class Helper:
         before = self.index
         self.index = scan.index
         changes = changes_between(before, scan.index) if before is not None else []
-        if before is None or changes or any(before.get(p) != e for p, e in scan.index.items()):
+        if before is None or changes or scan.dirty:
             self.save_index()
         return {"changes": changes, "leftOut": scan.left_out, "leftOutCount": scan.left_out_count,
                 "identityOnly": scan.identity_only, "truncated": scan.truncated,
