@@ -32,7 +32,11 @@ export const SUITES: readonly Suite[] = [
 	},
 	{
 		name: "bwrap",
-		files: ["test/backends/bwrap-*.test.ts", "test/safety/bwrap-*.test.ts"],
+		files: [
+			"test/backends/bwrap-*.test.ts",
+			"test/safety/bwrap-*.test.ts",
+			"test/checkpoints/undo-bwrap.test.ts",
+		],
 		needs: "bubblewrap (bwrap) with user namespaces",
 		enable: "apt-get install bubblewrap; KEEL_TEST_SUITES=bwrap npm test",
 	},
@@ -76,6 +80,7 @@ export const SUITES: readonly Suite[] = [
 		files: [
 			"test/durability/crash.test.ts",
 			"test/durability/multi-crash.test.ts",
+			"test/durability/undo-crash.test.ts",
 			"test/durability/property.test.ts",
 			"test/durability/fault-injection.test.ts",
 			"test/durability/power-loss.test.ts",

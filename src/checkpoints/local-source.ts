@@ -11,7 +11,8 @@ import { startTimeOf, writerAlive } from "../safety/writer-alive.js";
 import { BlobStore } from "./blob-store.js";
 import { chmodNoFollow, inParentDir } from "./restore-steps.js";
 import type { CaptureResult, TreeSource } from "./source.js";
-import { scanTree } from "./tree-scan.js";
+import { rescanDirs, type ScanInput, type ScanResult, scanTree } from "./tree-scan.js";
+import { TreeWatch } from "./tree-watch.js";
 import {
 	type CheckpointBudgets,
 	type PathChange,
@@ -24,6 +25,11 @@ const STORE_PREFIX = "session-";
 
 export class LocalTreeSource implements TreeSource {
 	private index: TreeIndex | undefined;
+	/** What the last full scan left out (a partial scan lists only the changed directories). */
+	private leftOut = { names: [] as string[], count: 0, truncated: false };
+	/** Watches on every listed directory, while they cover the whole tree (tree-watch.ts). */
+	private watch: TreeWatch | undefined;
+	private watchTried = false;
 
 	private constructor(
 		readonly roots: readonly string[],
@@ -54,22 +60,50 @@ export class LocalTreeSource implements TreeSource {
 	}
 
 	async capture(room: number): Promise<CaptureResult> {
-		const scan = scanTree({
+		const input: ScanInput = {
 			roots: this.roots,
 			previous: this.index,
 			store: this.store,
 			budgets: this.budgets,
 			room,
-		});
-		const before = this.index;
-		this.index = scan.index;
-		return {
-			changes: before ? changesBetween(before, scan.index) : [],
-			leftOut: scan.leftOut,
-			leftOutCount: scan.leftOutCount,
-			identityOnly: scan.identityOnly,
-			truncated: scan.truncated,
 		};
+		const scan = this.scan(input);
+		const before = this.index;
+		if (scan !== "unchanged") this.index = scan.index;
+		return {
+			changes: before && scan !== "unchanged" ? changesBetween(before, scan.index) : [],
+			leftOut: this.leftOut.names,
+			leftOutCount: this.leftOut.count,
+			identityOnly: scan === "unchanged" ? [] : scan.identityOnly,
+			truncated: this.leftOut.truncated,
+		};
+	}
+
+	/** A partial scan of the directories the watch says changed, else a full one (watched when it can be). */
+	private scan(input: ScanInput): ScanResult | "unchanged" {
+		if (this.index && this.watch?.usable) {
+			const dirty = this.watch.drain();
+			if (dirty?.size === 0) return "unchanged";
+			const partial = dirty && rescanDirs({ ...input, beforeList: this.watcher() }, dirty);
+			if (partial && this.watch.usable) return partial;
+		}
+		if (!this.watchTried) {
+			this.watchTried = true;
+			this.watch = TreeWatch.open();
+		} else if (this.watch && !this.watch.reset()) this.watch = undefined;
+		const full = scanTree({ ...input, beforeList: this.watcher() });
+		if (this.watch && !this.watch.usable) {
+			// Out of watches: stat scans from now on.
+			this.watch.close();
+			this.watch = undefined;
+		}
+		this.leftOut = { names: full.leftOut, count: full.leftOutCount, truncated: full.truncated };
+		return full;
+	}
+
+	private watcher(): ScanInput["beforeList"] {
+		const watch = this.watch;
+		return watch && ((fdPath, dirPath) => watch.add(fdPath, dirPath));
 	}
 
 	storeBytes(): number {
@@ -108,6 +142,7 @@ export class LocalTreeSource implements TreeSource {
 	}
 
 	async close(): Promise<void> {
+		this.watch?.close();
 		this.store.destroy();
 	}
 }

@@ -1,6 +1,7 @@
 /**
- * One scan of the workspace for checkpoints: every entry under each root, its state, and the
- * bytes of each file that changed since the previous scan, put into the blob store.
+ * Scans of the workspace for checkpoints: every entry under each root, its state, and the bytes
+ * of each file that changed since the previous scan, put into the blob store. A full scan walks
+ * everything; a partial one (tree-watch.ts names the directories that changed) lists only those.
  *
  * The walk never follows a link and never leaves the roots, even while another process swaps a
  * directory for a link: each directory is opened with O_NOFOLLOW | O_DIRECTORY from its parent's
@@ -12,11 +13,12 @@
  * A file whose stat identity (device, inode, size, mtime, ctime, mode) is what the previous scan
  * recorded is not read again. File times tick coarsely, so a file changed within RACY_NS of a scan
  * could change again without its identity changing: such entries are read again on the next scan
- * (git's "racily clean" rule).
+ * (git's "racily clean" rule). A directory is kept with its device and inode: one that is another
+ * directory now (renamed over, recreated) is walked whole.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync } from "node:fs";
-import type { BlobStore } from "./blob-store.js";
-import { readBounded, sha256Of } from "./blob-store.js";
+import { posix } from "node:path";
+import { type BlobStore, readBounded, sha256Of } from "./blob-store.js";
 import { IgnoreRules } from "./ignore-rules.js";
 import type { CheckpointBudgets, PathState, ScannedEntry, TreeIndex } from "./types.js";
 
@@ -24,6 +26,7 @@ const RACY_NS = 50_000_000n;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const GITIGNORE_MAX = 1024 * 1024;
+const LEFT_OUT_SHOWN = 50;
 
 export interface ScanResult {
 	index: TreeIndex;
@@ -43,36 +46,53 @@ export interface ScanInput {
 	budgets: CheckpointBudgets;
 	/** Bytes this scan may still add to the store. */
 	room: number;
+	/**
+	 * Called with each directory's open descriptor before it is listed (tree-watch.ts adds its
+	 * watch there, so a change after the listing is always reported).
+	 */
+	beforeList?: (fdPath: string, dirPath: string) => void;
 }
 
-const LEFT_OUT_SHOWN = 50;
+type Stat = ReturnType<typeof statOf>;
 
-export function scanTree(input: ScanInput): ScanResult {
-	const result: ScanResult = {
-		index: new Map(),
-		leftOut: [],
-		leftOutCount: 0,
-		identityOnly: [],
-		truncated: false,
-	};
-	let room = input.room;
-	const scanStart = BigInt(Date.now()) * 1_000_000n;
-	const leaveOut = (path: string) => {
-		result.leftOutCount++;
-		if (result.leftOut.length < LEFT_OUT_SHOWN) result.leftOut.push(path);
-	};
+function statOf(at: string) {
+	return lstatSync(at, { bigint: true });
+}
 
-	const fileState = (at: string, path: string, st: ReturnType<typeof statOf>): ScannedEntry | undefined => {
+/** One scan's walk: its results, what it may still store, and how it treats each entry. */
+class Walk {
+	readonly result: ScanResult;
+	private room: number;
+	private readonly scanStart = BigInt(Date.now()) * 1_000_000n;
+
+	constructor(
+		private readonly input: ScanInput,
+		index: TreeIndex,
+		/** Partial scans keep the subtrees of directories that are still the same directory. */
+		private readonly keepSameDirs: boolean,
+	) {
+		this.result = { index, leftOut: [], leftOutCount: 0, identityOnly: [], truncated: false };
+		this.room = input.room;
+	}
+
+	private leaveOut(path: string): void {
+		this.result.leftOutCount++;
+		if (this.result.leftOut.length < LEFT_OUT_SHOWN) this.result.leftOut.push(path);
+	}
+
+	private fileEntry(at: string, path: string, st: Stat): ScannedEntry | undefined {
+		const { budgets, previous, store } = this.input;
 		const identity = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
-		const racy = st.mtimeNs >= scanStart - RACY_NS || st.ctimeNs >= scanStart - RACY_NS;
+		const racy = st.mtimeNs >= this.scanStart - RACY_NS || st.ctimeNs >= this.scanStart - RACY_NS;
 		const mode = Number(st.mode & 0o7777n);
-		const prev = input.previous?.get(path);
+		const prev = previous?.get(path);
 		if (prev && !prev.racy && prev.identity === identity) return { ...prev, racy };
 		const size = Number(st.size);
-		if (size > input.budgets.maxFileBytes) {
-			result.identityOnly.push(path);
-			return { state: { kind: "file", mode, size, sha256: null }, identity, racy };
-		}
+		const identityOnly = (bytes: number, stillRacy: boolean): ScannedEntry => {
+			this.result.identityOnly.push(path);
+			return { state: { kind: "file", mode, size: bytes, sha256: null }, identity, racy: stillRacy };
+		};
+		if (size > budgets.maxFileBytes) return identityOnly(size, racy);
 		let fd: number;
 		try {
 			fd = openSync(at, FILE_FLAGS);
@@ -82,17 +102,11 @@ export function scanTree(input: ScanInput): ScanResult {
 		try {
 			const opened = fstatSync(fd, { bigint: true });
 			if (!opened.isFile() || opened.ino !== st.ino || opened.dev !== st.dev) return undefined;
-			const bytes = readBounded(fd, input.budgets.maxFileBytes);
-			if (!bytes) {
-				result.identityOnly.push(path);
-				return { state: { kind: "file", mode, size, sha256: null }, identity, racy: true };
-			}
+			const bytes = readBounded(fd, budgets.maxFileBytes);
+			if (!bytes) return identityOnly(size, true);
 			const sha = sha256Of(bytes);
-			if (!input.store.put(sha, bytes, room)) {
-				result.identityOnly.push(path);
-				return { state: { kind: "file", mode, size: bytes.length, sha256: null }, identity, racy: true };
-			}
-			room -= bytes.length;
+			if (!store.put(sha, bytes, this.room)) return identityOnly(bytes.length, true);
+			this.room -= bytes.length;
 			const after = fstatSync(fd, { bigint: true });
 			const moved = after.mtimeNs !== st.mtimeNs || after.ctimeNs !== st.ctimeNs || after.size !== st.size;
 			return {
@@ -103,10 +117,19 @@ export function scanTree(input: ScanInput): ScanResult {
 		} finally {
 			closeSync(fd);
 		}
-	};
+	}
 
-	const walk = (dirFd: number, dirPath: string, rules: IgnoreRules, rel: string) => {
+	/** Remove everything below `dir` from the index, when the previous scan had a directory there. */
+	private forgetBelow(dir: string): void {
+		if (this.input.previous?.get(dir)?.state.kind !== "dir") return;
+		const prefix = `${dir}/`;
+		for (const p of this.result.index.keys()) if (p.startsWith(prefix)) this.result.index.delete(p);
+	}
+
+	/** List the open directory `dirFd` (at `dirPath`) and record its entries; `deep` walks below. */
+	list(dirFd: number, dirPath: string, rules: IgnoreRules, rel: string): void {
 		const here = `/proc/self/fd/${dirFd}`;
+		this.input.beforeList?.(here, dirPath);
 		let names: string[];
 		try {
 			names = readdirSync(here);
@@ -116,14 +139,21 @@ export function scanTree(input: ScanInput): ScanResult {
 		const relOf = (name: string) => (rel === "" ? name : `${rel}/${name}`);
 		const own = names.includes(".gitignore") ? readGitignore(`${here}/.gitignore`) : undefined;
 		const inForce = rules.child(rel, own);
+		const index = this.result.index;
+		// A partial scan starts from the previous index: this directory's entries are listed anew.
+		const previous = this.keepSameDirs ? this.input.previous : undefined;
+		const hadDirs =
+			previous && (previous.has(dirPath) || this.input.roots.includes(dirPath))
+				? this.takeChildren(dirPath)
+				: [];
 		for (const name of names) {
-			if (result.index.size >= input.budgets.maxEntries) {
-				result.truncated = true;
-				return;
+			if (index.size >= this.input.budgets.maxEntries) {
+				this.result.truncated = true;
+				break;
 			}
 			const at = `${here}/${name}`;
 			const path = `${dirPath}/${name}`;
-			let st: ReturnType<typeof statOf>;
+			let st: Stat;
 			try {
 				st = statOf(at);
 			} catch {
@@ -132,10 +162,20 @@ export function scanTree(input: ScanInput): ScanResult {
 			const kind = st.mode & BigInt(constants.S_IFMT);
 			const isDir = kind === BigInt(constants.S_IFDIR);
 			if (inForce.leavesOut(relOf(name), name, isDir)) {
-				leaveOut(path);
+				if (previous) this.forgetBelow(path);
+				this.leaveOut(path);
 				continue;
 			}
 			if (isDir) {
+				const identity = `${st.dev}:${st.ino}`;
+				const mode = Number(st.mode & 0o7777n);
+				const was = previous?.get(path);
+				if (was && was.identity === identity) {
+					// The same directory: its own watch reports what changes below it.
+					index.set(path, { state: { kind: "dir", mode }, identity, racy: false });
+					continue;
+				}
+				if (previous) this.forgetBelow(path);
 				let fd: number;
 				try {
 					fd = openSync(at, DIR_FLAGS);
@@ -145,31 +185,48 @@ export function scanTree(input: ScanInput): ScanResult {
 				try {
 					const opened = fstatSync(fd, { bigint: true });
 					if (opened.ino !== st.ino || opened.dev !== st.dev) continue;
-					result.index.set(path, {
-						state: { kind: "dir", mode: Number(st.mode & 0o7777n) },
-						identity: "",
-						racy: false,
-					});
-					walk(fd, path, inForce, relOf(name));
+					index.set(path, { state: { kind: "dir", mode }, identity, racy: false });
+					this.list(fd, path, inForce, relOf(name));
 				} finally {
 					closeSync(fd);
 				}
-			} else if (kind === BigInt(constants.S_IFLNK)) {
+				continue;
+			}
+			if (previous) this.forgetBelow(path);
+			if (kind === BigInt(constants.S_IFLNK)) {
 				try {
 					const state: PathState = { kind: "link", target: readlinkSync(at) };
-					result.index.set(path, { state, identity: "", racy: false });
+					index.set(path, { state, identity: "", racy: false });
 				} catch {
 					// Gone since the listing.
 				}
 			} else if (kind === BigInt(constants.S_IFREG)) {
-				const entry = fileState(at, path, st);
-				if (entry) result.index.set(path, entry);
+				const entry = this.fileEntry(at, path, st);
+				if (entry) index.set(path, entry);
 			} else {
-				result.index.set(path, { state: { kind: "other" }, identity: "", racy: false });
+				index.set(path, { state: { kind: "other" }, identity: "", racy: false });
 			}
 		}
-	};
+		// A directory that is gone takes everything that was below it.
+		for (const dir of hadDirs) if (!index.has(dir)) this.forgetBelow(dir);
+	}
 
+	/** Remove `dir`'s direct entries from the index; returns those that were directories. */
+	private takeChildren(dir: string): string[] {
+		const prefix = `${dir}/`;
+		const dirs: string[] = [];
+		for (const [p, e] of this.result.index) {
+			if (!p.startsWith(prefix) || p.slice(prefix.length).includes("/")) continue;
+			if (e.state.kind === "dir") dirs.push(p);
+			this.result.index.delete(p);
+		}
+		return dirs;
+	}
+}
+
+/** A full scan of every root. */
+export function scanTree(input: ScanInput): ScanResult {
+	const walk = new Walk(input, new Map(), false);
 	for (const root of input.roots) {
 		let fd: number;
 		try {
@@ -178,16 +235,80 @@ export function scanTree(input: ScanInput): ScanResult {
 			continue;
 		}
 		try {
-			walk(fd, root, IgnoreRules.empty(), "");
+			walk.list(fd, root, IgnoreRules.empty(), "");
 		} finally {
 			closeSync(fd);
 		}
 	}
-	return result;
+	return walk.result;
 }
 
-function statOf(at: string) {
-	return lstatSync(at, { bigint: true });
+/**
+ * A partial scan: the previous index with only the directories in `dirty` listed again (a new or
+ * replaced directory below one of them is walked whole). A dirty directory that is gone, or is no
+ * longer a directory, is left to its parent's listing (its parent has a change too). Returns
+ * undefined when a directory's rules cannot be rebuilt (a `.gitignore` on its path changed): the
+ * caller scans in full.
+ */
+export function rescanDirs(input: ScanInput, dirty: ReadonlySet<string>): ScanResult | undefined {
+	const previous = input.previous;
+	if (!previous) return undefined;
+	const walk = new Walk(input, new Map(previous), true);
+	// Shallow first: a parent's listing may walk a child whole, or drop it.
+	const dirs = [...dirty].sort((a, b) => a.split("/").length - b.split("/").length);
+	for (const dir of dirs) {
+		const root = input.roots.find((r) => dir === r || dir.startsWith(`${r}/`));
+		if (!root) continue;
+		if (dir !== root && walk.result.index.get(dir)?.state.kind !== "dir") continue;
+		const opened = openBelow(root, dir);
+		if (opened === undefined) continue;
+		try {
+			const rules = rulesFor(root, dir);
+			if (!rules) return undefined;
+			walk.list(opened, dir, rules, posix.relative(root, dir));
+		} finally {
+			closeSync(opened);
+		}
+	}
+	return walk.result;
+}
+
+/** `dir` below `root` opened one component at a time without following links; undefined when gone. */
+function openBelow(root: string, dir: string): number | undefined {
+	let fd: number;
+	try {
+		fd = openSync(root, DIR_FLAGS);
+	} catch {
+		return undefined;
+	}
+	for (const name of posix.relative(root, dir).split("/").filter(Boolean)) {
+		try {
+			const next = openSync(`/proc/self/fd/${fd}/${name}`, DIR_FLAGS);
+			closeSync(fd);
+			fd = next;
+		} catch {
+			closeSync(fd);
+			return undefined;
+		}
+	}
+	return fd;
+}
+
+/** The `.gitignore` rules in force in `dir`, read from each directory on the way down. */
+function rulesFor(root: string, dir: string): IgnoreRules | undefined {
+	let rules = IgnoreRules.empty();
+	const parts = posix.relative(root, dir).split("/").filter(Boolean);
+	for (let i = 0; i < parts.length; i++) {
+		const ancestor = posix.join(root, ...parts.slice(0, i));
+		const fd = openBelow(root, ancestor);
+		if (fd === undefined) return undefined;
+		try {
+			rules = rules.child(parts.slice(0, i).join("/"), readGitignore(`/proc/self/fd/${fd}/.gitignore`));
+		} finally {
+			closeSync(fd);
+		}
+	}
+	return rules;
 }
 
 function readGitignore(at: string): string | undefined {

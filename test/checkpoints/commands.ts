@@ -1,9 +1,9 @@
-/** The shell commands whose restore must give back exactly the earlier tree, on every backend. */
+/** The workspace and the shell commands every backend's checkpoint test undoes. */
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** The tree each row starts from: text, binary, an executable, a link, nested and empty directories. */
-export function seedTree(root: string): void {
+/** Files, an executable, a link, an empty directory and a binary file. */
+export function seed(root: string): void {
 	mkdirSync(join(root, "src/deep"), { recursive: true });
 	mkdirSync(join(root, "empty"));
 	writeFileSync(join(root, "src/a.txt"), "alpha\nbeta\n");

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createContainerBackend, engineTarget } from "../../src/backend/container/index.js";
 import { createSession, type Session } from "../../src/index.js";
 import { podmanContainer, podmanMissing } from "../fixtures/podman.js";
-import { COMMANDS, seedTree } from "./commands.js";
+import { COMMANDS, seed } from "./commands.js";
 import { snapshot } from "./tree.js";
 
 const why = podmanMissing();
@@ -34,7 +34,7 @@ describe.skipIf(why !== undefined)(
 			dir = realpathSync(mkdtempSync(join(tmpdir(), "keel-undo-podman-")));
 			root = join(dir, "ws");
 			mkdirSync(root);
-			seedTree(root);
+			seed(root);
 			session = await createSession({
 				root,
 				backend: createContainerBackend(engineTarget({ engine: "podman", container: podmanContainer() })),

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../../src/index.js";
-import { COMMANDS, seedTree } from "./commands.js";
+import { COMMANDS, seed } from "./commands.js";
 import { snapshot } from "./tree.js";
 
 let dir: string;
@@ -26,7 +26,7 @@ beforeEach(async () => {
 	dir = mkdtempSync(join(tmpdir(), "keel-undo-"));
 	root = join(dir, "ws");
 	mkdirSync(root);
-	seedTree(root);
+	seed(root);
 	session = await createSession({
 		root,
 		profile: "unified",

@@ -11,7 +11,7 @@ import { createSshBackend } from "../../src/backend/ssh/index.js";
 import { createSession, type Session } from "../../src/index.js";
 import { pythonMissing } from "../fixtures/ssh-backend.js";
 import { NO_RC_FILES, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
-import { COMMANDS, seedTree } from "./commands.js";
+import { COMMANDS, seed } from "./commands.js";
 import { snapshot } from "./tree.js";
 
 const missing = sshdMissing() ?? pythonMissing();
@@ -56,7 +56,7 @@ describe.skipIf(missing)("ssh: a restore after a shell command gives back exactl
 		dir = mkdtempSync(join(tmpdir(), "keel-undo-ssh-"));
 		root = join(dir, "ws");
 		mkdirSync(root);
-		seedTree(root);
+		seed(root);
 		session = await open();
 	}, 60_000);
 	afterEach(async () => {
