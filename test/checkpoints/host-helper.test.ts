@@ -224,6 +224,14 @@ describe("the checkpoint helper on its own", () => {
 		expect((c.identityOnly as string[]).length).toBe(1);
 	});
 
+	it("a name or link target that is not UTF-8 is left out and counted, never mangled", () => {
+		writeFileSync(Buffer.from(`${root}/bad-\xff.txt`, "latin1"), "x");
+		symlinkSync(Buffer.from("to-\xff", "latin1"), join(root, "odd-link"));
+		const [, c] = run([open(), capture]);
+		expect(c.leftOutCount).toBe(2);
+		expect(c.leftOut).toContain(join(root, "odd-link"));
+	});
+
 	it("close removes the store", () => {
 		const [o] = run([open(), capture, { op: "close" }]);
 		expect(existsSync(o.dir as string)).toBe(false);

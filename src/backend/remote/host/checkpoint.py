@@ -360,7 +360,10 @@ class Scan:
                 try:
                     target = os.readlink(name, dir_fd=dfd)
                     target.encode("utf-8")
-                except (OSError, UnicodeEncodeError):
+                except OSError:
+                    continue
+                except UnicodeEncodeError:
+                    self.leave_out(path)
                     continue
                 self.index[path] = ({"kind": "link", "target": target}, "", False)
             elif S.S_ISREG(st.st_mode):
