@@ -232,6 +232,51 @@ describe("the checkpoint helper on its own", () => {
 		expect(c.leftOut).toContain(join(root, "odd-link"));
 	});
 
+	it("a link to a directory outside is recorded as a link, never walked; a FIFO never blocks the scan", () => {
+		mkdirSync(join(dir, "outside"));
+		writeFileSync(join(dir, "outside", "secret"), "s");
+		symlinkSync(join(dir, "outside"), join(root, "hop"));
+		spawnSync("mkfifo", [join(root, "pipe")]);
+		const { storeDir } = firstRun();
+		const index = JSON.parse(readFileSync(join(storeDir, "index.json"), "utf8")) as { entries: unknown[][] };
+		const byPath = new Map(index.entries.map((e) => [e[0], e[1]]));
+		expect(byPath.get(join(root, "hop"))).toEqual({ kind: "link", target: join(dir, "outside") });
+		expect(byPath.get(join(root, "pipe"))).toEqual({ kind: "other" });
+		expect([...byPath.keys()].some((p) => String(p).startsWith(join(root, "hop/")))).toBe(false);
+		expect(readdirSync(join(storeDir, "blobs"))).not.toContain(sha("s"));
+	});
+
+	it("a racer swapping a directory for a link to outside while captures run never gets outside bytes kept", () => {
+		mkdirSync(join(dir, "outside"));
+		writeFileSync(join(dir, "outside", "a.txt"), "outside secret\n");
+		// System calls in a loop, not processes: the swaps interleave with every step of the walk.
+		const racer = spawn(
+			"python3",
+			[
+				"-c",
+				"import os, sys\nwhile True:\n    os.rename('src', 'src.real'); os.symlink(sys.argv[1], 'src'); os.unlink('src'); os.rename('src.real', 'src')",
+				join(dir, "outside"),
+			],
+			{ cwd: root, stdio: "ignore" },
+		);
+		try {
+			const replies = run([open(), ...Array.from({ length: 200 }, () => capture)]);
+			expect(replies.every((r) => r.ok)).toBe(true);
+			const storeDir = replies[0].dir as string;
+			expect(readdirSync(join(storeDir, "blobs"))).not.toContain(sha("outside secret\n"));
+			const seen = replies.flatMap((r) => (r.changes as unknown[][] | undefined) ?? []);
+			expect(seen.some((c) => JSON.stringify(c).includes("outside secret"))).toBe(false);
+			expect(seen.some((c) => String(c[0]).startsWith(join(dir, "outside")))).toBe(false);
+		} finally {
+			racer.kill("SIGKILL");
+		}
+	});
+
+	it("the walk stops at maxEntries and says so", () => {
+		const [, c] = run([{ ...open(), maxEntries: 2 }, capture]);
+		expect(c.truncated).toBe(true);
+	});
+
 	it("close removes the store", () => {
 		const [o] = run([open(), capture, { op: "close" }]);
 		expect(existsSync(o.dir as string)).toBe(false);
