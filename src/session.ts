@@ -36,10 +36,10 @@ import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
 
-/** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
 /** Remote backends whose host runs keel's checkpoint helper (ssh, and containers over the same layer). */
 const HOST_CHECKPOINT_KINDS = new Set(["ssh", "podman", "docker", "k8s"]);
 
+/** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
 function filesAreLocal(backend: Backend): boolean {
 	return backend.kind === "local" || backend.kind === "bwrap";
 }

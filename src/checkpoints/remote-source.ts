@@ -37,7 +37,11 @@ export function checkpointHelperArgv(): string[] {
 
 /** One running helper: requests answered in order. */
 class HostHelper {
-	private buffer: Buffer = Buffer.alloc(0);
+	/** Output not yet handed out, and its length. */
+	private chunks: Buffer[] = [];
+	private held = 0;
+	/** The reply line read, while its bytes are still arriving. */
+	private head: Reply["head"] | undefined;
 	private readonly waiting: Array<{ resolve: (r: Reply) => void; reject: (e: Error) => void }> = [];
 	private stderr = "";
 	dead: Error | undefined;
@@ -62,24 +66,37 @@ class HostHelper {
 		for (const w of this.waiting.splice(0)) w.reject(this.dead);
 	}
 
+	/**
+	 * Output arrives in chunks: they are joined only once a whole line, or a whole blob, is there
+	 * (joining on every chunk would copy a large blob over and over).
+	 */
 	private take(chunk: Buffer): void {
-		this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
+		this.chunks.push(chunk);
+		this.held += chunk.length;
 		for (;;) {
-			const nl = this.buffer.indexOf(10);
-			if (nl < 0) return;
-			let head: Reply["head"];
-			try {
-				head = JSON.parse(this.buffer.subarray(0, nl).toString("utf8"));
-			} catch {
-				this.fail(new Error("the checkpoint helper on the host answered something that is not JSON"));
-				this.proc.kill();
-				return;
+			if (this.head === undefined) {
+				if (chunk.indexOf(10) < 0) return;
+				const all = Buffer.concat(this.chunks);
+				const nl = all.indexOf(10);
+				try {
+					this.head = JSON.parse(all.subarray(0, nl).toString("utf8")) as Reply["head"];
+				} catch {
+					this.fail(new Error("the checkpoint helper on the host answered something that is not JSON"));
+					this.proc.kill();
+					return;
+				}
+				this.chunks = [all.subarray(nl + 1)];
+				this.held = all.length - nl - 1;
 			}
-			const size = typeof head.size === "number" ? head.size : 0;
-			if (this.buffer.length < nl + 1 + size) return;
-			const data = Buffer.from(this.buffer.subarray(nl + 1, nl + 1 + size));
-			this.buffer = this.buffer.subarray(nl + 1 + size);
-			this.waiting.shift()?.resolve({ head, data });
+			const size = typeof this.head.size === "number" ? this.head.size : 0;
+			if (this.held < size) return;
+			const all = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+			const reply = { head: this.head, data: Buffer.from(all.subarray(0, size)) };
+			this.head = undefined;
+			chunk = all.subarray(size);
+			this.chunks = [chunk];
+			this.held = chunk.length;
+			this.waiting.shift()?.resolve(reply);
 		}
 	}
 

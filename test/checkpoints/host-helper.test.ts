@@ -25,11 +25,14 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createExecBackend } from "../../src/backend/exec/index.js";
 import { readHostFile } from "../../src/backend/remote/host-programs.js";
 import type { ProcessOps, SpawnedProcess } from "../../src/backend/types.js";
 import { IgnoreRules } from "../../src/checkpoints/ignore-rules.js";
 import { checkpointHelperArgv, RemoteTreeSource } from "../../src/checkpoints/remote-source.js";
 import { DEFAULT_BUDGETS } from "../../src/checkpoints/types.js";
+import { createSession } from "../../src/index.js";
+import { spawnTransport } from "../fixtures/xattrs.js";
 
 let dir: string;
 let root: string;
@@ -89,7 +92,8 @@ function firstRun(): { store: string; storeDir: string } {
 	return { store: o.store as string, storeDir: o.dir as string };
 }
 
-describe("the checkpoint helper on its own", () => {
+// Each run starts python3: seconds apiece on a loaded machine.
+describe("the checkpoint helper on its own", { timeout: 120_000 }, () => {
 	it("keeps its store in a private directory of the state, outside the root", () => {
 		const { storeDir } = firstRun();
 		expect(storeDir.startsWith(join(dir, "state", "keel", "checkpoints", "session-"))).toBe(true);
@@ -319,11 +323,11 @@ function childProcesses(): ProcessOps {
 	};
 }
 
-describe("RemoteTreeSource over the helper", () => {
+describe("RemoteTreeSource over the helper", { timeout: 120_000 }, () => {
 	let source: RemoteTreeSource;
 	beforeEach(async () => {
 		source = await RemoteTreeSource.open(childProcesses(), [root], DEFAULT_BUDGETS);
-	});
+	}, 60_000);
 	afterEach(() => source.close());
 
 	it("captures what changed between calls, and hands back kept bytes checked against their hash", async () => {
@@ -338,6 +342,21 @@ describe("RemoteTreeSource over the helper", () => {
 		// Not needed by a checkpoint nor by the latest scan: dropped.
 		expect(await source.blob(sha("alpha\n"))).toBeNull();
 		expect((await source.blob(sha("beta\n")))?.toString()).toBe("beta\n");
+	});
+
+	it("a blob of several megabytes comes back whole, in order with the replies around it", async () => {
+		const big = Buffer.alloc(3 * 1024 * 1024 + 7);
+		for (let i = 0; i < big.length; i++) big[i] = (i * 131) % 251;
+		writeFileSync(join(root, "big.bin"), big);
+		await source.capture(1 << 30);
+		const [a, b, c] = await Promise.all([
+			source.blob(sha("alpha\n")),
+			source.blob(sha(big)),
+			source.blob(sha("keep\n")),
+		]);
+		expect(a?.toString()).toBe("alpha\n");
+		expect(b?.equals(big)).toBe(true);
+		expect(c?.toString()).toBe("keep\n");
 	});
 
 	it("restore steps never follow a link planted on the way out of the root", async () => {
@@ -420,5 +439,15 @@ describe("the helper's .gitignore subset decides as the local scan does", () => 
 	it.each(CASES.map((c, i) => [...c, i] as const))("%j on %s (dir %s)", (text, rel, isDir, i) => {
 		const local = IgnoreRules.empty().child("", text).leavesOut(rel, rel.split("/").at(-1)!, isDir);
 		expect(verdicts[i]).toBe(local);
+	});
+});
+
+describe("backends without the helper", () => {
+	it("a bare exec transport refuses checkpoints with UNSUPPORTED, before anything is scanned", async () => {
+		const backend = createExecBackend({ transport: spawnTransport() });
+		await expect(
+			createSession({ root, backend, stateDir: join(dir, "local-state"), checkpoints: true }),
+		).rejects.toMatchObject({ code: "UNSUPPORTED" });
+		expect(existsSync(join(dir, "state", "keel"))).toBe(false);
 	});
 });

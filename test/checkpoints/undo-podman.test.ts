@@ -29,6 +29,7 @@ async function ok(name: string, args: unknown) {
 
 describe.skipIf(why !== undefined)(
 	"podman: a restore after a shell command gives back exactly the earlier tree",
+	{ timeout: 120_000 },
 	() => {
 		beforeEach(async () => {
 			dir = realpathSync(mkdtempSync(join(tmpdir(), "keel-undo-podman-")));
