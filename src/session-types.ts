@@ -59,7 +59,9 @@ export interface SessionOptions {
 	/**
 	 * Checkpoints of every change the session's calls make, the shell's and Python's included
 	 * (checkpoints/checkpoints.ts): `true` or budgets turn them on (off by default: the first scan
-	 * reads the whole workspace into keel's state directory). Local and bwrap backends only.
+	 * reads the whole workspace into keel's state directory; on ssh and containers, into keel's
+	 * state on the host, kept there by keel's host helper: python3 on the host is needed). Other
+	 * backends: UNSUPPORTED.
 	 * With them on, the unified profile offers the `checkpoints` tool.
 	 */
 	checkpoints?: boolean | Partial<CheckpointBudgets>;

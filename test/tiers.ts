@@ -27,7 +27,11 @@ export interface Suite {
 export const SUITES: readonly Suite[] = [
 	{
 		name: "ssh",
-		files: ["test/backends/ssh.test.ts", "test/backends/ssh-!(units).test.ts"],
+		files: [
+			"test/backends/ssh.test.ts",
+			"test/backends/ssh-!(units).test.ts",
+			"test/checkpoints/undo-ssh.test.ts",
+		],
 		needs: "sshd and ssh-keygen (openssh-server); each file starts a loopback sshd",
 		enable: "apt-get install openssh-server; KEEL_TEST_SUITES=ssh npm test",
 	},
@@ -43,7 +47,7 @@ export const SUITES: readonly Suite[] = [
 	},
 	{
 		name: "container",
-		files: ["test/backends/container*.test.ts"],
+		files: ["test/backends/container*.test.ts", "test/checkpoints/undo-podman.test.ts"],
 		needs: "podman and a running test container named by KEEL_TEST_PODMAN",
 		enable: "KEEL_TEST_PODMAN=$(.ci/podman-setup keel-test) KEEL_TEST_SUITES=container npm test",
 	},

@@ -86,7 +86,6 @@ export interface DiffResult {
 
 const PATCH_CHARS = 20_000;
 const NAMED = 20;
-const STORE_PREFIX = "session-";
 
 export class Checkpoints {
 	private started = false;

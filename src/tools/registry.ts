@@ -2,7 +2,6 @@
 import { KeelError } from "../boundary/errors.js";
 import { applyPatchTool, unifiedApplyPatchTool } from "./apply-patch.js";
 import { bashTool, bashWithBackgroundTool } from "./bash.js";
-import { checkpointsTool } from "./checkpoints.js";
 import { listDirTool, readFileTool, shellTool } from "./codex.js";
 import { execCommandTool, writeStdinTool } from "./codex-exec.js";
 import { editTool } from "./edit.js";

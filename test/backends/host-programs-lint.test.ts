@@ -23,6 +23,7 @@ import {
 } from "../../src/backend/remote/host-programs.js";
 import { pyHelperSource } from "../../src/backend/ssh/remote-py.js";
 import { runnerSource } from "../../src/backend/ssh/remote-run.js";
+import { checkpointHelperSource } from "../../src/checkpoints/remote-source.js";
 
 const SRC = join(import.meta.dirname, "../../src");
 /** Deliberate constructs shellcheck misreads: SC2209 `b=bash` (the word, not its output); SC2163 `export "$kv"` (kv is NAME=VALUE). */
@@ -79,6 +80,7 @@ describe("host programs as files", () => {
 		const joined = [
 			["file_helper.joined.py", pyHelperSource()],
 			["runner.joined.py", runnerSource()],
+			["checkpoint.joined.py", checkpointHelperSource()],
 		].map(([name, text]) => {
 			writeFileSync(join(work, name), text);
 			return join(work, name);
@@ -115,6 +117,7 @@ describe("host programs as files", () => {
 			["runner.py", runnerSource()],
 			["exec_replace.py", replacePy()],
 			["bwrap_server.py", serverCode()],
+			["checkpoint.py", checkpointHelperSource()],
 		].map(([name, text]) => {
 			const out = join(work, `flakes-${name}`);
 			writeFileSync(out, text);

@@ -50,6 +50,8 @@ export const HOST_FILES = [
 	"exec_run.sh",
 	"exec_list_tree.sh",
 	"exec_fetch_files.sh",
+	"checkpoint_ignore.py",
+	"checkpoint.py",
 ] as const;
 
 export type HostFile = (typeof HOST_FILES)[number];
