@@ -76,10 +76,14 @@ export type BackendParts = Pick<Backend, "fs" | "exec" | "search" | "process">;
 export function partsOnFirstUse(
 	kind: string,
 	d: OnFirstUse<BackendParts>,
-	opts: { process: boolean },
+	opts: { process: boolean; handles?: boolean },
 ): BackendParts {
 	const fs = forwarding<FileOps>(async () => (await d.get()).fs, REMOTE_FILE_METHODS);
-	const exec = forwarding<ExecOps>(async () => (await d.get()).exec, ["run"]);
+	// `start` (process handles) only where the real backend has it: its presence is what tools test.
+	const exec = forwarding<ExecOps>(
+		async () => (await d.get()).exec,
+		opts.handles ? ["run", "start"] : ["run"],
+	);
 	const search = forwarding<SearchOps>(async () => (await d.get()).search, ["grep", "find"]);
 	const processOps = async () => {
 		const p = (await d.get()).process;
@@ -99,7 +103,11 @@ export function partsOnFirstUse(
 }
 
 /** A whole backend made on first use; its close makes it too (it may do the caller's work: stop a container). */
-function backendOnFirstUse(kind: string, d: OnFirstUse<Backend>, opts: { process: boolean }): Backend {
+function backendOnFirstUse(
+	kind: string,
+	d: OnFirstUse<Backend>,
+	opts: { process: boolean; handles?: boolean },
+): Backend {
 	return { kind, ...partsOnFirstUse(kind, d, opts), close: async () => (await d.get()).close() };
 }
 
@@ -118,7 +126,7 @@ export function createContainerBackend(
 		(await import("./container/index.js")).createContainerBackend(target, opts),
 	);
 	return {
-		...backendOnFirstUse(target.kind, made, { process: true }),
+		...backendOnFirstUse(target.kind, made, { process: true, handles: true }),
 		label: target.label,
 		transport: async (argv, topts) => (await made.get()).transport(argv, topts),
 		connect: async () => (await made.get()).connect(),

@@ -68,7 +68,7 @@ describe("host programs are read on first use", () => {
 
 		runnerSource();
 		runnerSource();
-		expect(hostReads()).toEqual(["runner_head.py", "runner_procs.py", "runner.py"]);
+		expect(hostReads()).toEqual(["runner_head.py", "runner_procs.py", "runner_live.py", "runner.py"]);
 
 		expect(watchdogScript()).not.toContain("@@");
 		watchdogScript();

@@ -27,7 +27,7 @@ export function createSshBackend(opts: SshBackendOptions): SshBackend {
 	return {
 		kind: "ssh",
 		target: conn.label,
-		...partsOnFirstUse("ssh", parts, { process: true }),
+		...partsOnFirstUse("ssh", parts, { process: true, handles: true }),
 		connect: async () => {
 			await conn.get();
 		},
