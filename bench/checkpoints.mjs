@@ -63,10 +63,19 @@ async function measureTree(label, root, stateBase) {
 	await kept.checkpoints.list(); // the first scan: checkpoint 0
 	const firstScanMs = nowMs() - t0;
 	const storeBytes = duOf(join(stateBase, "kept", "checkpoints"));
-	const target = join(root, "bench-edit.txt");
-	writeFileSync(target, "line 0\n");
-	must(await plain.call("read", { path: target }), "read");
-	must(await kept.call("read", { path: target }), "read");
+	// Each session edits its own file, in a directory of its own: the other's edits are changes
+	// made outside its calls, which it records (and pays for) as such.
+	const targets = new Map();
+	for (const [name, s] of [
+		["plain", plain],
+		["kept", kept],
+	]) {
+		const d = join(root, `bench-${name}`);
+		mkdirSync(d, { recursive: true });
+		writeFileSync(join(d, "t.txt"), "line 0\n");
+		must(await s.call("read", { path: join(d, "t.txt") }), "read");
+		targets.set(s, join(d, "t.txt"));
+	}
 	const samples = {
 		floor: [],
 		"true: plain": [],
@@ -91,12 +100,15 @@ async function measureTree(label, root, stateBase) {
 		]) {
 			await time(name, async () =>
 				must(
-					await s.call("edit", { path: target, edits: [{ oldText: `line ${n}`, newText: `line ${n + 1}` }] }),
+					await s.call("edit", {
+						path: targets.get(s),
+						edits: [{ oldText: `line ${n}`, newText: `line ${n + 1}` }],
+					}),
 					"edit",
 				),
 			);
-			n++;
 		}
+		n++;
 	}
 	await plain.close();
 	await kept.close();

@@ -239,8 +239,9 @@ class Walk {
 	private takeChildren(dir: string): string[] {
 		const prefix = `${dir}/`;
 		const dirs: string[] = [];
-		for (const [p, e] of [...this.result.index]) {
-			if (!p.startsWith(prefix) || p.slice(prefix.length).includes("/")) continue;
+		// Deleting the entry being visited is safe while iterating a Map.
+		for (const [p, e] of this.result.index) {
+			if (!p.startsWith(prefix) || p.indexOf("/", prefix.length) !== -1) continue;
 			if (e.state.kind === "dir") dirs.push(p);
 			this.deleteEntry(p);
 		}
