@@ -14,9 +14,7 @@ import { fromSystemError, KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
-import { Checkpoints } from "./checkpoints/checkpoints.js";
-import { RemoteTreeSource } from "./checkpoints/remote-source.js";
-import { DEFAULT_BUDGETS } from "./checkpoints/types.js";
+import type { Checkpoints } from "./checkpoints/checkpoints.js";
 import { ProcessTable } from "./procs/table.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
@@ -37,9 +35,6 @@ import { Palette } from "./tools/palette.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
 export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
-
-/** Remote backends whose host runs keel's checkpoint helper (ssh, and containers over the same layer). */
-const HOST_CHECKPOINT_KINDS = new Set(["ssh", "podman", "docker", "k8s"]);
 
 /** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
 function filesAreLocal(backend: Backend): boolean {
@@ -163,23 +158,17 @@ export class Session implements ToolHost {
 		);
 		session.recovery = recovery;
 		if (opts.checkpoints) {
-			const budgets = { ...DEFAULT_BUDGETS, ...(opts.checkpoints === true ? {} : opts.checkpoints) };
-			if (filesAreLocal(backend)) {
-				session.checkpoints = Checkpoints.openLocal(session, guard.roots, state, budgets);
-			} else if (backend.process && HOST_CHECKPOINT_KINDS.has(backend.kind)) {
-				try {
-					const source = await RemoteTreeSource.open(backend.process, guard.roots, budgets);
-					session.checkpoints = new Checkpoints(session, source, budgets);
-				} catch (e) {
-					await session.close();
-					throw e;
-				}
-			} else {
-				await session.close();
-				throw new KeelError(
-					"UNSUPPORTED",
-					`checkpoints are kept for the local, bwrap, ssh, podman, docker and k8s backends; this session's backend is ${backend.kind}.`,
+			try {
+				const { openCheckpoints } = await import("./checkpoints/open.js");
+				session.checkpoints = await openCheckpoints(
+					session,
+					backend,
+					{ roots: guard.roots, state, filesAreLocal: filesAreLocal(backend) },
+					opts.checkpoints,
 				);
+			} catch (e) {
+				await session.close();
+				throw e;
 			}
 		}
 		if (opts.check !== undefined) session.checkMode = checkModeOf(opts.check, "SessionOptions.check");

@@ -22,8 +22,8 @@
  * - Not seen: changes between two scans that undo themselves, and ownership, xattrs, hard-link
  *   structure and FIFOs/devices (seen, never restored).
  */
-import { createTwoFilesPatch } from "diff";
 import { KeelError } from "../boundary/errors.js";
+import { jsdiff } from "../edit/jsdiff.js";
 import type { Access, ResolvedPath } from "../safety/path-guard.js";
 import type { StateDir } from "../safety/state-dir.js";
 import type { TransactionHost } from "../safety/transaction.js";
@@ -246,7 +246,7 @@ export class Checkpoints {
 		const a = await text(was);
 		const b = await text(now);
 		if (a === undefined || b === undefined) return "";
-		return createTwoFilesPatch(
+		return jsdiff().createTwoFilesPatch(
 			was.kind === "absent" ? "/dev/null" : path,
 			now.kind === "absent" ? "/dev/null" : path,
 			a,

@@ -4,7 +4,12 @@
  * say. A `.gitignore` is workspace content, so it can only narrow what is kept, never widen what
  * keel touches; what was left out is named in the listing.
  */
-import ignore, { type Ignore } from "ignore";
+import { createRequire } from "node:module";
+import type { Ignore } from "ignore";
+
+/** The `ignore` package, required on the first `.gitignore` met (a workspace without one never loads it). */
+const requireHere = createRequire(import.meta.url);
+const ignore = (): Ignore => (requireHere("ignore") as () => Ignore)();
 
 /** Directory names left out wherever they are. */
 export const ALWAYS_LEFT_OUT = new Set([

@@ -1,0 +1,32 @@
+/**
+ * A session's checkpoints on its backend: this machine's files (local, bwrap) are scanned here,
+ * a remote host's (ssh and the containers that run over its host layer) by keel's helper on that
+ * host. Loaded only by a session that keeps checkpoints.
+ */
+import type { Backend } from "../backend/types.js";
+import { KeelError } from "../boundary/errors.js";
+import type { StateDir } from "../safety/state-dir.js";
+import { type CheckpointHost, Checkpoints } from "./checkpoints.js";
+import { RemoteTreeSource } from "./remote-source.js";
+import { type CheckpointBudgets, DEFAULT_BUDGETS } from "./types.js";
+
+/** Backends whose host runs keel's checkpoint helper (through ProcessOps). */
+const HOST_CHECKPOINT_KINDS = new Set(["ssh", "podman", "docker", "k8s"]);
+
+export async function openCheckpoints(
+	host: CheckpointHost,
+	backend: Backend,
+	where: { roots: readonly string[]; state: StateDir; filesAreLocal: boolean },
+	option: true | Partial<CheckpointBudgets>,
+): Promise<Checkpoints> {
+	const budgets = { ...DEFAULT_BUDGETS, ...(option === true ? {} : option) };
+	if (where.filesAreLocal) return Checkpoints.openLocal(host, where.roots, where.state, budgets);
+	if (backend.process && HOST_CHECKPOINT_KINDS.has(backend.kind)) {
+		const source = await RemoteTreeSource.open(backend.process, where.roots, budgets);
+		return new Checkpoints(host, source, budgets);
+	}
+	throw new KeelError(
+		"UNSUPPORTED",
+		`checkpoints are kept for the local, bwrap, ssh, podman, docker and k8s backends; this session's backend is ${backend.kind}.`,
+	);
+}
