@@ -41,6 +41,14 @@ function filesAreLocal(backend: Backend): boolean {
 	return backend.kind === "local" || backend.kind === "bwrap";
 }
 
+/**
+ * Tools that are no checkpoint boundary although they are not read-only: the checkpoints tool makes
+ * its own, and the ones that talk to what already runs (a process handle, a Python job) change
+ * files only through it; what it changes between calls is recorded as made outside them, and a
+ * `process` wait must not hold every other call back while it waits.
+ */
+const NOT_A_BOUNDARY = new Set(["checkpoints", "process", "write_stdin", "python_jobs"]);
+
 export class Session implements ToolHost {
 	readonly readState = new ReadState();
 	readonly contentRefs = new ContentRefs();
@@ -88,7 +96,7 @@ export class Session implements ToolHost {
 	) {
 		// A call that can change files is a checkpoint boundary when the session keeps them.
 		this.palette = new Palette(tools, this, (tool, run) =>
-			this.checkpoints && !tool.annotations.readOnly && tool.name !== "checkpoints"
+			this.checkpoints && !tool.annotations.readOnly && !NOT_A_BOUNDARY.has(tool.name)
 				? this.checkpoints.around(tool.name, run)
 				: run(),
 		);

@@ -64,17 +64,24 @@ export class BlobStore {
 		if (this.sizes.has(sha)) return true;
 		if (bytes.length > room) return false;
 		const temp = join(this.dir, `.tmp-${randomBytes(6).toString("hex")}`);
-		const fd = openSync(
-			temp,
-			constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-			0o600,
-		);
 		try {
-			for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
-		} finally {
-			closeSync(fd);
+			const fd = openSync(
+				temp,
+				constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+				0o600,
+			);
+			try {
+				for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+			} finally {
+				closeSync(fd);
+			}
+			renameSync(temp, join(this.dir, sha));
+		} catch {
+			// A full disk (or a store removed under us): the file is kept by identity only, the
+			// listing names it as not restorable, and the call it guards goes on.
+			rmSync(temp, { force: true });
+			return false;
 		}
-		renameSync(temp, join(this.dir, sha));
 		this.sizes.set(sha, bytes.length);
 		this.total += bytes.length;
 		return true;

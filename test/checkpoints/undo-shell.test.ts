@@ -123,6 +123,22 @@ describe("a restore after a shell command gives back exactly the earlier tree", 
 });
 
 describe("a change made outside keel's calls is never overwritten", () => {
+	it("what a background process writes after its call is recorded as made outside the calls", async () => {
+		const started = await ok("bash", { command: "sleep 0.3; echo bg > bg.txt", background: true });
+		const id = (started.details as { process: { id: number } }).process.id;
+		// A wait is no checkpoint boundary: it does not hold other calls back while it waits.
+		await ok("process", { action: "wait", id, timeout: 30 });
+		const list = await ok("checkpoints", { action: "list" });
+		const last = (list.details as { checkpoints: Array<{ tool: string; files: string[] }> }).checkpoints.at(
+			-1,
+		);
+		expect(last?.tool).toBe("outside");
+		expect(last?.files).toEqual([join(root, "bg.txt")]);
+		const r = await session.call("checkpoints", { action: "restore", id: 0 });
+		expect(r.ok).toBe(false);
+		if (!r.ok) expect(r.error.code).toBe("RESTORE_CONFLICT");
+	});
+
 	it("a file the user changed after the call is a conflict, and nothing is restored", async () => {
 		await ok("bash", { command: "echo model >> src/a.txt && echo model > src/new.txt" });
 		writeFileSync(join(root, "src/a.txt"), "the user's own edit\n");
