@@ -1,7 +1,7 @@
 /**
  * The MCP server in real clients: Claude Code and Codex each run a whole agent loop against keel's MCP server
  * (stdio, and Streamable HTTP with a bearer token), driven by a scripted model: a read, a failing edit, an edit, an image, and the unified
- * profile's file tool. The test checks the files on disk and what each client sent back to the
+ * profile's file tool, and the codex profile's exec_command and write_stdin. The test checks the files on disk and what each client sent back to the
  * model after every call: the text, the failure with its code, the image.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -50,6 +50,13 @@ const UNIFIED_STEPS = (tool: (name: string) => { tool: string; namespace?: strin
 		},
 	},
 	{ ...tool("file"), args: { queries: [{ type: "write", path: "b.txt", content: "clobber" }] } },
+	{ text: "done" },
+];
+
+/** The codex profile's unified exec: a command waiting on stdin, then the line it waits for. */
+const EXEC_STEPS = (tool: (name: string) => { tool: string; namespace?: string }): Step[] => [
+	{ ...tool("exec_command"), args: { cmd: "read line; echo got:$line", yield_time_ms: 500 } },
+	{ ...tool("write_stdin"), args: { session_id: 1, chars: "hello from the model\n", yield_time_ms: 5000 } },
 	{ text: "done" },
 ];
 
@@ -152,6 +159,19 @@ for (const c of clients) {
 			expect(back[1].text).toMatch(/NOT_READ|STALE_READ/);
 			expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("hello file\nvia file tool\n");
 			expect(await readFile(join(dir, "b.txt"), "utf8")).toBe("never read\n");
+		}, 120_000);
+
+		it("the codex profile's exec_command then write_stdin run a command to completion", async () => {
+			model = await startScriptedModel(c.dialect, EXEC_STEPS(c.tool), c.isMainLoop);
+			const r = await c.run(dir, model.url, keelStdio(dir, ["--profile", "codex"]));
+			expect(r.code, r.stderr.slice(-2000)).toBe(0);
+			const back = c.returned(model);
+			if (process.env.KEEL_DEBUG_CLIENTS) console.log("BACK", JSON.stringify(back).slice(0, 2500));
+			expect(back[0].failed, back[0].text).toBe(false);
+			expect(back[0].text).toContain("Process running with session ID 1");
+			expect(back[1].failed, back[1].text).toBe(false);
+			expect(back[1].text).toContain("got:hello from the model");
+			expect(back[1].text).toContain("Process exited with code 0");
 		}, 120_000);
 
 		it("over Streamable HTTP with the bearer token: the same loop", async () => {
