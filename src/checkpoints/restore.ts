@@ -7,9 +7,10 @@
  *      what the scan saw, journaled, all or nothing even across a crash;
  *   3. links are made, modes set, and directories the checkpoint did not have removed (deepest
  *      first, only when empty).
- * Steps 1 and 3 are not journaled: each is idempotent, and a failure there is reported per path
- * with the file contents already in place. The tree source does steps 1 and 3 (on this machine through descriptors
- * opened from the root with O_NOFOLLOW: restore-steps.ts).
+ * A link where the checkpoint had a file is removed just before step 2. Steps 1 and 3 are not
+ * journaled: each is idempotent, and a failure there is reported per path with the file contents
+ * already in place. The tree source does steps 1 and 3 (on this machine through descriptors opened
+ * from the root with O_NOFOLLOW: restore-steps.ts).
  */
 import type { FileStat } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
@@ -61,12 +62,16 @@ export async function applyRestore(
 		if (wantsFile && p.now.kind === "file" && p.now.sha256 === (p.target as { sha256: string }).sha256)
 			continue;
 		const stat: FileStat | undefined = p.now.kind === "absent" ? undefined : await fs.lstat(p.path);
-		const before: Change["before"] =
-			p.now.kind === "file"
-				? { kind: "file", stat: stat!, sha256: p.now.sha256 ?? "", bytes: await fs.readFile(p.path, stat) }
-				: p.now.kind === "link"
-					? { kind: "link", stat: stat!, target: p.now.target }
-					: { kind: "absent" };
+		let before: Change["before"] = { kind: "absent" };
+		if (p.now.kind === "file") {
+			// A file kept by identity only (past the budget) is hashed now: the swap compares bytes.
+			const sha256 = p.now.sha256 ?? (await fs.hashFile(p.path));
+			before = { kind: "file", stat: stat!, sha256, bytes: await fs.readFile(p.path, stat) };
+		} else if (p.now.kind === "link" && wantsFile) {
+			// A link where the checkpoint had a file: removed first (a commit replaces files, not
+			// links), by compare-and-swap on the link itself.
+			await fs.unlink(p.path, stat);
+		} else if (p.now.kind === "link") before = { kind: "link", stat: stat!, target: p.now.target };
 		const after: Change["after"] = wantsFile
 			? { kind: "data", data: p.bytes ?? new Uint8Array(), mode: (p.target as { mode: number }).mode }
 			: { kind: "absent" };

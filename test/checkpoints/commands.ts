@@ -29,6 +29,10 @@ export const COMMANDS: Array<[string, string]> = [
 		"python3 -c \"open('py.txt','w').write('x'*1000); import os; os.remove('bin.dat')\"",
 	],
 	[
+		"a file becomes a link, and a link a file",
+		"rm src/a.txt && ln -s ../run.sh src/a.txt && rm link-to-a && echo x > link-to-a",
+	],
+	[
 		"many kinds at once",
 		"rm run.sh && mkdir run.sh.d && echo x > run.sh.d/f && chmod 644 bin.dat && mv link-to-a l2",
 	],
