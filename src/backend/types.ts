@@ -84,7 +84,7 @@ export interface FileOps {
 	 * readFile with that stat as `expect`, and retry a read that met a replace (edit/replan.ts).
 	 * A backend with it also reads a window as opened when readWindow is given no `expect`.
 	 */
-	readCurrent?: ReadCurrent;
+	readCurrent: ReadCurrent;
 	/**
 	 * Lines of a file from `window.startLine`, streamed (memory bounded by the window, not the
 	 * file); refuses a link in the last component and anything but a regular file, and checks

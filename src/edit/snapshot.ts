@@ -33,9 +33,7 @@ export const MAX_EDIT_BYTES = 256 * 1024 * 1024;
  * stat gives the plain errors (NOT_FOUND, IS_DIRECTORY, NOT_A_FILE) before anything is opened; the
  * bytes then come with the open handle's own stat (FileOps.readCurrent), so another writer's
  * replace landing between the two is a newer version read, not a failure: a busy rival could
- * otherwise win that race every time and fail an edit that conflicts with nothing. Backends
- * without readCurrent check the opened file against the stat (CHANGED_ON_DISK on a replace, which
- * edit/replan.ts's readSettled retries).
+ * otherwise win that race every time and fail an edit that conflicts with nothing.
  */
 export async function readRegular(
 	host: Files,
@@ -53,8 +51,7 @@ export async function readRegular(
 	}
 	const fs = host.files;
 	try {
-		if (fs.readCurrent) return await fs.readCurrent(canonical);
-		return { stat: st, bytes: await fs.readFile(canonical, st) };
+		return await fs.readCurrent(canonical);
 	} catch (e) {
 		throw fromSystemError(e, shown);
 	}

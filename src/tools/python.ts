@@ -71,7 +71,6 @@ async function preflightScript(
 	if (st.size > MAX_SCRIPT_BYTES) throw scriptTooLarge(scriptPath, st.size);
 	// As opened (the handle's size bounds it): a replace since the stat runs the newer script.
 	const fs = host.files;
-	if (!fs.readCurrent) return { path: file.canonical, source: await fs.readFile(file.canonical, st) };
 	const now = await fs.readCurrent(file.canonical, MAX_SCRIPT_BYTES);
 	if (!now.bytes) throw scriptTooLarge(scriptPath, now.stat.size);
 	return { path: file.canonical, source: now.bytes };

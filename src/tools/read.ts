@@ -137,9 +137,9 @@ async function streamWindow(
 		);
 	}
 	const maxLines = Math.min(limit ?? DEFAULT_MAX_LINES + 1, DEFAULT_MAX_LINES + 1);
-	// A backend that reads files as opened reads the window so too (see readWhole).
+	// Files are read as opened (the window's stat is the handle's), so no earlier stat is imposed.
 	const w = await fs
-		.readWindow(canonical, fs.readCurrent ? undefined : st, {
+		.readWindow(canonical, undefined, {
 			startLine: offset,
 			maxLines,
 			maxBytes: DEFAULT_MAX_BYTES,
@@ -222,19 +222,15 @@ async function wholeWindow(
 }
 
 /**
- * The whole file if it is at most `maxBytes`, with the stat of what was read. A backend with
- * readCurrent reads the file as opened (its stat from the handle): a rival's replace after `st`
- * was taken is the newer file read, not a failure, and its size decides again. Others check the
- * opened file against `st` (CHANGED_ON_DISK on a replace).
+ * The whole file if it is at most `maxBytes`, read as opened (its stat from the handle): a rival's
+ * replace after the guard's stat is the newer file read, not a failure, and its size decides again.
  */
-async function readWhole(
+function readWhole(
 	fs: FileOps,
 	canonical: string,
-	st: FileStat,
 	maxBytes: number,
 ): Promise<{ stat: FileStat; bytes: Buffer | null }> {
-	if (fs.readCurrent) return fs.readCurrent(canonical, maxBytes);
-	return { stat: st, bytes: st.size <= maxBytes ? await fs.readFile(canonical, st) : null };
+	return fs.readCurrent(canonical, maxBytes);
 }
 
 async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
@@ -251,7 +247,7 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 		checkAborted(signal);
 		// Read whole up to this size; larger (then, or as opened) goes to the streamed window.
 		const wholeUpTo = fs.readWindow ? WINDOW_ABOVE_BYTES : STREAM_ABOVE_BYTES;
-		if (st.size <= wholeUpTo) ({ stat: st, bytes } = await readWhole(fs, target.canonical, st, wholeUpTo));
+		if (st.size <= wholeUpTo) ({ stat: st, bytes } = await readWhole(fs, target.canonical, wholeUpTo));
 	} catch (e) {
 		throw fromSystemError(e, args.path);
 	}
@@ -260,7 +256,7 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
 	if (win === undefined) {
 		// Small enough to read whole, or an image (attached whole, as a smaller file is).
 		if (bytes === null) {
-			({ stat: st, bytes } = await readWhole(fs, target.canonical, st, STREAM_ABOVE_BYTES).catch((e) => {
+			({ stat: st, bytes } = await readWhole(fs, target.canonical, STREAM_ABOVE_BYTES).catch((e) => {
 				throw fromSystemError(e, args.path);
 			}));
 			// Replaced by one too large since the window found an image: read it again.

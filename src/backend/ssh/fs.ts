@@ -197,7 +197,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 			conn.use(async (live) => {
 				if (live.py) return readCurrentFast(live, p, maxBytes);
 				// Without python3 on the host: the stat, then the bytes checked against it (a replace
-				// in between is CHANGED_ON_DISK, as on a backend without readCurrent).
+				// in between is CHANGED_ON_DISK, which an edit re-plans).
 				const stat = live.peeks.takeStat(p) ?? statFrom(await helper(live, p, "k_stat", p), p);
 				if (stat.type !== "file") throw swapped(p);
 				if (maxBytes !== undefined && stat.size > maxBytes) return { stat, bytes: null };
