@@ -38,7 +38,7 @@ export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes 
 
 /** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
 function filesAreLocal(backend: Backend): boolean {
-	return backend.kind === "local" || backend.kind === "bwrap";
+	return backend.localFiles === true;
 }
 
 /**

@@ -99,6 +99,7 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 	};
 	return {
 		kind: "bwrap",
+		localFiles: true,
 		fs,
 		exec,
 		process: processes,

@@ -23,6 +23,7 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 	const spawner = new Spawner();
 	return {
 		kind: "local",
+		localFiles: true,
 		fs,
 		exec: createLocalExec(tracker, spawner),
 		search: searchOnFirstUse(async () => {

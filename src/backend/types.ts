@@ -246,7 +246,14 @@ export interface LiveProcess {
 }
 
 export interface Backend {
+	/** A name for messages and logs; what a backend can do is said by the fields below, not by it. */
 	readonly kind: string;
+	/**
+	 * Its files are this machine's files, at the same paths (local; bwrap, which sandboxes only
+	 * the commands): keel's own state must then be kept out of the roots, and what reads files
+	 * directly (spill files, checkpoints, extension drafts) may.
+	 */
+	readonly localFiles?: boolean;
 	readonly fs: FileOps;
 	readonly exec: ExecOps;
 	readonly search: SearchOps;

@@ -38,7 +38,7 @@ export interface Draft {
 
 /** What a draft's check needs of a session: its path guard, and which backend holds its files. */
 export interface DraftSession {
-	readonly backend: { readonly kind: string };
+	readonly backend: { readonly kind: string; readonly localFiles?: boolean };
 	readonly guard: PathGuard;
 }
 
@@ -52,8 +52,8 @@ export interface PreflightOptions {
 
 async function guardFor(opts: PreflightOptions): Promise<PathGuard> {
 	if (opts.session) {
-		const kind = opts.session.backend.kind;
-		if (kind !== "local" && kind !== "bwrap") {
+		const { kind, localFiles } = opts.session.backend;
+		if (!localFiles) {
 			throw new KeelError(
 				"INVALID_ARGS",
 				`Extension smoke tests run drafts on this machine; this session's files are on its ${kind} backend. Copy the draft here first.`,
