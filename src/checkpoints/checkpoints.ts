@@ -85,6 +85,7 @@ export interface DiffResult {
 }
 
 const PATCH_CHARS = 20_000;
+const DIFF_MAX_BYTES = 256 * 1024;
 const NAMED = 20;
 
 export class Checkpoints {
@@ -239,7 +240,9 @@ export class Checkpoints {
 	private async textPatch(path: string, was: PathState, now: PathState): Promise<string> {
 		const text = async (s: PathState) => {
 			if (s.kind === "absent") return "";
-			if (s.kind !== "file" || !s.sha256) return undefined;
+			// Binary, unkept and large files are named in the change list, not diffed (a diff of two
+			// large texts costs time quadratic in their difference).
+			if (s.kind !== "file" || !s.sha256 || s.size > DIFF_MAX_BYTES) return undefined;
 			const bytes = await this.source.blob(s.sha256);
 			return bytes && !bytes.includes(0) ? bytes.toString("utf8") : undefined;
 		};
