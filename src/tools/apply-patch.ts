@@ -8,6 +8,7 @@
 import { KeelError } from "../boundary/errors.js";
 import { object, string } from "../boundary/schema.js";
 import { renderDiff } from "../edit/diff.js";
+import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { parsePatch } from "../patch/parse.js";
 import { type PlannedFile, planOp, resolveOps } from "../patch/plan.js";
 import { commitChanges, withPaths } from "../safety/transaction.js";
@@ -156,6 +157,7 @@ export const applyPatchTool = defineTool<ApplyPatchArgs>({
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	execute(args, ctx) {
+		loadDiffBeforeCommit();
 		return applyPatch(ctx.host, args.input, ctx.signal, checkModeFor(ctx, args.check));
 	},
 });

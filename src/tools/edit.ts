@@ -9,6 +9,7 @@ import { KeelError } from "../boundary/errors.js";
 import { array, object, string } from "../boundary/schema.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
+import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
 import { readRegular } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
@@ -80,6 +81,7 @@ export const editTool = defineTool<EditArgs>({
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	prepareArguments,
 	async execute(args, ctx) {
+		loadDiffBeforeCommit();
 		const { host } = ctx;
 		if (args.edits.length === 0) {
 			throw new KeelError("INVALID_ARGS", "edits must contain at least one replacement.", {

@@ -5,6 +5,7 @@
  * every query's file changes, or none does.
  */
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
 import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
 import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
@@ -31,6 +32,7 @@ const fileSpec: ToolSpec<FileArgs> = {
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, ctx) {
+		loadDiffBeforeCommit();
 		const { host, signal } = ctx;
 		for (const [i, q] of args.queries.entries()) checkQueryFields(q, i);
 		const plans: Plan[] = [];

@@ -292,7 +292,9 @@ const ATTEMPTS: Attempt[] = [
 	// ls/find/grep treat an empty path as "." (pi); see the look-alikes below.
 	{ name: "empty path", path: () => "", code: "PATH_INVALID", tools: ["read", "write", "edit"] },
 	{ name: "non-string path: number", path: () => 42, code: SCHEMA_OR_PATH },
-	{ name: "non-string path: null", path: () => null, code: SCHEMA_OR_PATH },
+	// null in an optional field is that field left out (ls/find/grep then use the root:
+	// test/contract/absent-nulls.test.ts); where a path is required it is refused.
+	{ name: "non-string path: null", path: () => null, code: SCHEMA_OR_PATH, tools: ["read", "write", "edit"] },
 	{
 		name: "non-string path: object",
 		path: () => ({ toString: () => "../outside/secret.txt" }),
