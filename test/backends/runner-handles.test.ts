@@ -178,7 +178,9 @@ describe.skipIf(missing)("process handles on the command runner (no sshd)", () =
 		const m = marker();
 		const a = await start(h, `setsid sh -c 'sleep 1000; : ${m}' & sleep 1000; : ${m}`);
 		expect(await waitFor(() => processesWith(m).length === 2, 10_000)).toBe(true);
-		const killer = await start(h, "kill -9 $PPID");
+		// After a pause: the runner answers "started" before its death, which is what is tested here
+		// (a kill racing that answer fails the start itself with BACKEND_UNAVAILABLE).
+		const killer = await start(h, "sleep 0.5; kill -9 $PPID");
 		await killer.proc.exited;
 		expect(await a.proc.exited).toEqual({ code: null, signal: "SIGKILL" });
 		// Nobody killed them yet: the runner that held them is gone.
