@@ -7,9 +7,11 @@
  * A child (keel bundled into one file, build-keel.ts) with checkpoints on runs a shell command
  * that moves four files from version A to B and creates a fifth, then restores to checkpoint 0
  * (A) and to the command's checkpoint (B) in turn, forever. The parent SIGKILLs it at a random
- * point (0-1.5x the time its first restore took), ROUNDS times; after each kill a new Session on
+ * point (0-1.5x the time its first restore took), ROUNDS times or more; after each kill a new Session on
  * the workspace recovers, and the files must be all A (no fifth file) or all B (with it). Some
- * kills must land mid-restore (the recovery had a record to finish), so it cannot pass vacuously.
+ * kills must land inside a restore call (the child says so before and after each), so it cannot
+ * pass vacuously: the rounds go on (up to MAX_ROUNDS) until one has. Kills inside the journaled
+ * commit itself (the next session's recovery finishes them) are counted too.
  * The schedule is seeded; set KEEL_CRASH_SEED to replay a failure.
  */
 import { spawn } from "node:child_process";
@@ -24,11 +26,13 @@ import { prng } from "../fixtures/prng.js";
 import { buildKeel } from "./build-keel.js";
 
 const ROUNDS = Number(process.env.KEEL_UNDO_CRASH_ROUNDS ?? 12);
+const MAX_ROUNDS = Math.max(ROUNDS, 80);
 const FILES = 4;
 const body = (j: number, v: string) =>
 	`file ${j} at ${v}\n${`filler of ${j} at ${v} ${"=".repeat(60)}\n`.repeat(20)}`;
 
 const CHILD_SOURCE = `
+import { writeSync } from "node:fs";
 const [bundle, root, stateDir, files] = process.argv.slice(2);
 const { Session } = await import(bundle);
 const s = await Session.create({ root, profile: "unified", stateDir, checkpoints: true });
@@ -41,8 +45,11 @@ const list = must(await s.call("checkpoints", { action: "list" }), "list").detai
 const b = list.at(-1).id;
 for (let i = 0; ; i++) {
 	const t0 = performance.now();
+	// Written synchronously: what the parent reads after the kill says whether a restore was running.
+	writeSync(1, "begin " + i + "\\n");
 	must(await s.call("checkpoints", { action: "restore", id: i % 2 ? b : 0 }), "restore " + i);
-	if (i === 0) process.stdout.write("took " + (performance.now() - t0).toFixed(1) + "\\n");
+	writeSync(1, "end " + i + "\\n");
+	if (i === 0) writeSync(1, "took " + (performance.now() - t0).toFixed(1) + "\\n");
 }
 `;
 
@@ -87,8 +94,13 @@ describe("checkpoint restores under SIGKILL", () => {
 	it(`${ROUNDS} kills at random points: after recovery the workspace is wholly one side`, async () => {
 		const seed = Number(process.env.KEEL_CRASH_SEED ?? Date.now() % 1_000_000);
 		const random = prng(seed);
+		// Restores the next session's recovery finished (a kill inside the journaled commit itself).
 		let recovered = 0;
-		for (let round = 0; round < ROUNDS; round++) {
+		// At least ROUNDS kills; more (up to MAX_ROUNDS) until one has landed mid-restore, which a
+		// quiet machine's fast restores can make rare.
+		let interrupted = 0;
+		let round = 0;
+		for (; round < MAX_ROUNDS && (round < ROUNDS || interrupted === 0); round++) {
 			const proc = spawn(process.execPath, [script, bundle, root, stateDir, String(FILES)], {
 				stdio: ["ignore", "pipe", "pipe"],
 			});
@@ -98,6 +110,8 @@ describe("checkpoint restores under SIGKILL", () => {
 				err += d;
 			});
 			const exit = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+			// Every byte it wrote has been read once its pipes closed.
+			const closed = new Promise<void>((resolve) => proc.once("close", () => resolve()));
 			const took = await new Promise<number>((resolve, reject) => {
 				proc.stdout.on("data", (d) => {
 					out += d;
@@ -109,6 +123,9 @@ describe("checkpoint restores under SIGKILL", () => {
 			await sleep(Math.floor(random() * took * 1.5));
 			proc.kill("SIGKILL");
 			await exit;
+			await closed;
+			// The kill landed inside a restore call when the last line is a "begin" without its "end".
+			if (/begin \d+\n$/.test(out)) interrupted++;
 			expect(err, `seed ${seed}, round ${round}`).toBe("");
 			const s = await Session.create({ root, stateDir });
 			try {
@@ -118,6 +135,9 @@ describe("checkpoint restores under SIGKILL", () => {
 				await s.close();
 			}
 		}
-		expect(recovered, `seed ${seed}: no kill landed mid-restore`).toBeGreaterThan(0);
+		expect(
+			interrupted,
+			`seed ${seed}: no kill of ${round} landed in a restore (${recovered} recovered)`,
+		).toBeGreaterThan(0);
 	}, 600_000);
 });
