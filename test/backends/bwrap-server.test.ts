@@ -106,9 +106,17 @@ describe.skipIf(!available)("one sandbox serves many commands, and carries nothi
 
 	it("a command gets no descriptor but its three, its program looked up on its own PATH", async () => {
 		// What a program the command starts inherits (the shell's own listing would race its pipes),
-		// listed once it runs: the shell's forked child holds the shell's descriptors until its exec.
+		// listed once it runs: the shell's forked child holds the shell's descriptors until its exec,
+		// and the program's loader holds a library open for a moment after it. An inherited
+		// descriptor stays for sleep's whole life, so the listing is taken again until it is three
+		// (or two seconds pass and the last one is what fails).
 		const listing = await run(
-			"sleep 9 & p=$!; until [ \"$(cat /proc/$p/comm)\" = sleep ]; do :; done; ls /proc/$p/fd | tr '\\n' ' '; kill $p",
+			[
+				"sleep 9 & p=$!",
+				"until [ \"$(cat /proc/$p/comm)\" = sleep ]; do :; done",
+				"for i in $(seq 200); do l=$(ls /proc/$p/fd | tr '\\n' ' '); [ \"$l\" = '0 1 2 ' ] && break; sleep 0.01; done",
+				"echo $l; kill $p",
+			].join("\n"),
 		);
 		expect(listing.out).toBe("0 1 2");
 		await mkdir(join(root, "bin"));
