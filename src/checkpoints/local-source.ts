@@ -11,7 +11,8 @@ import { startTimeOf, writerAlive } from "../safety/writer-alive.js";
 import { BlobStore } from "./blob-store.js";
 import { chmodNoFollow, inParentDir } from "./restore-steps.js";
 import type { CaptureResult, TreeSource } from "./source.js";
-import { rescanDirs, type ScanInput, type ScanResult, scanTree } from "./tree-scan.js";
+import { rescanDirs } from "./tree-rescan.js";
+import { type ScanInput, type ScanResult, scanTree } from "./tree-scan.js";
 import { TreeWatch } from "./tree-watch.js";
 import {
 	type CheckpointBudgets,

@@ -1,7 +1,8 @@
 /**
  * Scans of the workspace for checkpoints: every entry under each root, its state, and the bytes
  * of each file that changed since the previous scan, put into the blob store. A full scan walks
- * everything; a partial one (tree-watch.ts names the directories that changed) lists only those.
+ * everything; a partial one (tree-rescan.ts: tree-watch.ts names the directories that changed)
+ * lists only those.
  *
  * The walk never follows a link and never leaves the roots, even while another process swaps a
  * directory for a link: each directory is opened with O_NOFOLLOW | O_DIRECTORY from its parent's
@@ -17,13 +18,13 @@
  * directory now (renamed over, recreated) is walked whole.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync } from "node:fs";
-import { posix } from "node:path";
 import { type BlobStore, readBounded, sha256Of } from "./blob-store.js";
 import { IgnoreRules } from "./ignore-rules.js";
-import type { CheckpointBudgets, PathState, ScannedEntry, TreeIndex } from "./types.js";
+import { TreeIndex } from "./tree-index.js";
+import type { CheckpointBudgets, PathState, ScannedEntry } from "./types.js";
 
 const RACY_NS = 50_000_000n;
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const GITIGNORE_MAX = 1024 * 1024;
 const LEFT_OUT_SHOWN = 50;
@@ -65,7 +66,7 @@ function statOf(at: string) {
 }
 
 /** One scan's walk: its results, what it may still store, and how it treats each entry. */
-class Walk {
+export class Walk {
 	readonly result: ScanResult;
 	private room: number;
 	private readonly scanStart = BigInt(Date.now()) * 1_000_000n;
@@ -146,8 +147,7 @@ class Walk {
 	/** Remove everything below `dir` from the index, when the previous scan had a directory there. */
 	private forgetBelow(dir: string): void {
 		if (!this.priors || this.previousOf(dir)?.state.kind !== "dir") return;
-		const prefix = `${dir}/`;
-		for (const p of [...this.result.index.keys()]) if (p.startsWith(prefix)) this.deleteEntry(p);
+		for (const p of this.result.index.below(dir)) this.deleteEntry(p);
 	}
 
 	/** List the open directory `dirFd` (at `dirPath`) and record its entries; `deep` walks below. */
@@ -237,12 +237,9 @@ class Walk {
 
 	/** Remove `dir`'s direct entries from the index; returns those that were directories. */
 	private takeChildren(dir: string): string[] {
-		const prefix = `${dir}/`;
 		const dirs: string[] = [];
-		// Deleting the entry being visited is safe while iterating a Map.
-		for (const [p, e] of this.result.index) {
-			if (!p.startsWith(prefix) || p.indexOf("/", prefix.length) !== -1) continue;
-			if (e.state.kind === "dir") dirs.push(p);
+		for (const p of this.result.index.childrenOf(dir)) {
+			if (this.result.index.get(p)?.state.kind === "dir") dirs.push(p);
 			this.deleteEntry(p);
 		}
 		return dirs;
@@ -251,7 +248,7 @@ class Walk {
 
 /** A full scan of every root. */
 export function scanTree(input: ScanInput): ScanResult {
-	const walk = new Walk(input, new Map());
+	const walk = new Walk(input, new TreeIndex());
 	for (const root of input.roots) {
 		let fd: number;
 		try {
@@ -268,80 +265,7 @@ export function scanTree(input: ScanInput): ScanResult {
 	return walk.result;
 }
 
-/**
- * A partial scan: the previous index with only the directories in `dirty` listed again (a new or
- * replaced directory below one of them is walked whole). A dirty directory that is gone, or is no
- * longer a directory, is left to its parent's listing (its parent has a change too). Returns
- * undefined when a directory's rules cannot be rebuilt (a `.gitignore` on its path changed): the
- * caller scans in full.
- */
-export function rescanDirs(input: ScanInput, dirty: ReadonlySet<string>): ScanResult | undefined {
-	const previous = input.previous;
-	if (!previous) return undefined;
-	const walk = new Walk(input, previous, new Map());
-	// Shallow first: a parent's listing may walk a child whole, or drop it.
-	const dirs = [...dirty].sort((a, b) => a.split("/").length - b.split("/").length);
-	for (const dir of dirs) {
-		const root = input.roots.find((r) => dir === r || dir.startsWith(`${r}/`));
-		if (!root) continue;
-		if (dir !== root && walk.result.index.get(dir)?.state.kind !== "dir") continue;
-		const opened = openBelow(root, dir);
-		if (opened === undefined) continue;
-		try {
-			const rules = rulesFor(root, dir);
-			if (!rules) {
-				// Put the previous index back as it was: the caller scans in full against it.
-				for (const [p, e] of walk.result.priors ?? [])
-					e === undefined ? previous.delete(p) : previous.set(p, e);
-				return undefined;
-			}
-			walk.list(opened, dir, rules, posix.relative(root, dir));
-		} finally {
-			closeSync(opened);
-		}
-	}
-	return walk.result;
-}
-
-/** `dir` below `root` opened one component at a time without following links; undefined when gone. */
-function openBelow(root: string, dir: string): number | undefined {
-	let fd: number;
-	try {
-		fd = openSync(root, DIR_FLAGS);
-	} catch {
-		return undefined;
-	}
-	for (const name of posix.relative(root, dir).split("/").filter(Boolean)) {
-		try {
-			const next = openSync(`/proc/self/fd/${fd}/${name}`, DIR_FLAGS);
-			closeSync(fd);
-			fd = next;
-		} catch {
-			closeSync(fd);
-			return undefined;
-		}
-	}
-	return fd;
-}
-
-/** The `.gitignore` rules in force in `dir`, read from each directory on the way down. */
-function rulesFor(root: string, dir: string): IgnoreRules | undefined {
-	let rules = IgnoreRules.empty();
-	const parts = posix.relative(root, dir).split("/").filter(Boolean);
-	for (let i = 0; i < parts.length; i++) {
-		const ancestor = posix.join(root, ...parts.slice(0, i));
-		const fd = openBelow(root, ancestor);
-		if (fd === undefined) return undefined;
-		try {
-			rules = rules.child(parts.slice(0, i).join("/"), readGitignore(`/proc/self/fd/${fd}/.gitignore`));
-		} finally {
-			closeSync(fd);
-		}
-	}
-	return rules;
-}
-
-function readGitignore(at: string): string | undefined {
+export function readGitignore(at: string): string | undefined {
 	let fd: number;
 	try {
 		fd = openSync(at, FILE_FLAGS);

@@ -19,8 +19,7 @@ export interface ScannedEntry {
 	racy: boolean;
 }
 
-/** Relative path (to its root, "/"-separated) → entry; the root itself is not in it. */
-export type TreeIndex = Map<string, ScannedEntry>;
+export type { TreeIndex } from "./tree-index.js";
 
 export interface PathChange {
 	/** Absolute path. */
