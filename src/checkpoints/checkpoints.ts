@@ -23,21 +23,15 @@
  *   structure and FIFOs/devices (seen, never restored).
  */
 import { KeelError } from "../boundary/errors.js";
-import { jsdiff } from "../edit/jsdiff.js";
 import type { Access, ResolvedPath } from "../safety/path-guard.js";
 import type { StateDir } from "../safety/state-dir.js";
 import type { TransactionHost } from "../safety/transaction.js";
+import { diffOf, type TextDiff } from "./diff.js";
 import { LocalTreeSource } from "./local-source.js";
-import { applyRestore, conflictError, type PlannedPath, type RestoreProblem } from "./restore.js";
+import { applyRestore, conflictError, type RestoreProblem } from "./restore.js";
+import { changesSince, planRestore } from "./restore-plan.js";
 import type { TreeSource } from "./source.js";
-import {
-	type Checkpoint,
-	type CheckpointBudgets,
-	DEFAULT_BUDGETS,
-	describeState,
-	type PathState,
-	sameState,
-} from "./types.js";
+import { type Checkpoint, type CheckpointBudgets, DEFAULT_BUDGETS } from "./types.js";
 
 /** What checkpoints use of the session: its commit (for file contents) and its path guard. */
 export interface CheckpointHost extends TransactionHost {
@@ -79,13 +73,11 @@ export interface RestoreResult {
 
 export interface DiffResult {
 	from: number;
-	changes: Array<{ path: string; was: string; now: string }>;
+	changes: TextDiff["changes"];
 	/** A unified diff of the text files, bounded. */
 	patch: string;
 }
 
-const PATCH_CHARS = 20_000;
-const DIFF_MAX_BYTES = 256 * 1024;
 const NAMED = 20;
 
 export class Checkpoints {
@@ -204,60 +196,13 @@ export class Checkpoints {
 		return id;
 	}
 
-	/** For each path changed after checkpoint `id`: its state then, its state now, and who changed it. */
-	private since(id: number): Map<string, { was: PathState; now: PathState; outside: number | undefined }> {
-		const paths = new Map<string, { was: PathState; now: PathState; outside: number | undefined }>();
-		for (const cp of this.kept) {
-			if (cp.id <= id) continue;
-			for (const c of cp.changes) {
-				const seen = paths.get(c.path) ?? { was: c.before, now: c.after, outside: undefined };
-				seen.now = c.after;
-				if (cp.tool === "outside" && seen.outside === undefined) seen.outside = cp.id;
-				paths.set(c.path, seen);
-			}
-		}
-		return paths;
-	}
-
 	/** What changed since checkpoint `id` (a unified diff of the text files, bounded). */
 	diff(id: unknown): Promise<DiffResult> {
 		return this.exclusive(async () => {
 			await this.capture("outside");
 			const from = this.checkpointAt(id);
-			const changes: DiffResult["changes"] = [];
-			let patch = "";
-			for (const [path, s] of this.since(from)) {
-				if (sameState(s.was, s.now)) continue;
-				changes.push({ path, was: describeState(s.was), now: describeState(s.now) });
-				if (patch.length < PATCH_CHARS) patch += await this.textPatch(path, s.was, s.now);
-			}
-			if (patch.length > PATCH_CHARS)
-				patch = `${patch.slice(0, PATCH_CHARS)}\n[diff cut at ${PATCH_CHARS} characters]\n`;
-			return { from, changes, patch };
+			return { from, ...(await diffOf(this.source, changesSince(this.kept, from))) };
 		});
-	}
-
-	private async textPatch(path: string, was: PathState, now: PathState): Promise<string> {
-		const text = async (s: PathState) => {
-			if (s.kind === "absent") return "";
-			// Binary, unkept and large files are named in the change list, not diffed (a diff of two
-			// large texts costs time quadratic in their difference).
-			if (s.kind !== "file" || !s.sha256 || s.size > DIFF_MAX_BYTES) return undefined;
-			const bytes = await this.source.blob(s.sha256);
-			return bytes && !bytes.includes(0) ? bytes.toString("utf8") : undefined;
-		};
-		const a = await text(was);
-		const b = await text(now);
-		if (a === undefined || b === undefined) return "";
-		return jsdiff().createTwoFilesPatch(
-			was.kind === "absent" ? "/dev/null" : path,
-			now.kind === "absent" ? "/dev/null" : path,
-			a,
-			b,
-			"",
-			"",
-			{ context: 3 },
-		);
 	}
 
 	/**
@@ -268,19 +213,7 @@ export class Checkpoints {
 		return this.exclusive(async () => {
 			await this.capture("outside");
 			const to = id === undefined ? this.lastCallBase() : this.checkpointAt(id);
-			const plan: PlannedPath[] = [];
-			const conflicts: RestoreProblem[] = [];
-			for (const [path, s] of this.since(to)) {
-				if (sameState(s.was, s.now)) continue;
-				const problem = await this.blocker(path, s);
-				if (problem) {
-					conflicts.push({ path, problem });
-					continue;
-				}
-				const bytes =
-					s.was.kind === "file" ? ((await this.source.blob(s.was.sha256!)) ?? undefined) : undefined;
-				plan.push({ path, now: s.now, target: s.was, bytes });
-			}
+			const { plan, conflicts } = await planRestore(this.host, this.source, changesSince(this.kept, to));
 			if (conflicts.length > 0 && !opts.force) throw conflictError(conflicts);
 			let problems: RestoreProblem[] = [];
 			try {
@@ -314,29 +247,6 @@ export class Checkpoints {
 				"The checkpoint before the last call was dropped by the budgets.",
 			);
 		return this.kept[i - 1].id;
-	}
-
-	/** Why `path` cannot be put back, if it cannot. */
-	private async blocker(
-		path: string,
-		s: { was: PathState; now: PathState; outside: number | undefined },
-	): Promise<string | undefined> {
-		if (s.outside !== undefined)
-			return `changed outside keel's calls (checkpoint ${s.outside}); it is now ${describeState(s.now)}`;
-		const t = s.was;
-		if (t.kind === "other") return "was a FIFO, socket or device, which a restore does not make";
-		if (t.kind === "file" && !t.sha256)
-			return "its bytes were past the budget when it was seen (kept by identity only)";
-		if (t.kind === "file" && !(await this.source.blob(t.sha256!)))
-			return "its kept bytes are missing or damaged";
-		if ((t.kind === "dir") !== (s.now.kind === "dir") && s.now.kind !== "absent" && t.kind !== "absent")
-			return `it is now ${describeState(s.now)} and was ${describeState(t)}: restore it by hand`;
-		try {
-			await this.host.resolvePath(path, "write");
-		} catch (e) {
-			return e instanceof KeelError ? `${e.code}: ${e.message}` : String(e);
-		}
-		return undefined;
 	}
 
 	/** Remove the store (at session close). */
