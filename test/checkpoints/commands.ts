@@ -1,6 +1,10 @@
-/** The workspace and the shell commands every backend's checkpoint test undoes. */
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+/** The workspace and the shell commands every backend's checkpoint test undoes, and that test. */
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect, it } from "vitest";
+import type { Session } from "../../src/index.js";
+import { snapshot } from "./tree.js";
 
 /** Files, an executable, a link, an empty directory and a binary file. */
 export function seed(root: string): void {
@@ -37,3 +41,32 @@ export const COMMANDS: Array<[string, string]> = [
 		"rm run.sh && mkdir run.sh.d && echo x > run.sh.d/f && chmod 644 bin.dat && mv link-to-a l2",
 	],
 ];
+
+/** A new directory (its real path: a container sees the same /tmp) with a seeded `ws` in it. */
+export function seededWorkspace(prefix: string): { dir: string; root: string } {
+	const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+	const root = join(dir, "ws");
+	mkdirSync(root);
+	seed(root);
+	return { dir, root };
+}
+
+/** A call that must succeed; its result. */
+export async function ok(session: Session, name: string, args: unknown) {
+	const r = await session.call(name, args);
+	if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
+	return r;
+}
+
+/** One test per row of COMMANDS: the command changes the tree, the restore gives back exactly the earlier one. */
+export function itUndoesEachCommand(current: () => { session: Session; root: string }): void {
+	it.each(COMMANDS)("%s, undone", async (_label, command) => {
+		const { session, root } = current();
+		const before = snapshot(root);
+		await ok(session, "bash", { command });
+		expect(snapshot(root)).not.toEqual(before);
+		const r = await ok(session, "checkpoints", { action: "restore" });
+		expect(snapshot(root)).toEqual(before);
+		expect((r.details as { problems: unknown[] }).problems).toEqual([]);
+	});
+}

@@ -2,15 +2,13 @@
  * Undo that covers the shell inside a bubblewrap sandbox: the commands run in the sandbox, the
  * scans and the store stay outside it (the store is under keel's state, hidden from commands).
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import { createSession, type Session } from "../../src/index.js";
 import { bwrapAvailable } from "../contract/backends.js";
-import { COMMANDS, seed } from "./commands.js";
-import { snapshot } from "./tree.js";
+import { itUndoesEachCommand, seededWorkspace } from "./commands.js";
 
 const available = await bwrapAvailable();
 let dir: string;
@@ -21,10 +19,7 @@ describe.skipIf(available !== true)(
 	`checkpoints on bwrap${available === true ? "" : ` (skipped: ${available})`}`,
 	() => {
 		beforeEach(async () => {
-			dir = mkdtempSync(join(tmpdir(), "keel-undo-bwrap-"));
-			root = join(dir, "ws");
-			mkdirSync(root);
-			seed(root);
+			({ dir, root } = seededWorkspace("keel-undo-bwrap-"));
 			session = await createSession({
 				root,
 				profile: "unified",
@@ -38,15 +33,7 @@ describe.skipIf(available !== true)(
 			rmSync(dir, { recursive: true, force: true });
 		});
 
-		it.each(COMMANDS)("%s, undone", async (_label, command) => {
-			const before = snapshot(root);
-			const ran = await session.call("bash", { command });
-			expect(ran.ok).toBe(true);
-			expect(snapshot(root)).not.toEqual(before);
-			const r = await session.call("checkpoints", { action: "restore" });
-			expect(r.ok).toBe(true);
-			expect(snapshot(root)).toEqual(before);
-		});
+		itUndoesEachCommand(() => ({ session, root }));
 
 		it("a command in the sandbox cannot see the store", async () => {
 			await session.call("bash", { command: "echo x > src/a.txt" });

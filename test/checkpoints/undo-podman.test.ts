@@ -4,14 +4,13 @@
  * keel's checkpoint helper (started through the container's exec client). The test container
  * shares this machine's /tmp, so the tree is compared from here.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createContainerBackend, engineTarget } from "../../src/backend/container/index.js";
 import { createSession, type Session } from "../../src/index.js";
 import { podmanContainer, podmanMissing } from "../fixtures/podman.js";
-import { COMMANDS, seed } from "./commands.js";
+import { itUndoesEachCommand, ok, seededWorkspace } from "./commands.js";
 import { snapshot } from "./tree.js";
 
 const why = podmanMissing();
@@ -21,21 +20,12 @@ let dir: string;
 let root: string;
 let session: Session;
 
-async function ok(name: string, args: unknown) {
-	const r = await session.call(name, args);
-	if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
-	return r;
-}
-
 describe.skipIf(why !== undefined)(
 	"podman: a restore after a shell command gives back exactly the earlier tree",
 	{ timeout: 120_000 },
 	() => {
 		beforeEach(async () => {
-			dir = realpathSync(mkdtempSync(join(tmpdir(), "keel-undo-podman-")));
-			root = join(dir, "ws");
-			mkdirSync(root);
-			seed(root);
+			({ dir, root } = seededWorkspace("keel-undo-podman-"));
 			session = await createSession({
 				root,
 				backend: createContainerBackend(engineTarget({ engine: "podman", container: podmanContainer() })),
@@ -49,17 +39,10 @@ describe.skipIf(why !== undefined)(
 			rmSync(dir, { recursive: true, force: true });
 		});
 
-		it.each(COMMANDS)("%s", async (_label, command) => {
-			const before = snapshot(root);
-			await ok("bash", { command });
-			expect(snapshot(root)).not.toEqual(before);
-			const r = await ok("checkpoints", { action: "restore" });
-			expect(snapshot(root)).toEqual(before);
-			expect((r.details as { problems: unknown[] }).problems).toEqual([]);
-		});
+		itUndoesEachCommand(() => ({ session, root }));
 
 		it("a file changed from outside the container after the call is a conflict, and nothing is restored", async () => {
-			await ok("bash", { command: "echo model >> src/a.txt" });
+			await ok(session, "bash", { command: "echo model >> src/a.txt" });
 			writeFileSync(join(root, "src/a.txt"), "the user's own edit\n");
 			const after = snapshot(root);
 			const r = await session.call("checkpoints", { action: "restore" });

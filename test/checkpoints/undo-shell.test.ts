@@ -4,29 +4,19 @@
  * is a conflict that changes nothing; budgets are enforced and named.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSession, type Session } from "../../src/index.js";
-import { COMMANDS, seed } from "./commands.js";
+import { itUndoesEachCommand, ok, seededWorkspace } from "./commands.js";
 import { snapshot } from "./tree.js";
 
 let dir: string;
 let root: string;
 let session: Session;
 
-async function ok(name: string, args: unknown) {
-	const r = await session.call(name, args);
-	if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
-	return r;
-}
-
 beforeEach(async () => {
-	dir = mkdtempSync(join(tmpdir(), "keel-undo-"));
-	root = join(dir, "ws");
-	mkdirSync(root);
-	seed(root);
+	({ dir, root } = seededWorkspace("keel-undo-"));
 	session = await createSession({
 		root,
 		profile: "unified",
@@ -46,14 +36,7 @@ const git = (args: string[]) =>
 	});
 
 describe("a restore after a shell command gives back exactly the earlier tree", () => {
-	it.each(COMMANDS)("%s", async (_label, command) => {
-		const before = snapshot(root);
-		await ok("bash", { command });
-		expect(snapshot(root)).not.toEqual(before);
-		const r = await ok("checkpoints", { action: "restore" });
-		expect(snapshot(root)).toEqual(before);
-		expect((r.details as { problems: unknown[] }).problems).toEqual([]);
-	});
+	itUndoesEachCommand(() => ({ session, root }));
 
 	it("git checkout of another branch is undone, .git itself untouched by the restore", async () => {
 		git(["init", "-q"]);
@@ -75,9 +58,9 @@ describe("a restore after a shell command gives back exactly the earlier tree", 
 		});
 		const before = snapshot(root);
 		const head = git(["rev-parse", "HEAD"]).toString();
-		await ok("bash", { command: "git checkout -q other" });
+		await ok(session, "bash", { command: "git checkout -q other" });
 		expect(snapshot(root)).not.toEqual(before);
-		await ok("checkpoints", { action: "restore" });
+		await ok(session, "checkpoints", { action: "restore" });
 		expect(snapshot(root)).toEqual(before);
 		// .git was left out: HEAD still names the branch the command checked out.
 		expect(git(["rev-parse", "HEAD"]).toString()).not.toBe(head);
@@ -85,36 +68,36 @@ describe("a restore after a shell command gives back exactly the earlier tree", 
 
 	it("a python call's writes are a checkpoint too", async () => {
 		const before = snapshot(root);
-		await ok("python", { code: "open('src/a.txt','w').write('from python\\n')" });
-		await ok("checkpoints", { action: "restore" });
+		await ok(session, "python", { code: "open('src/a.txt','w').write('from python\\n')" });
+		await ok(session, "checkpoints", { action: "restore" });
 		expect(snapshot(root)).toEqual(before);
 	});
 
 	it("undo goes back call by call, and a restore can itself be undone", async () => {
 		const t0 = snapshot(root);
-		await ok("bash", { command: "echo one >> src/a.txt" });
+		await ok(session, "bash", { command: "echo one >> src/a.txt" });
 		const t1 = snapshot(root);
-		await ok("bash", { command: "echo two >> src/a.txt && rm bin.dat" });
+		await ok(session, "bash", { command: "echo two >> src/a.txt && rm bin.dat" });
 		const t2 = snapshot(root);
-		const list = await ok("checkpoints", { action: "list" });
+		const list = await ok(session, "checkpoints", { action: "list" });
 		const cps = (list.details as { checkpoints: Array<{ id: number; tool: string; files: string[] }> })
 			.checkpoints;
 		expect(cps.map((c) => c.tool)).toEqual(["start", "bash", "bash"]);
 		expect(cps[2].files).toEqual([join(root, "bin.dat"), join(root, "src/a.txt")]);
-		await ok("checkpoints", { action: "restore", id: cps[1].id });
+		await ok(session, "checkpoints", { action: "restore", id: cps[1].id });
 		expect(snapshot(root)).toEqual(t1);
-		const back = await ok("checkpoints", { action: "restore", id: 0 });
+		const back = await ok(session, "checkpoints", { action: "restore", id: 0 });
 		expect(snapshot(root)).toEqual(t0);
 		// Undo the restore: back to t1.
-		await ok("checkpoints", { action: "restore" });
+		await ok(session, "checkpoints", { action: "restore" });
 		expect(snapshot(root)).toEqual(t1);
 		expect((back.details as { to: number }).to).toBe(0);
 		expect(t2).not.toEqual(t1);
 	});
 
 	it("diff shows what changed since a checkpoint", async () => {
-		await ok("bash", { command: "sed -i 's/beta/BETA/' src/a.txt && rm src/deep/b.py" });
-		const d = await ok("checkpoints", { action: "diff", id: 0 });
+		await ok(session, "bash", { command: "sed -i 's/beta/BETA/' src/a.txt && rm src/deep/b.py" });
+		const d = await ok(session, "checkpoints", { action: "diff", id: 0 });
 		const textOut = (d.content[0] as { text: string }).text;
 		expect(textOut).toContain("-beta");
 		expect(textOut).toContain("+BETA");
@@ -124,11 +107,11 @@ describe("a restore after a shell command gives back exactly the earlier tree", 
 
 describe("a change made outside keel's calls is never overwritten", () => {
 	it("what a background process writes after its call is recorded as made outside the calls", async () => {
-		const started = await ok("bash", { command: "sleep 0.3; echo bg > bg.txt", background: true });
+		const started = await ok(session, "bash", { command: "sleep 0.3; echo bg > bg.txt", background: true });
 		const id = (started.details as { process: { id: number } }).process.id;
 		// A wait is no checkpoint boundary: it does not hold other calls back while it waits.
-		await ok("process", { action: "wait", id, timeout: 30 });
-		const list = await ok("checkpoints", { action: "list" });
+		await ok(session, "process", { action: "wait", id, timeout: 30 });
+		const list = await ok(session, "checkpoints", { action: "list" });
 		const last = (list.details as { checkpoints: Array<{ tool: string; files: string[] }> }).checkpoints.at(
 			-1,
 		);
@@ -140,7 +123,7 @@ describe("a change made outside keel's calls is never overwritten", () => {
 	});
 
 	it("a file the user changed after the call is a conflict, and nothing is restored", async () => {
-		await ok("bash", { command: "echo model >> src/a.txt && echo model > src/new.txt" });
+		await ok(session, "bash", { command: "echo model >> src/a.txt && echo model > src/new.txt" });
 		writeFileSync(join(root, "src/a.txt"), "the user's own edit\n");
 		const after = snapshot(root);
 		const r = await session.call("checkpoints", { action: "restore" });
@@ -152,9 +135,9 @@ describe("a change made outside keel's calls is never overwritten", () => {
 	});
 
 	it("with force, everything else is restored and the user's file is kept", async () => {
-		await ok("bash", { command: "echo model >> src/a.txt && echo model > src/new.txt" });
+		await ok(session, "bash", { command: "echo model >> src/a.txt && echo model > src/new.txt" });
 		writeFileSync(join(root, "src/a.txt"), "the user's own edit\n");
-		const r = await ok("checkpoints", { action: "restore", force: true });
+		const r = await ok(session, "checkpoints", { action: "restore", force: true });
 		expect(snapshot(root)["src/a.txt"]).toBe(
 			`file 644 ${Buffer.from("the user's own edit\n").toString("base64")}`,
 		);
@@ -175,8 +158,8 @@ describe("budgets and rules", () => {
 			stateDir: join(dir, "state"),
 			checkpoints: { maxFileBytes: 16 * 1024 },
 		});
-		await ok("bash", { command: "printf x >> big.bin && echo y >> src/a.txt" });
-		const list = await ok("checkpoints", { action: "list" });
+		await ok(session, "bash", { command: "printf x >> big.bin && echo y >> src/a.txt" });
+		const list = await ok(session, "checkpoints", { action: "list" });
 		expect((list.details as { notRestorable: string[] }).notRestorable).toContain(join(root, "big.bin"));
 		const r = await session.call("checkpoints", { action: "restore" });
 		expect(r.ok).toBe(false);
@@ -191,8 +174,8 @@ describe("budgets and rules", () => {
 			stateDir: join(dir, "state"),
 			checkpoints: { maxCheckpoints: 2 },
 		});
-		for (let i = 0; i < 4; i++) await ok("bash", { command: `echo ${i} >> src/a.txt` });
-		const list = await ok("checkpoints", { action: "list" });
+		for (let i = 0; i < 4; i++) await ok(session, "bash", { command: `echo ${i} >> src/a.txt` });
+		const list = await ok(session, "checkpoints", { action: "list" });
 		const l = list.details as { checkpoints: Array<{ id: number }>; dropped: number };
 		expect(l.checkpoints.map((c) => c.id)).toEqual([2, 3, 4]);
 		expect(l.dropped).toBe(2);
@@ -203,11 +186,11 @@ describe("budgets and rules", () => {
 
 	it("node_modules and .gitignore'd paths are left out and named", async () => {
 		writeFileSync(join(root, ".gitignore"), "*.log\n");
-		await ok("bash", {
+		await ok(session, "bash", {
 			command:
 				"mkdir -p node_modules/x && echo a > node_modules/x/i.js && echo l > out.log && echo k > kept.txt",
 		});
-		const list = await ok("checkpoints", { action: "list" });
+		const list = await ok(session, "checkpoints", { action: "list" });
 		const l = list.details as { leftOut: string[]; checkpoints: Array<{ files: string[] }> };
 		expect(l.leftOut).toEqual(expect.arrayContaining([join(root, "node_modules"), join(root, "out.log")]));
 		expect(l.checkpoints.at(-1)?.files).toContain(join(root, "kept.txt"));

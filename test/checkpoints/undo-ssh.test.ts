@@ -3,7 +3,7 @@
  * this machine, each restored to exactly the earlier tree, with the store kept on the host by
  * keel's checkpoint helper in a private directory of the remote user's state, outside the root.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { createSshBackend } from "../../src/backend/ssh/index.js";
 import { createSession, type Session } from "../../src/index.js";
 import { pythonMissing } from "../fixtures/ssh-backend.js";
 import { NO_RC_FILES, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
-import { COMMANDS, seed } from "./commands.js";
+import { itUndoesEachCommand, ok, seededWorkspace } from "./commands.js";
 import { snapshot } from "./tree.js";
 
 const missing = sshdMissing() ?? pythonMissing();
@@ -43,12 +43,6 @@ async function open(checkpoints: true | { maxFileBytes: number } = true): Promis
 	});
 }
 
-async function ok(name: string, args: unknown) {
-	const r = await session.call(name, args);
-	if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
-	return r;
-}
-
 const stores = () => readdirSync(join(remoteState, "keel", "checkpoints"));
 
 describe.skipIf(missing)(
@@ -56,10 +50,7 @@ describe.skipIf(missing)(
 	{ timeout: 120_000 },
 	() => {
 		beforeEach(async () => {
-			dir = mkdtempSync(join(tmpdir(), "keel-undo-ssh-"));
-			root = join(dir, "ws");
-			mkdirSync(root);
-			seed(root);
+			({ dir, root } = seededWorkspace("keel-undo-ssh-"));
 			session = await open();
 		}, 60_000);
 		afterEach(async () => {
@@ -67,17 +58,10 @@ describe.skipIf(missing)(
 			rmSync(dir, { recursive: true, force: true });
 		});
 
-		it.each(COMMANDS)("%s", async (_label, command) => {
-			const before = snapshot(root);
-			await ok("bash", { command });
-			expect(snapshot(root)).not.toEqual(before);
-			const r = await ok("checkpoints", { action: "restore" });
-			expect(snapshot(root)).toEqual(before);
-			expect((r.details as { problems: unknown[] }).problems).toEqual([]);
-		});
+		itUndoesEachCommand(() => ({ session, root }));
 
 		it("the store is on the host, private, outside the root, and gone after close", async () => {
-			await ok("bash", { command: "echo more >> src/a.txt" });
+			await ok(session, "bash", { command: "echo more >> src/a.txt" });
 			const [store] = stores();
 			const at = join(remoteState, "keel", "checkpoints", store);
 			expect(statSync(at).mode & 0o777).toBe(0o700);
@@ -89,7 +73,7 @@ describe.skipIf(missing)(
 		});
 
 		it("a file the user changed after the call is a conflict, and nothing is restored", async () => {
-			await ok("bash", { command: "echo model >> src/a.txt && echo model > src/new.txt" });
+			await ok(session, "bash", { command: "echo model >> src/a.txt && echo model > src/new.txt" });
 			writeFileSync(join(root, "src/a.txt"), "the user's own edit\n");
 			const after = snapshot(root);
 			const r = await session.call("checkpoints", { action: "restore" });
@@ -102,8 +86,8 @@ describe.skipIf(missing)(
 			await session.close();
 			writeFileSync(join(root, "big.bin"), Buffer.alloc(64 * 1024, 7));
 			session = await open({ maxFileBytes: 16 * 1024 });
-			await ok("bash", { command: "printf x >> big.bin" });
-			const list = await ok("checkpoints", { action: "list" });
+			await ok(session, "bash", { command: "printf x >> big.bin" });
+			const list = await ok(session, "checkpoints", { action: "list" });
 			expect((list.details as { notRestorable: string[] }).notRestorable).toContain(join(root, "big.bin"));
 			const r = await session.call("checkpoints", { action: "restore" });
 			expect(r.ok).toBe(false);
@@ -111,12 +95,12 @@ describe.skipIf(missing)(
 
 		it("a dropped connection: the helper starts again on the same store and undo still works", async () => {
 			const before = snapshot(root);
-			await ok("bash", { command: "echo one >> src/a.txt" });
+			await ok(session, "bash", { command: "echo one >> src/a.txt" });
 			const held = stores();
 			expect(await sshd!.dropConnections()).toBeGreaterThan(0);
-			await ok("bash", { command: "rm -rf src" });
+			await ok(session, "bash", { command: "rm -rf src" });
 			expect(stores()).toEqual(held);
-			await ok("checkpoints", { action: "restore", id: 0 });
+			await ok(session, "checkpoints", { action: "restore", id: 0 });
 			expect(snapshot(root)).toEqual(before);
 		});
 	},
