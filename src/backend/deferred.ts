@@ -127,6 +127,7 @@ export function createContainerBackend(
 	);
 	return {
 		...backendOnFirstUse(target.kind, made, { process: true, handles: true }),
+		hostPrograms: true,
 		label: target.label,
 		transport: async (argv, topts) => (await made.get()).transport(argv, topts),
 		connect: async () => (await made.get()).connect(),

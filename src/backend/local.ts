@@ -24,6 +24,7 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 	return {
 		kind: "local",
 		localFiles: true,
+		spawnsHere: true,
 		fs,
 		exec: createLocalExec(tracker, spawner),
 		search: searchOnFirstUse(async () => {

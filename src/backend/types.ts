@@ -254,6 +254,17 @@ export interface Backend {
 	 * directly (spill files, checkpoints, extension drafts) may.
 	 */
 	readonly localFiles?: boolean;
+	/**
+	 * Commands are children of this process on this machine, with nothing but keel's guard around
+	 * them (local): python starts here directly, and an MCP client's roots, which name this
+	 * machine's paths, can become the session's roots.
+	 */
+	readonly spawnsHere?: boolean;
+	/**
+	 * keel's host programs (python3) run where its files are, through `process` (ssh, containers):
+	 * checkpoints are scanned and kept there.
+	 */
+	readonly hostPrograms?: boolean;
 	readonly fs: FileOps;
 	readonly exec: ExecOps;
 	readonly search: SearchOps;

@@ -10,9 +10,6 @@ import { type CheckpointHost, Checkpoints } from "./checkpoints.js";
 import { RemoteTreeSource } from "./remote-source.js";
 import { type CheckpointBudgets, DEFAULT_BUDGETS } from "./types.js";
 
-/** Backends whose host runs keel's checkpoint helper (through ProcessOps). */
-const HOST_CHECKPOINT_KINDS = new Set(["ssh", "podman", "docker", "k8s"]);
-
 export async function openCheckpoints(
 	host: CheckpointHost,
 	backend: Backend,
@@ -21,12 +18,12 @@ export async function openCheckpoints(
 ): Promise<Checkpoints> {
 	const budgets = { ...DEFAULT_BUDGETS, ...(option === true ? {} : option) };
 	if (where.filesAreLocal) return Checkpoints.openLocal(host, where.roots, where.state, budgets);
-	if (backend.process && HOST_CHECKPOINT_KINDS.has(backend.kind)) {
+	if (backend.process && backend.hostPrograms) {
 		const source = await RemoteTreeSource.open(backend.process, where.roots, budgets);
 		return new Checkpoints(host, source, budgets);
 	}
 	throw new KeelError(
 		"UNSUPPORTED",
-		`checkpoints are kept for the local, bwrap, ssh, podman, docker and k8s backends; this session's backend is ${backend.kind}.`,
+		`checkpoints are kept where keel can scan the files: on this machine (local, bwrap) or through its host programs (ssh, podman, docker, k8s); this session's backend (${backend.kind}) is neither.`,
 	);
 }

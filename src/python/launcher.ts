@@ -76,7 +76,7 @@ export function createLauncher(backend: Backend | undefined, opts: LaunchOptions
 	let muxSource: string | undefined;
 	const worker = () => (workerSource ??= WORKER_PARTS.map((f) => readFileSync(f, "utf8")).join("\n\n"));
 	const mux = () => (muxSource ??= readFileSync(MUX_SCRIPT, "utf8"));
-	const local = !backend || backend.kind === "local";
+	const local = !backend || backend.spawnsHere === true;
 	const processes: ProcessOps | undefined = backend?.process;
 
 	const lookup = async (cwd: string): Promise<string> => {

@@ -108,3 +108,29 @@ describe("import rules", () => {
 		expect(broken, `${rule.says}; these imports break the rule:\n${broken.join("\n")}`).toEqual([]);
 	});
 });
+
+// A backend's `kind` is a name for messages; what it can do is said by its fields (spawnsHere,
+// hostPrograms, localFiles, process). A comparison with a backend's name, or a set of names, is
+// a capability test in disguise: a new backend, or a user's own, would silently get it wrong.
+const BACKEND_NAMES = ["local", "bwrap", "ssh", "podman", "docker", "k8s", "exec", "e2b", "modal", "daytona"];
+const NAME_TEST = new RegExp(
+	`\\bkind\\s*[!=]==\\s*["'](?:${BACKEND_NAMES.join("|")})["']|\\.has\\(\\s*[\\w.]*backend[\\w.]*\\.kind\\s*\\)`,
+);
+
+describe("capabilities, not names", () => {
+	it("finds a name test where one is written (the pattern is not blind)", () => {
+		expect(NAME_TEST.test('const local = backend.kind === "local";')).toBe(true);
+		expect(NAME_TEST.test("if (KINDS.has(opts.backend.kind)) x();")).toBe(true);
+		expect(NAME_TEST.test('if (entry.kind === "dir") x();')).toBe(false);
+	});
+
+	it("no module tests a backend by its name", () => {
+		const found = FILES.flatMap((file) =>
+			withoutComments(readFileSync(join(SRC, file), "utf8"))
+				.split("\n")
+				.filter((line) => NAME_TEST.test(line))
+				.map((line) => `src/${file}: ${line.trim()}`),
+		);
+		expect(found, `say it with a Backend field instead:\n${found.join("\n")}`).toEqual([]);
+	});
+});

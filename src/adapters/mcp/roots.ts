@@ -4,8 +4,8 @@
  * relative paths resolve); the server's read-only roots (--allow-read) stay, resolved against the
  * server's own root so their meaning does not change.
  *
- * Only for the local backend: a client's roots name paths on the client's machine, which say nothing
- * about a remote (SSH) backend's files.
+ * Only for a backend that spawns here (local): a client's roots name paths on the client's machine,
+ * which say nothing about a remote backend's files, and a sandbox's binds are fixed when it starts.
  */
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -14,7 +14,7 @@ import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import type { SessionOptions } from "../../session.js";
 
 export function clientRootsApply(base: SessionOptions): boolean {
-	return base.backend === undefined || base.backend.kind === "local";
+	return base.backend === undefined || base.backend.spawnsHere === true;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -55,6 +55,7 @@ export function createContainerBackend(
 	});
 	return {
 		...backend,
+		hostPrograms: true,
 		exec: { ...shells.exec, start: (req) => handles.start(req) },
 		label: target.label,
 		transport: shells.transport,

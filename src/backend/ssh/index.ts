@@ -26,6 +26,7 @@ export function createSshBackend(opts: SshBackendOptions): SshBackend {
 	});
 	return {
 		kind: "ssh",
+		hostPrograms: true,
 		target: conn.label,
 		...partsOnFirstUse("ssh", parts, { process: true, handles: true }),
 		connect: async () => {
