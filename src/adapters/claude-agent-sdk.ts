@@ -10,14 +10,25 @@
  * One server object serves one query() (an MCP server connects to one transport): call
  * keelMcpServer() per query.
  */
-import type { McpSdkServerConfigWithInstance } from "@anthropic-ai/claude-agent-sdk";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Session } from "../session.js";
 import { createMcpServer } from "./mcp/server.js";
 
 export const SERVER_NAME = "keel";
 
-export function keelMcpServer(session: Session, name = SERVER_NAME): McpSdkServerConfigWithInstance {
-	const instance = createMcpServer(session) as unknown as McpSdkServerConfigWithInstance["instance"];
+/**
+ * The Agent SDK's McpSdkServerConfigWithInstance, declared here so keel's types need no Agent SDK:
+ * the SDK types the instance as the MCP SDK's McpServer and only connect()s it, which keel's
+ * server does.
+ */
+export interface KeelMcpSdkServerConfig {
+	type: "sdk";
+	name: string;
+	instance: McpServer;
+}
+
+export function keelMcpServer(session: Session, name = SERVER_NAME): KeelMcpSdkServerConfig {
+	const instance = createMcpServer(session) as unknown as McpServer;
 	return { type: "sdk", name, instance };
 }
 

@@ -20,9 +20,8 @@ import type {
 	LsResult,
 	ReadRawResult,
 	ReadResult,
-	SandboxBackendProtocolV2,
 	WriteResult,
-} from "deepagents";
+} from "./deepagents-types.js";
 import type { Session } from "../../session.js";
 import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
 
@@ -59,7 +58,7 @@ function failure(r: BoundResult, op: string, path?: string): string {
 	return body;
 }
 
-export class KeelSandbox implements SandboxBackendProtocolV2 {
+export class KeelSandbox {
 	readonly id = `keel-${randomBytes(6).toString("hex")}`;
 	private readonly tools: Map<string, BoundTool>;
 
