@@ -9,18 +9,18 @@ import { readdir, readFile } from "node:fs/promises";
 import type { McpSdkServerConfigWithInstance } from "@anthropic-ai/claude-agent-sdk";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { ToolsInput } from "@mastra/core/agent";
-import type { ApplyPatchTool, Editor, FunctionTool, Shell, Tool as AgentsTool } from "@openai/agents";
+import type { Tool as AgentsTool, ApplyPatchTool, Editor, FunctionTool, Shell } from "@openai/agents";
 import type { ToolSet } from "ai";
 import type { SandboxBackendProtocolV2 } from "deepagents";
 import { expect, it } from "vitest";
 import type { KeelToolSet } from "../../src/adapters/ai-sdk.js";
 import type { KeelMcpSdkServerConfig } from "../../src/adapters/claude-agent-sdk.js";
-import type { KeelLangChainTool } from "../../src/adapters/langchain/index.js";
 import type { KeelSandbox } from "../../src/adapters/langchain/deepagents.js";
+import type { KeelLangChainTool } from "../../src/adapters/langchain/index.js";
 import type { KeelMastraTools } from "../../src/adapters/mastra.js";
 import type {
-	Editor as KeelEditor,
 	KeelApplyPatchTool,
+	Editor as KeelEditor,
 	KeelFunctionTool,
 	Shell as KeelShell,
 } from "../../src/adapters/openai-agents/index.js";
@@ -39,7 +39,8 @@ const fits: Array<true> = [
 	true satisfies Fits<KeelMcpSdkServerConfig, McpSdkServerConfigWithInstance>,
 ];
 
-const FRAMEWORKS = /"(ai|@openai\/agents|@langchain\/[^"]+|deepagents|@mastra\/[^"]+|@anthropic-ai\/claude-agent-sdk)"/;
+const FRAMEWORKS =
+	/"(ai|@openai\/agents|@langchain\/[^"]+|deepagents|@mastra\/[^"]+|@anthropic-ai\/claude-agent-sdk)"/;
 
 it("keel's adapter types fit the frameworks' (checked by tsc); the sources import no framework's types", async () => {
 	expect(fits.every((f) => f)).toBe(true);

@@ -9,6 +9,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
+import type { Session } from "../../session.js";
+import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
 import type {
 	EditResult,
 	ExecuteResponse,
@@ -22,8 +24,6 @@ import type {
 	ReadResult,
 	WriteResult,
 } from "./deepagents-types.js";
-import type { Session } from "../../session.js";
-import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
 
 /** keel's continuation notice at the end of a read page. */
 const READ_NOTICE =
