@@ -1,14 +1,18 @@
 import { configDefaults, defineConfig } from "vitest/config";
-import { frameworksInstalled, frameworksResolver } from "./test/frameworks.mjs";
+import { chartsInstalled, frameworksInstalled, frameworksResolver } from "./test/frameworks.mjs";
 import { TierReporter } from "./test/tier-report.js";
 import { includedSuites, skippedSuites, uninstalledSuites } from "./test/tiers.js";
 
 // `npm test` runs the fast tier; `npm run test:all` sets KEEL_TEST_TIER=all (test/tiers.ts). A test
 // file named on the command line (`npx vitest run test/backends/ssh.test.ts`) runs whatever its tier.
-// A suite whose packages are not installed (the frameworks in test/package.json) is left out
-// locally, saying how to install them; CI installs them, and there a missing one fails.
+// A suite whose packages are not installed (test/package.json's frameworks, bench/package.json's
+// chart packages) is left out locally, saying how to install them; CI installs them, and there a
+// missing one fails.
 const args = process.argv.slice(2);
-const uninstalled = uninstalledSuites(process.env, { frameworks: frameworksInstalled() });
+const uninstalled = uninstalledSuites(process.env, {
+	frameworks: frameworksInstalled(),
+	charts: chartsInstalled(),
+});
 const included = includedSuites(process.env, args).filter((s) => !uninstalled.includes(s));
 const skipped = [...skippedSuites(process.env, args), ...uninstalled];
 

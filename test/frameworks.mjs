@@ -16,15 +16,25 @@ export const FRAMEWORK_PACKAGES = Object.keys(JSON.parse(readFileSync(MANIFEST, 
 /** How to install them, for a skip message. */
 export const INSTALL_FRAMEWORKS = "npm run install:frameworks";
 
-/** Whether every one of them is found from test/ by Node's lookup (test/node_modules, then up). */
-export function frameworksInstalled() {
-	return FRAMEWORK_PACKAGES.every((name) => {
-		for (let dir = TEST_DIR; ; dir = dirname(dir)) {
-			if (existsSync(join(dir, "node_modules", name, "package.json"))) return true;
-			if (dirname(dir) === dir) return false;
+/**
+ * Whether every dependency of `dir`'s package.json is found from `dir` by Node's lookup
+ * (dir/node_modules, then up): the frameworks from test/, the bench's chart packages from bench/.
+ */
+export function installedFrom(dir) {
+	const names = Object.keys(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).dependencies);
+	return names.every((name) => {
+		for (let at = dir; ; at = dirname(at)) {
+			if (existsSync(join(at, "node_modules", name, "package.json"))) return true;
+			if (dirname(at) === at) return false;
 		}
 	});
 }
+
+/** Whether the frameworks are installed for the tests (test/node_modules, or the root's). */
+export const frameworksInstalled = () => installedFrom(TEST_DIR);
+
+/** Whether the scaling bench's chart packages are installed (bench/node_modules). */
+export const chartsInstalled = () => installedFrom(join(TEST_DIR, "..", "bench"));
 
 /** The package a bare specifier names: "@langchain/core/tools" → "@langchain/core". */
 function packageOf(specifier) {

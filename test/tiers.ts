@@ -23,7 +23,7 @@ export interface Suite {
 	/** How to get it and switch the suite on. */
 	enable: string;
 	/** The package set (outside the root install) the suite cannot load without. */
-	installed?: "frameworks";
+	installed?: "frameworks" | "charts";
 }
 
 export const SUITES: readonly Suite[] = [
@@ -71,6 +71,13 @@ export const SUITES: readonly Suite[] = [
 			"the frameworks and sandbox SDKs of test/package.json (ai, @openai/agents, @langchain/core, deepagents, @mastra/core, the Claude Agent SDK, e2b, Daytona, Vercel Sandbox), installed into test/node_modules",
 		enable: "npm run install:frameworks; KEEL_TEST_SUITES=frameworks npm test",
 		installed: "frameworks",
+	},
+	{
+		name: "charts",
+		files: ["test/bench/scaling-plot.test.ts"],
+		needs: "vega, vega-lite and resvg (bench/package.json), installed into bench/node_modules",
+		enable: "npm run install:bench; KEEL_TEST_SUITES=charts npm test",
+		installed: "charts",
 	},
 	{
 		name: "agents",
