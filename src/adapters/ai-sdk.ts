@@ -8,6 +8,7 @@
  * "ai" is an optional peer: the types here are keel's own, so keel builds and its published types
  * load without it; the frameworks suite's typecheck hands a KeelToolSet to the installed ai.
  */
+import { createRequire } from "node:module";
 import { toModelOutput } from "./ai-sdk-output.js";
 import { type BoundResult, bindTools, type ToolSource } from "./binding.js";
 import { importPeer } from "./peer.js";
@@ -21,16 +22,24 @@ interface AiModule {
 }
 
 // `as string` keeps the compiler from resolving the peer; the emitted import stays a literal.
-const [ai, aiPackage] = await importPeer("ai", "keel/ai-sdk", () =>
-	Promise.all([
-		import("ai" as string) as Promise<AiModule>,
-		import("ai/package.json" as string, { with: { type: "json" } }) as Promise<{
-			default: { version: string };
-		}>,
-	]),
-);
+const ai = await importPeer("ai", "keel/ai-sdk", () => import("ai" as string) as Promise<AiModule>);
 
-const AI_MAJOR = Number(aiPackage.default.version.split(".")[0]);
+const AI_MAJOR = await aiMajor();
+
+/**
+ * ai's major version, from its package.json: a JSON import, which resolves as `import("ai")` did
+ * (the test runner's and Node's resolve hooks see it), or require() on a Node before 20.10, which
+ * has no import attributes.
+ */
+async function aiMajor(): Promise<number> {
+	const manifest: { version: string } = await import("ai/package.json" as string, {
+		with: { type: "json" },
+	}).then(
+		(m) => m.default,
+		() => createRequire(import.meta.url)("ai/package.json"),
+	);
+	return Number(manifest.version.split(".")[0]);
+}
 
 /**
  * A tool as ai 5, 6 and 7 type it (`Tool`). The schema is the SDK's own jsonSchema() object (branded
