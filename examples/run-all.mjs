@@ -1,11 +1,16 @@
 // Runs every example as its own process and fails if any fails: `npm run examples` (CI runs it).
-// An example whose framework is not installed is reported as skipped, not failed.
+// An example whose framework is not installed is reported as skipped, not failed. The frameworks
+// live in test/package.json (`npm run install:frameworks`): each example runs with a resolve hook
+// that finds them there (test/frameworks.mjs).
 import { spawn } from "node:child_process";
+import { register } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..");
+const hook = join(repo, "test", "frameworks-hook.mjs");
+register("../test/frameworks.mjs", import.meta.url);
 
 /** Each example: its file, its arguments, and the packages it needs beyond keel's own. */
 const EXAMPLES = [
@@ -31,7 +36,10 @@ function installed(specifier) {
 
 function runExample(file, args) {
 	return new Promise((resolve) => {
-		const child = spawn(process.execPath, [join(here, file), ...args], { cwd: repo, stdio: "pipe" });
+		const child = spawn(process.execPath, ["--import", hook, join(here, file), ...args], {
+			cwd: repo,
+			stdio: "pipe",
+		});
 		let out = "";
 		child.stdout.on("data", (d) => {
 			out += d;
@@ -52,7 +60,7 @@ for (const { file, args, needs } of EXAMPLES) {
 	const name = [file, ...args.map((a) => relative(repo, a) || ".")].join(" ");
 	const missing = needs.filter((n) => !installed(n));
 	if (missing.length > 0) {
-		console.log(`skip  ${name}: ${missing.join(", ")} not installed`);
+		console.log(`skip  ${name}: ${missing.join(", ")} not installed (npm run install:frameworks)`);
 		continue;
 	}
 	const started = performance.now();

@@ -12,7 +12,7 @@ export class TierReporter implements Reporter {
 		if (this.skipped.length === 0) return;
 		const lines = [
 			"",
-			`Fast tier: ${this.skipped.length} suites not run. \`npm run test:all\` runs everything (CI does); KEEL_TEST_SUITES=name,name adds some.`,
+			`${this.skipped.length} suite${this.skipped.length === 1 ? "" : "s"} not run. \`npm run test:all\` runs everything (CI does); KEEL_TEST_SUITES=name,name adds some.`,
 			...this.skipped.flatMap((s) => [
 				`  ${s.name.padEnd(11)}needs ${s.needs}`,
 				`  ${"".padEnd(11)}${s.enable}`,

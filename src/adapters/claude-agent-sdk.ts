@@ -10,15 +10,25 @@
  * One server object serves one query() (an MCP server connects to one transport): call
  * keelMcpServer() per query.
  */
-import type { McpSdkServerConfigWithInstance } from "@anthropic-ai/claude-agent-sdk";
 import type { Session } from "../session.js";
 import { createMcpServer } from "./mcp/server.js";
 
 export const SERVER_NAME = "keel";
 
-export function keelMcpServer(session: Session, name = SERVER_NAME): McpSdkServerConfigWithInstance {
-	const instance = createMcpServer(session) as unknown as McpSdkServerConfigWithInstance["instance"];
-	return { type: "sdk", name, instance };
+/**
+ * The Agent SDK's McpSdkServerConfigWithInstance, declared here so keel's types need no Agent SDK.
+ * The SDK types the instance as its own copy's McpServer, a class with private fields that no other
+ * copy of the MCP SDK fits (keel's own, when the two are not deduplicated), and only connect()s it,
+ * which keel's server does: so the instance is left to the SDK's type.
+ */
+export interface KeelMcpSdkServerConfig {
+	type: "sdk";
+	name: string;
+	instance: any;
+}
+
+export function keelMcpServer(session: Session, name = SERVER_NAME): KeelMcpSdkServerConfig {
+	return { type: "sdk", name, instance: createMcpServer(session) };
 }
 
 /** The names Claude Code gives keel's tools, for `allowedTools`: mcp__keel__read, mcp__keel__bash, ... */

@@ -11,9 +11,41 @@ import { type BindOptions, type BoundResult, bindTools, standardSchema, type Too
 import { importPeer } from "./peer.js";
 import { callReporting } from "./updates.js";
 
-const mastra = await importPeer("@mastra/core", "keel/mastra", () => import("@mastra/core/tools"));
+/**
+ * A tool as @mastra/core's createTool makes it, typed by the fields an Agent's `tools` requires
+ * (its ToolAction), so keel builds and its published types load without Mastra, an optional peer;
+ * the frameworks suite's typecheck hands these to the installed Mastra's Agent.
+ */
+export interface KeelMastraTool {
+	id: string;
+	description: string;
+	inputSchema?: any;
+}
 
-export type KeelMastraTools = Record<string, ReturnType<typeof mastra.createTool>>;
+export type KeelMastraTools = Record<string, KeelMastraTool>;
+
+interface ToolContext {
+	abortSignal?: AbortSignal;
+	writer?: { write(chunk: unknown): unknown };
+}
+
+/** The part of @mastra/core/tools this adapter calls. */
+interface MastraTools {
+	createTool(options: {
+		id: string;
+		description: string;
+		inputSchema: unknown;
+		execute(input: unknown, context?: ToolContext): Promise<BoundResult>;
+		toModelOutput(output: unknown): unknown;
+	}): KeelMastraTool;
+}
+
+// `as string` keeps the compiler from resolving the peer; the emitted import stays a literal.
+const mastra = await importPeer(
+	"@mastra/core",
+	"keel/mastra",
+	() => import("@mastra/core/tools" as string) as Promise<MastraTools>,
+);
 
 export function keelTools(session: ToolSource, options: BindOptions = {}): KeelMastraTools {
 	const tools: KeelMastraTools = {};
@@ -21,8 +53,8 @@ export function keelTools(session: ToolSource, options: BindOptions = {}): KeelM
 		tools[t.name] = mastra.createTool({
 			id: t.name,
 			description: t.description,
-			inputSchema: standardSchema(t.inputSchema) as never,
-			execute: async (input: unknown, context) => {
+			inputSchema: standardSchema(t.inputSchema),
+			execute: async (input, context) => {
 				const writer = context?.writer;
 				return callReporting(
 					t,
@@ -31,8 +63,8 @@ export function keelTools(session: ToolSource, options: BindOptions = {}): KeelM
 					writer && ((partial) => writer.write(partial)),
 				);
 			},
-			toModelOutput: (output: unknown) => toModelOutput(output as BoundResult, 7),
-		}) as unknown as KeelMastraTools[string];
+			toModelOutput: (output) => toModelOutput(output as BoundResult, 7),
+		});
 	}
 	return tools;
 }

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const REPO = join(import.meta.dirname, "..", "..");
 const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8"));
+/** The tests' own packages (the frameworks suite's), outside a clone's `npm install`. */
+const testPkg = JSON.parse(readFileSync(join(REPO, "test", "package.json"), "utf8"));
 
 /** Subpath → the framework package it needs at run time (claude-agent-sdk needs none: types only). */
 const ADAPTERS: Record<string, string | undefined> = {
@@ -29,11 +31,12 @@ const FRAMEWORKS = [
 ];
 
 describe("frameworks as optional peer dependencies", () => {
-	it("every framework is an optional peer, pinned exactly for development, and no dependency", () => {
+	it("every framework is an optional peer, pinned exactly for the tests only, and no dependency", () => {
 		for (const name of FRAMEWORKS) {
 			expect(pkg.peerDependencies[name], name).toBeDefined();
 			expect(pkg.peerDependenciesMeta[name], name).toEqual({ optional: true });
-			expect(pkg.devDependencies[name], name).toMatch(/^\d+\.\d+\.\d+$/);
+			expect(testPkg.dependencies[name], name).toMatch(/^\d+\.\d+\.\d+$/);
+			expect(pkg.devDependencies[name], name).toBeUndefined();
 			expect(pkg.dependencies[name], name).toBeUndefined();
 		}
 		for (const sub of Object.keys(ADAPTERS)) expect(pkg.exports[`./${sub}`], sub).toBeDefined();

@@ -1,8 +1,9 @@
 /**
  * keel as a user installs it: `npm pack`, the tarball installed into a fresh project (dependencies
  * from the npm cache, else the registry), then what the README tells that user to run. The consumer
- * has none of keel's dev dependencies, so a published declaration that imports one (ssh2's types,
- * pi's) fails `tsc --strict` here, without skipLibCheck.
+ * has none of keel's dev dependencies and none of the frameworks (optional peers), so a published
+ * declaration that imports one (ssh2's types, pi's, a framework's) fails `tsc --strict` here,
+ * without skipLibCheck.
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -83,6 +84,8 @@ describe("the packed package in a fresh project", () => {
 		expect(existsSync(join(project, "node_modules", "keel", "dist", "index.js"))).toBe(true);
 		expect(existsSync(join(project, "node_modules", "@types", "ssh2"))).toBe(false);
 		expect(existsSync(join(project, "node_modules", "@mariozechner", "pi-coding-agent"))).toBe(false);
+		for (const framework of ["ai", "@openai/agents", "@langchain/core", "@mastra/core", "deepagents"])
+			expect(existsSync(join(project, "node_modules", framework)), framework).toBe(false);
 	});
 
 	it("the README's CLI commands work: --version, call, call -, batch, tools", async () => {
@@ -121,12 +124,20 @@ describe("the packed package in a fresh project", () => {
 			[
 				'import { createSession, type CallResult, type SshBackendOptions } from "keel";',
 				'import keelExtension, { type PiExtensionHost } from "keel/pi";',
+				// The adapters' types load without their frameworks (a type-only import runs nothing).
+				'import type { KeelToolSet } from "keel/ai-sdk";',
+				'import type { KeelFunctionTool, Editor } from "keel/openai-agents";',
+				'import type { KeelLangChainTool, KeelSandbox } from "keel/langchain";',
+				'import type { KeelMastraTools } from "keel/mastra";',
+				'import type { KeelMcpSdkServerConfig } from "keel/claude-agent-sdk";',
+				"type Adapters = [KeelToolSet, KeelFunctionTool, Editor, KeelLangChainTool, KeelSandbox, KeelMastraTools, KeelMcpSdkServerConfig];",
+				"const adapters: Adapters | undefined = undefined;",
 				'const ssh: SshBackendOptions = { host: "example.invalid" };',
 				"const host: PiExtensionHost | undefined = undefined;",
 				'const session = await createSession({ root: "." });',
 				'const r: CallResult = await session.call("read", { path: "a.txt" });',
 				"await session.close();",
-				"console.log(JSON.stringify({ ok: r.ok, pi: typeof keelExtension, ssh: ssh.host, host }));",
+				"console.log(JSON.stringify({ ok: r.ok, pi: typeof keelExtension, ssh: ssh.host, host, adapters }));",
 				"",
 			].join("\n"),
 		);

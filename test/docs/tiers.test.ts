@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import picomatch from "picomatch";
 import { describe, expect, it } from "vitest";
 import { BACKENDS, contractBackends } from "../contract/backends.js";
-import { chosenSuites, includedSuites, SUITES, skippedSuites, tierOf } from "../tiers.js";
+import { chosenSuites, includedSuites, SUITES, skippedSuites, tierOf, uninstalledSuites } from "../tiers.js";
 
 const REPO = resolve(import.meta.dirname, "../..");
 
@@ -71,10 +71,11 @@ describe("test tiers", () => {
 		expect(names).not.toContain("fast");
 	});
 
-	it("vitest lists the fast tier for npm test, and every file for test:all", async () => {
+	it("vitest lists the fast tier for npm test, and every file for test:all in CI", async () => {
 		const [fast, all, withSsh] = await Promise.all([
 			listedFiles({}),
-			listedFiles({ KEEL_TEST_TIER: "all" }),
+			// CI installs every package set, so there no suite is left out for a missing one.
+			listedFiles({ KEEL_TEST_TIER: "all", CI: "true" }),
 			listedFiles({ KEEL_TEST_SUITES: "ssh" }),
 		]);
 		expect(fast).toEqual(files.filter((f) => tierOf(f) === "fast"));
@@ -96,6 +97,16 @@ describe("test tiers", () => {
 		expect(includedSuites({}, ["run", "test/contract"])).toEqual([]);
 		expect(includedSuites({ KEEL_TEST_SUITES: "ssh, bwrap" }).map((s) => s.name)).toEqual(["ssh", "bwrap"]);
 		expect(() => chosenSuites({ KEEL_TEST_SUITES: "sshh" })).toThrow(/unknown suites: sshh/);
+	});
+
+	it("leaves out a suite whose package set is missing, locally only, saying how to install it", () => {
+		const missing = uninstalledSuites({}, { frameworks: false, charts: true });
+		expect(missing.map((s) => s.name)).toEqual(["frameworks"]);
+		expect(missing[0].enable).toMatch(/npm run install:frameworks/);
+		expect(uninstalledSuites({}, { frameworks: true, charts: false }).map((s) => s.enable)).toEqual([
+			expect.stringMatching(/npm run install:bench/),
+		]);
+		expect(uninstalledSuites({ CI: "true" }, { frameworks: false, charts: false })).toEqual([]);
 	});
 
 	it("the contract files run local in the fast tier and every backend with the backends suite", () => {

@@ -9,6 +9,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
+import type { Session } from "../../session.js";
+import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
 import type {
 	EditResult,
 	ExecuteResponse,
@@ -20,11 +22,8 @@ import type {
 	LsResult,
 	ReadRawResult,
 	ReadResult,
-	SandboxBackendProtocolV2,
 	WriteResult,
-} from "deepagents";
-import type { Session } from "../../session.js";
-import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
+} from "./deepagents-types.js";
 
 /** keel's continuation notice at the end of a read page. */
 const READ_NOTICE =
@@ -59,7 +58,7 @@ function failure(r: BoundResult, op: string, path?: string): string {
 	return body;
 }
 
-export class KeelSandbox implements SandboxBackendProtocolV2 {
+export class KeelSandbox {
 	readonly id = `keel-${randomBytes(6).toString("hex")}`;
 	private readonly tools: Map<string, BoundTool>;
 

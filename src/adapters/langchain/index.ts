@@ -10,19 +10,72 @@
  * offers: to the graph's stream writer (`streamMode: "custom"`) and as a custom event named
  * KEEL_TOOL_OUTPUT (`streamEvents`' on_custom_event), each as a KeelToolOutputEvent.
  */
-import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { JsonSchema } from "../../boundary/schema.js";
 import { type BoundResult, bindTools, standardSchema, type ToolSource } from "../binding.js";
 import { importPeer } from "../peer.js";
 import { offeredSchema, type StrictBindOptions } from "../strict.js";
 import { callReporting } from "../updates.js";
 
-const [core, messages, dispatch] = await importPeer("@langchain/core", "keel/langchain", () =>
-	Promise.all([
-		import("@langchain/core/tools"),
-		import("@langchain/core/messages"),
-		import("@langchain/core/callbacks/dispatch"),
-	]),
+/**
+ * A tool as @langchain/core's tool() makes it, typed by the members of its StructuredToolInterface
+ * (what createAgent, ToolNode and deepagents take), so keel builds and its published types load
+ * without LangChain, an optional peer; the frameworks suite's typecheck hands these to the
+ * installed LangChain. The Runnable methods' types are LangChain's own and left to it.
+ */
+export interface KeelLangChainTool {
+	name: string;
+	description: string;
+	schema: any;
+	returnDirect: boolean;
+	lc_namespace: string[];
+	lc_serializable: boolean;
+	readonly lc_id: string[];
+	invoke(...args: any[]): Promise<any>;
+	call(...args: any[]): Promise<any>;
+	batch(...args: any[]): Promise<any[]>;
+	stream(...args: any[]): Promise<any>;
+	transform(...args: any[]): AsyncGenerator<any>;
+	getName(suffix?: string): string;
+}
+
+/** The parts of the config LangChain hands a tool that this adapter reads. */
+interface ToolConfig {
+	callbacks?: unknown;
+	signal?: AbortSignal;
+	toolCall?: { id?: string };
+	writer?: ((chunk: unknown) => void) | null;
+}
+
+/** The parts of @langchain/core this adapter calls. */
+type LangChainCore = [
+	{
+		tool(
+			run: (input: unknown, config: ToolConfig) => Promise<unknown>,
+			fields: { name: string; description: string; schema: unknown },
+		): KeelLangChainTool;
+	},
+	{
+		ToolMessage: new (fields: {
+			content: unknown;
+			tool_call_id: string;
+			name: string;
+			status: "error" | "success";
+			artifact: unknown;
+		}) => unknown;
+	},
+	{ dispatchCustomEvent(name: string, payload: unknown, config: ToolConfig): Promise<void> },
+];
+
+// `as string` keeps the compiler from resolving the peer; the emitted imports stay literals.
+const [core, messages, dispatch] = await importPeer(
+	"@langchain/core",
+	"keel/langchain",
+	() =>
+		Promise.all([
+			import("@langchain/core/tools" as string),
+			import("@langchain/core/messages" as string),
+			import("@langchain/core/callbacks/dispatch" as string),
+		]) as Promise<LangChainCore>,
 );
 
 export { KeelSandbox } from "./deepagents.js";
@@ -48,22 +101,15 @@ export function toLangChainContent(r: BoundResult) {
 	);
 }
 
-/** The parts of the config LangChain hands a tool that this adapter reads. */
-type ToolConfig = Parameters<typeof dispatch.dispatchCustomEvent>[2] & {
-	signal?: AbortSignal;
-	toolCall?: { id?: string };
-	writer?: ((chunk: unknown) => void) | null;
-};
-
 /**
  * `options.strict` offers schemas strict mode accepts, for a chat model bound with
  * `bindTools(tools, { strict: true })`.
  */
-export function keelTools(session: ToolSource, options: StrictBindOptions = {}): StructuredToolInterface[] {
+export function keelTools(session: ToolSource, options: StrictBindOptions = {}): KeelLangChainTool[] {
 	return bindTools(session, options).map((t) => {
 		const schema = standardSchema(offeredSchema(t.inputSchema, options) as JsonSchema);
 		return core.tool(
-			async (input: unknown, config: ToolConfig) => {
+			async (input, config) => {
 				const id = config?.toolCall?.id;
 				const report = (output: BoundResult) => {
 					const event: KeelToolOutputEvent = {
@@ -81,14 +127,14 @@ export function keelTools(session: ToolSource, options: StrictBindOptions = {}):
 				if (!id) return toLangChainContent(r);
 				// A ToolMessage of our own carries the error status and keel's result as the artifact.
 				return new messages.ToolMessage({
-					content: toLangChainContent(r) as string,
+					content: toLangChainContent(r),
 					tool_call_id: id,
 					name: t.name,
 					status: r.isError ? "error" : "success",
 					artifact: r,
 				});
 			},
-			{ name: t.name, description: t.description, schema: schema as never },
-		) as unknown as StructuredToolInterface;
+			{ name: t.name, description: t.description, schema },
+		);
 	});
 }

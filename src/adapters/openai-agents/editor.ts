@@ -6,9 +6,9 @@
  * unchanged. A create's diff is turned into content by the SDK's own applyDiff. A move is the edit,
  * then a write of the edited content (by contentRef) to the new path and a delete of the old one.
  */
-import type { ApplyPatchOperation, ApplyPatchResult, Editor } from "@openai/agents";
 import { type BoundResult, type BoundTool, bindTools, type ToolSource } from "../binding.js";
 import { agents } from "./sdk.js";
+import type { ApplyPatchOperation, ApplyPatchResult, Editor } from "./types.js";
 
 interface Edit {
 	oldText: string;

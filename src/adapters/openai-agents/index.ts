@@ -6,17 +6,25 @@
  * takes only rewritten (every field required, the optional ones nullable; see ../strict.ts). keel
  * validates the arguments itself either way.
  */
-import type { ApplyPatchTool, FunctionTool } from "@openai/agents";
 import type { JsonSchema, StrictJsonSchema } from "../../boundary/schema.js";
 import { type BoundResult, bindTools, type ToolSource } from "../binding.js";
 import { offeredSchema, type StrictBindOptions } from "../strict.js";
 import { keelEditor } from "./editor.js";
 import { agents } from "./sdk.js";
+import type { KeelApplyPatchTool, KeelFunctionTool } from "./types.js";
 
 export { keelEditor } from "./editor.js";
 export { keelShell } from "./shell.js";
-
-type ToolParameters = Extract<Parameters<typeof agents.tool>[0], { strict: false }>["parameters"];
+export type {
+	ApplyPatchOperation,
+	ApplyPatchResult,
+	Editor,
+	KeelApplyPatchTool,
+	KeelFunctionTool,
+	Shell,
+	ShellAction,
+	ShellResult,
+} from "./types.js";
 
 export interface KeelAgentsOptions extends StrictBindOptions {
 	/**
@@ -40,27 +48,27 @@ export function toAgentsOutput(r: BoundResult) {
 export function keelTools(
 	session: ToolSource,
 	options?: StrictBindOptions & { editor?: false },
-): FunctionTool[];
+): KeelFunctionTool[];
 export function keelTools(
 	session: ToolSource,
 	options: KeelAgentsOptions,
-): Array<FunctionTool | ApplyPatchTool>;
+): Array<KeelFunctionTool | KeelApplyPatchTool>;
 export function keelTools(
 	session: ToolSource,
 	options: KeelAgentsOptions = {},
-): Array<FunctionTool | ApplyPatchTool> {
+): Array<KeelFunctionTool | KeelApplyPatchTool> {
 	const bound = bindTools(session, options).filter((t) => !(options.editor && t.name === "apply_patch"));
-	const tools: Array<FunctionTool | ApplyPatchTool> = bound.map((t) => {
+	const tools: Array<KeelFunctionTool | KeelApplyPatchTool> = bound.map((t) => {
 		const execute = async (input: unknown, _context: unknown, details?: { signal?: AbortSignal }) =>
 			toAgentsOutput(await t.call(input, { signal: details?.signal }));
 		const parameters = offeredSchema(t.inputSchema, options) as JsonSchema | StrictJsonSchema;
 		return agents.tool({
 			name: t.name,
 			description: t.description,
-			parameters: parameters as ToolParameters,
-			strict: (options.strict ?? false) as false,
+			parameters,
+			strict: options.strict ?? false,
 			execute,
-		}) as unknown as FunctionTool;
+		});
 	});
 	if (options.editor) tools.push(agents.applyPatchTool({ editor: keelEditor(session) }));
 	return tools;

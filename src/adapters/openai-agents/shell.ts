@@ -3,8 +3,8 @@
  * is one keel bash call, so the bash policy, the output bounds, timeouts and kills are keel's.
  * keel merges stderr into stdout; a refused or failed call's text goes to stderr.
  */
-import type { Shell, ShellAction, ShellResult } from "@openai/agents";
 import { bindTools, type ToolSource } from "../binding.js";
+import type { Shell, ShellAction, ShellResult } from "./types.js";
 
 type Output = ShellResult["output"][number];
 
