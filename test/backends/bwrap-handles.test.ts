@@ -5,8 +5,11 @@
  * command that outruns its yield time is read later, and what it set loose ends with it (its
  * sandbox does); a REPL works through pipes and in a terminal made inside the sandbox, a
  * full-screen program's screen comes back as text, the terminal's program holds no descriptor but
- * its own terminal's, and a kill or the close leaves nothing. Real bwrap, real processes.
+ * its own terminal's, fifty started at once stay within the bounds, and a kill or the close leaves
+ * nothing. Real bwrap, real processes.
  */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import { Session } from "../../src/session.js";
@@ -89,6 +92,49 @@ describe.skipIf(!available)("bwrap: process handles", () => {
 		const seen = await s.call("process", { action: "wait", id, cursor: 0, pattern: "42 xxx", timeout: 20 });
 		expect(out(seen)).toContain("42 xxx");
 	}, 30_000);
+});
+
+describe.skipIf(!available)("bwrap: bounds", () => {
+	it("fifty at once: the live limit answers PROCESS_LIMIT by name, output stays within its bounds, close leaves none", async () => {
+		const limits = { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 };
+		const backend = createBwrapBackend({ roots: [t.dir] });
+		const s = t.keep(
+			await Session.create({ root: t.dir, backend, profile: "unified", processLimits: limits }),
+		);
+		const m = t.marker();
+		// Each prints 20000 bytes, then lingers; a terminal's among them.
+		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
+		const results = await Promise.all(
+			Array.from({ length: 50 }, (_, i) => s.call("bash", { command, background: true, tty: i === 0 })),
+		);
+		expect(results.filter((r) => r.ok).length).toBe(40);
+		const refused = results.filter((r) => !r.ok);
+		expect(refused.length).toBe(10);
+		for (const r of refused) {
+			if (r.ok) continue;
+			expect(r.error.code).toBe("PROCESS_LIMIT");
+			expect(r.error.message).toContain("maxLive");
+		}
+		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
+		await Promise.all(
+			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
+		);
+		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
+		for (const id of ids) expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(limits.keepBytes);
+		const spilled = readdirSync(s.spill.dir)
+			.filter((n) => n.startsWith("process-"))
+			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
+		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
+		// Past the spill budget, a read by cursor of what was dropped names the limits.
+		const first = await Promise.all(ids.map((id) => s.call("process", { action: "read", id, cursor: 0 })));
+		const dropped = first.filter((r) => !r.ok);
+		expect(dropped.length).toBeGreaterThan(0);
+		for (const r of dropped) if (!r.ok) expect(r.error.message).toContain("maxSpillBytes");
+		// Each handle's shell carries the marker (the terminal's inside its sandbox, the others in bwrap's argv too).
+		expect(await waitFor(() => processesWith(`: ${m}`).length >= 40, 15_000)).toBe(true);
+		await s.close();
+		expect(processesWith(m)).toEqual([]);
+	}, 60_000);
 });
 
 describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside the sandbox)", () => {
