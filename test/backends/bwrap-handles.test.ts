@@ -138,7 +138,7 @@ describe.skipIf(!available)("bwrap: bounds", () => {
 });
 
 describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside the sandbox)", () => {
-	it("drives a Python REPL through stdin: a terminal of the size asked for, plain text, SIGINT, exit", async () => {
+	it("drives a Python REPL through stdin: a terminal of the size asked for, plain text, SIGINT, end of input", async () => {
 		const s = await open();
 		const r = await s.call("bash", { command: "python3 -q", tty: true });
 		const id = details(r).process.id as number;
@@ -172,9 +172,30 @@ describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside
 			timeout: 20,
 		});
 		expect(out(interrupted)).toContain("KeyboardInterrupt");
-		await s.call("process", { action: "write", id, chars: "exit()\n" });
+		// The end of input is the terminal's end-of-file character: the REPL ends on it.
+		await s.call("process", { action: "write", id, eof: true });
 		const end = await s.call("process", { action: "wait", id, timeout: 20 });
 		expect(details(end).process).toMatchObject({ state: "exited", exitCode: 0 });
+	}, 30_000);
+
+	it("codex's exec_command with tty and write_stdin, to the program's exit", async () => {
+		const backend = createBwrapBackend({ roots: [t.dir] });
+		const s = t.keep(await Session.create({ root: t.dir, backend, profile: "codex" }));
+		const r = await s.call("exec_command", {
+			cmd: "read -p 'name? ' line; tty; echo got-$line; exit 4",
+			tty: true,
+			yield_time_ms: 500,
+		});
+		expect(out(r)).toMatch(/Process running with session ID \d+/);
+		const sessionId = details(r).session_id as number;
+		let all = out(r);
+		all += out(await s.call("write_stdin", { session_id: sessionId, chars: "abc\n", yield_time_ms: 2000 }));
+		if (!all.includes("exited"))
+			all += out(await s.call("write_stdin", { session_id: sessionId, yield_time_ms: 20_000 }));
+		expect(all).toContain("name? ");
+		expect(all).toContain("/dev/pts/0");
+		expect(all).toContain("got-abc");
+		expect(all).toContain("Process exited with code 4");
 	}, 30_000);
 
 	it("gives a full-screen program's current screen, not its escapes", async () => {
