@@ -209,7 +209,7 @@ describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside
 		await s.call("process", { action: "kill", id });
 	}, 30_000);
 
-	it("the program holds its own terminal as 0, 1 and 2 and no other descriptor; the terminal is the sandbox's", async () => {
+	it("the program holds its own terminal as 0, 1 and 2 and no other descriptor; the terminal is the sandbox's; the server's are out of reach", async () => {
 		const s = await open();
 		// The shell's own descriptors (a simple command's fork is the listing's, not the shell's),
 		// where they lead, and /dev/tty: opened only through a controlling terminal.
@@ -220,6 +220,8 @@ describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside
 				"[ /proc/$$/fd/0 -ef /dev/pts/0 ] && echo same-as-pts-0",
 				"ls -1 /dev/pts",
 				"echo via-tty > /dev/tty && echo controlling",
+				// The server's descriptors (its control pipes, the terminal's near end): none opens.
+				"for f in 0 1 2 3 4 5 6 7 8 9; do { : < /proc/1/fd/$f || : > /proc/1/fd/$f; } 2>/dev/null && echo reached-$f; done; true",
 			].join("; "),
 			tty: true,
 		});
