@@ -28,8 +28,10 @@ async function killedMidCall(backend: "local" | "bwrap") {
 	const run = await runKeel(t.dir, ["batch", "--root", t.dir, "--profile", "unified", "--backend", backend], {
 		input: `${calls.map((c) => JSON.stringify(c)).join("\n")}\n`,
 		during: async (child) => {
-			const all = () =>
-				["bg", "loose", "yield", "tty", "fg"].every((k) => processesWith(`${m}-${k}`).length > 0);
+			// Every command itself runs, not just a bwrap whose argv names it: bwrap arms its
+			// --die-with-parent only some way into its start, a window no keel can close.
+			const running = (k: string) => processesWith(`${m}-${k}`).some((l) => !/^\d+ bwrap /.test(l));
+			const all = () => ["bg", "loose", "yield", "tty", "fg"].every(running);
 			expect(await waitFor(all, 15_000), processesWith(m).join("\n")).toBe(true);
 			child.kill("SIGKILL");
 		},
