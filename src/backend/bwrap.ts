@@ -6,7 +6,6 @@
  * per command remains for programs with stdin and the Python worker (bwrap's process group is
  * killed; with --die-with-parent and a PID namespace everything inside dies with it).
  */
-import { KeelError } from "../boundary/errors.js";
 import type { SandboxRunnerOptions } from "./bwrap/runner.js";
 import { sandboxRunnerOnFirstUse } from "./bwrap/runner-on-first-use.js";
 import { searchOnFirstUse } from "./local.js";
@@ -51,28 +50,21 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 				spawner,
 			}),
 		// A process handle gets a sandbox of its own: its PID namespace holds whatever the command
-		// starts, and killing the sandbox (or keel dying: --die-with-parent) ends all of it. The
-		// sandbox's command server runs it, with a stdin pipe or in a pseudo-terminal it makes
-		// inside (the sandbox is mounted from descriptors handed to bwrap, which a terminal's child
-		// made outside could not be given), and takes its input, signals and kill; the start is
-		// answered once the sandbox is up. Where that server cannot run, a handle with pipes is
-		// bwrap running the command itself (signals then reach bwrap), and a terminal is refused.
+		// starts, and killing bwrap (or keel dying: --die-with-parent) ends all of it. With pipes,
+		// bwrap runs the command itself; in a terminal, the sandbox's command server makes the
+		// pseudo-terminal inside (the sandbox is mounted from descriptors handed to bwrap, which a
+		// terminal's child made outside could not be given).
 		async start(req) {
-			const served = await runner.startHandle([shell, "-c", req.command], {
-				cwd: req.cwd,
-				env: req.env,
-				...(req.terminal ? { terminal: req.terminal } : {}),
-				onData: req.onData,
-			});
-			if (served) {
-				void served.exited.then(() => runner.recheck()).catch(() => {});
-				return served;
+			if (req.terminal) {
+				const live = await runner.startInTerminal([shell, "-c", req.command], {
+					cwd: req.cwd,
+					env: req.env,
+					...req.terminal,
+					onData: req.onData,
+				});
+				void live.exited.then(() => runner.recheck()).catch(() => {});
+				return live;
 			}
-			if (req.terminal)
-				throw new KeelError(
-					"UNSUPPORTED",
-					"A terminal (tty) on the bwrap backend needs /usr/bin/python3 to run inside the sandbox (its command server), and it cannot run here: run the program with pipes (without tty).",
-				);
 			await runner.ready();
 			const wrapped = runner.wrap([shell, "-c", req.command], req.cwd, req.env, 3);
 			let live: LiveProcess;

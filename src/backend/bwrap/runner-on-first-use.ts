@@ -13,7 +13,7 @@ import type { SandboxRunner, SandboxRunnerOptions } from "./runner.js";
 
 export type LazySandboxRunner = Pick<
 	SandboxRunner,
-	"ready" | "run" | "startHandle" | "wrap" | "hide" | "recheck" | "close"
+	"ready" | "run" | "startInTerminal" | "wrap" | "hide" | "recheck" | "close"
 >;
 
 export function sandboxRunnerOnFirstUse(opts: SandboxRunnerOptions, shared?: DirPins): LazySandboxRunner {
@@ -34,7 +34,7 @@ export function sandboxRunnerOnFirstUse(opts: SandboxRunnerOptions, shared?: Dir
 	return {
 		ready: async () => (await runner()).ready(),
 		run: async (argv, req) => (await runner()).run(argv, req),
-		startHandle: async (argv, req) => (await runner()).startHandle(argv, req),
+		startInTerminal: async (argv, req) => (await runner()).startInTerminal(argv, req),
 		wrap: (argv, cwd, env, firstFd) => {
 			if (!made) throw new Error("the sandbox runner's wrap() before ready() resolved");
 			return made.wrap(argv, cwd, env, firstFd);

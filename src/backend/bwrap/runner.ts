@@ -11,6 +11,7 @@
  */
 import { homedir } from "node:os";
 import { posix } from "node:path";
+import { KeelError } from "../../boundary/errors.js";
 import { defaultStateDir } from "../../safety/state-dir.js";
 import { DirPins } from "../local-pin.js";
 import { type GroupRunRequest, runInGroup } from "../run-group.js";
@@ -22,6 +23,7 @@ import { probeBwrap } from "./probe.js";
 import { moveAsideCreated, type ProtectedScan, protectBinds } from "./protect.js";
 import { ProtectedScanCache, type ProtectedScanCacheOptions } from "./protect-cache.js";
 import { buildSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
+import { SERVER_PYTHON } from "./server.js";
 import { ServerPool } from "./server-pool.js";
 
 export interface SandboxRunnerOptions extends SandboxOptions {
@@ -53,13 +55,13 @@ export interface SandboxRunRequest extends Omit<GroupRunRequest, "argv" | "cwd" 
 	env?: NodeJS.ProcessEnv;
 }
 
-export interface HandleStartRequest {
+export interface TerminalStartRequest {
 	/** Directory inside the sandbox (must be within a bind). */
 	cwd: string;
 	/** Replaces the configured source of variables for this call (still filtered). */
 	env?: NodeJS.ProcessEnv;
-	/** In a pseudo-terminal of this size (else with a stdin pipe). */
-	terminal?: { cols: number; rows: number };
+	cols: number;
+	rows: number;
 	onData: (chunk: Buffer) => void;
 }
 
@@ -78,11 +80,10 @@ export interface SandboxRunner {
 		firstFd: number,
 	): { argv: string[]; env: NodeJS.ProcessEnv; inheritFds: readonly number[]; close(): void };
 	/**
-	 * Starts `argv` as a process handle in a sandbox of its own, under its command server
-	 * (server.ts), with a stdin pipe or in a pseudo-terminal made inside; answered once the sandbox
-	 * is up. Undefined when that server cannot run here.
+	 * Starts `argv` in a pseudo-terminal made inside a sandbox of its own (by its command server:
+	 * server.ts); UNSUPPORTED when that server cannot run here.
 	 */
-	startHandle(argv: readonly string[], req: HandleStartRequest): Promise<LiveProcess | undefined>;
+	startInTerminal(argv: readonly string[], req: TerminalStartRequest): Promise<LiveProcess>;
 	/** Hide these directories from every sandbox started from now on (keel's own state). */
 	hide(paths: readonly string[]): void;
 	/** After a wrapped (spawned) program ends: move aside protected paths it created. */
@@ -183,17 +184,17 @@ export function createSandboxRunner(opts: SandboxRunnerOptions, shared?: DirPins
 			for (const note of await afterwards(sandbox, before)) req.onData(Buffer.from(`\n${note}\n`), "stderr");
 			return result;
 		},
-		async startHandle(argv, req) {
+		async startInTerminal(argv, req) {
 			const sandbox = await ready();
 			const before = await scan(sandbox);
 			const server = await servers.own(bwrap, plan(sandbox, before));
-			if (!server) return undefined;
+			if (!server)
+				throw new KeelError(
+					"UNSUPPORTED",
+					`A terminal (tty) on the bwrap backend needs ${SERVER_PYTHON} to run inside the sandbox, and it cannot run here: run the program with pipes (without tty).`,
+				);
 			const env = sandboxEnv(req.env ?? opts.env ?? process.env, sandbox.bound, opts.passEnv);
-			return server.startHandle({
-				...req,
-				argv,
-				env: req.terminal ? { ...env, TERM: "xterm-256color" } : env,
-			});
+			return server.startTerminal({ ...req, argv, env: { ...env, TERM: "xterm-256color" } });
 		},
 		wrap(argv, cwd, env, firstFd) {
 			if (!built) throw new Error("the bwrap sandbox is not ready: call ready() first");

@@ -13,9 +13,8 @@
  * session and process group of its own, and every other descriptor is close-on-exec.
  *
  * Protocol: one JSON object per line each way. In: {"run": id, "argv", "cwd", "env"} (with
- * "tty": [cols, rows]: in a pseudo-terminal; with "stdin": 1: a stdin pipe, else /dev/null),
- * {"kill": id}, and for a process handle {"in": id, "d": base64} (typed), {"eof": id} (its stdin
- * pipe closed once what was typed is taken) and {"signal": id, "n": number} (to its group). Out:
+ * "tty": [cols, rows]: in a pseudo-terminal), {"kill": id}, and for a command in a terminal
+ * {"in": id, "d": base64} (typed) and {"signal": id, "n": number} (to its group). Out:
  * {"ready": 1}, {"i": id, "started": 1}, {"i": id, "o"|"e": base64}, {"i": id, "exit": code|null, "sig": n|null, "clean": bool},
  * {"tainted": why}. One command at a time.
  *

@@ -35,13 +35,13 @@ export interface ServerRunRequest {
 	onData: (chunk: Buffer, stream: OutputStream) => void;
 }
 
-/** One command as a process handle: with a stdin pipe, or in a pseudo-terminal made inside the sandbox. */
-export interface ServerHandleRequest {
+/** One command in a pseudo-terminal made inside the sandbox (stdout and stderr are one stream). */
+export interface ServerTerminalRequest {
 	argv: readonly string[];
 	cwd: string;
 	env: NodeJS.ProcessEnv;
-	terminal?: { cols: number; rows: number };
-	/** Output (stdout and stderr interleaved, or the terminal's) as it arrives. */
+	cols: number;
+	rows: number;
 	onData: (chunk: Buffer) => void;
 }
 
@@ -194,12 +194,12 @@ export class SandboxServer {
 	}
 
 	/**
-	 * Starts one command as a process handle, with a stdin pipe or in a pseudo-terminal the server
-	 * makes inside the sandbox: input, its end, signals and a kill go to the server, which acts on
-	 * the command's group. This sandbox serves nothing else; once the command has ended (the server
-	 * swept what it left), or is killed, the sandbox is killed too.
+	 * Starts one command in a pseudo-terminal the server makes inside the sandbox, as a process
+	 * handle: input, signals and a kill go to the server, which acts on the command's group. This
+	 * sandbox serves nothing else; once the command has ended (the server swept what it left), or
+	 * is killed, the sandbox is killed too.
 	 */
-	startHandle(req: ServerHandleRequest): LiveProcess {
+	startTerminal(req: ServerTerminalRequest): LiveProcess {
 		if (!this.healthy) throw new Error("this sandbox is not usable");
 		this.healthy = false; // one command, then the sandbox goes
 		const id = this.nextId++;
@@ -234,7 +234,7 @@ export class SandboxServer {
 			argv: req.argv,
 			cwd: req.cwd,
 			env: stringEnv(req.env),
-			...(req.terminal ? { tty: [req.terminal.cols, req.terminal.rows] } : { stdin: 1 }),
+			tty: [req.cols, req.rows],
 		});
 		return {
 			pid: this.child.pid,
@@ -243,9 +243,7 @@ export class SandboxServer {
 			drained: exited.then(() => {}),
 			write: (data) => tell({ in: id, d: Buffer.from(data, "utf8").toString("base64") }),
 			closeStdin: () => {
-				// A terminal's end of input is its EOF character (VEOF, ^D); a pipe's is its close.
-				if (req.terminal) void tell({ in: id, d: Buffer.from("\x04").toString("base64") });
-				else void tell({ eof: id });
+				void tell({ in: id, d: Buffer.from("\x04").toString("base64") }); // the terminal's EOF (VEOF, ^D)
 			},
 			signal: (name) => {
 				const n = constants.signals[name];

@@ -128,31 +128,19 @@ def cleanup(statuses):
 def run(req, buf):
     cid = req['run']
     tty = req.get('tty')
-    # Where typed input goes: the terminal's near end, or (a handle with pipes) its stdin pipe.
-    sink = None
     if tty:
-        sink, slave, acts = terminal(tty)
+        master, slave, acts = terminal(tty)
         leader, failure, code = start(req, acts)
         os.close(slave)  # the child has its own: the terminal hangs up once the child's are gone
-        pipes = {sink: 'o'}
+        pipes = {master: 'o'}
     else:
-        stdin = NULL
-        if req.get('stdin'):
-            stdin, sink = os.pipe()
-            os.set_blocking(sink, False)
+        master = None
         outr, outw = os.pipe(); errr, errw = os.pipe()
-        leader, failure, code = start(req, [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, outw, 1), (os.POSIX_SPAWN_DUP2, errw, 2)])
+        leader, failure, code = start(req, [(os.POSIX_SPAWN_DUP2, NULL, 0), (os.POSIX_SPAWN_DUP2, outw, 1), (os.POSIX_SPAWN_DUP2, errw, 2)])
         os.close(outw); os.close(errw)
-        if stdin != NULL: os.close(stdin)
         pipes = {outr: 'o', errr: 'e'}
-    def unsink():
-        nonlocal sink, typed
-        if sink is not None and sink not in pipes: os.close(sink)
-        sink, typed = None, bytearray()
     send({'i': cid, 'started': 1})
-    typed = bytearray()  # for its stdin, not yet taken
     if leader is None:  # nothing was started: say why, as the command's stderr
-        unsink()
         for fd in pipes: os.close(fd)
         send({'i': cid, 'e': b64(failure.encode())})
         send({'i': cid, 'exit': code, 'sig': None, 'clean': True})
@@ -161,7 +149,7 @@ def run(req, buf):
     status = None
     killed = False
     swept = True
-    eof = False  # the end of its stdin was asked for: once what was typed is taken
+    typed = bytearray()  # for the terminal, not yet taken by it
     quiet = 0  # selects in a row that found nothing to read
     while status is None or pipes:
         # Lines read so far, those that came with the request too (a kill sent while the last
@@ -174,25 +162,22 @@ def run(req, buf):
             buf = rest
             if msg.get('kill') == cid:
                 killed = True
-                unsink()
+                typed = bytearray()
                 try: os.killpg(leader, 9)
                 except OSError: pass
             elif status is not None: continue
-            elif msg.get('in') == cid and sink is not None and not eof:
+            elif msg.get('in') == cid and master in pipes:
                 typed += binascii.a2b_base64(msg.get('d', ''))
-            elif msg.get('eof') == cid and sink is not None:
-                eof = True
             elif msg.get('signal') == cid and type(msg.get('n')) is int and msg['n'] in SIGNALS:
                 try: os.killpg(leader, msg['n'])
                 except OSError: pass
         fds = list(pipes) + [WAKE_R] + ([CIN] if not killed else [])
-        if eof and not typed and sink is not None and not tty: unsink()  # the pipe's end: EOF
-        typing = [sink] if typed and sink is not None else []
+        typing = [master] if typed and master in pipes else []
         r, w, _ = select.select(fds, typing, [], 1.0 if status is None else 0.25)
         if w:
-            try: del typed[:os.write(sink, typed)]
+            try: del typed[:os.write(master, typed)]
             except BlockingIOError: pass
-            except OSError: unsink()  # the reader is gone (EPIPE; the terminal's EIO)
+            except OSError: typed = bytearray()
         if WAKE_R in r:
             try: os.read(WAKE_R, 512)
             except BlockingIOError: pass
@@ -206,9 +191,7 @@ def run(req, buf):
             except BlockingIOError: continue
             except OSError: data = b''  # a terminal nobody holds any more reads EIO: its end
             if data: send({'i': cid, pipes[fd]: b64(data)})
-            else:
-                if fd == sink: sink, typed = None, bytearray()  # the terminal's end: no more input
-                os.close(fd); del pipes[fd]
+            else: os.close(fd); del pipes[fd]
         statuses.update(reap())
         if status is None and leader in statuses:
             status = statuses[leader]
@@ -217,10 +200,8 @@ def run(req, buf):
         # Swept, yet a pipe stays open and silent for a second (the waits after the leader's end
         # are 0.25 s): stop waiting. Output written just before the end is read first.
         if status is not None and quiet >= 4 and pipes:
-            if sink in pipes: sink = None
             for fd in pipes: os.close(fd)
             pipes = {}
-    unsink()
     code = os.waitstatus_to_exitcode(status)
     # Everything the command started is dead already (swept): the reply goes now, and the rest of
     # the cleanup runs while the host reads it. The next request is read only after it.
