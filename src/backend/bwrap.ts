@@ -6,7 +6,6 @@
  * per command remains for programs with stdin and the Python worker (bwrap's process group is
  * killed; with --die-with-parent and a PID namespace everything inside dies with it).
  */
-import { KeelError } from "../boundary/errors.js";
 import type { SandboxRunnerOptions } from "./bwrap/runner.js";
 import { sandboxRunnerOnFirstUse } from "./bwrap/runner-on-first-use.js";
 import { searchOnFirstUse } from "./local.js";
@@ -51,15 +50,21 @@ export function createBwrapBackend(opts: BwrapBackendOptions): BwrapBackend {
 				spawner,
 			}),
 		// A process handle gets a sandbox of its own: its PID namespace holds whatever the command
-		// starts, and killing bwrap (or keel dying: --die-with-parent) ends all of it.
+		// starts, and killing bwrap (or keel dying: --die-with-parent) ends all of it. With pipes,
+		// bwrap runs the command itself; in a terminal, the sandbox's command server makes the
+		// pseudo-terminal inside (the sandbox is mounted from descriptors handed to bwrap, which a
+		// terminal's child made outside could not be given).
 		async start(req) {
-			// The sandbox is mounted from descriptors keel checked, handed to bwrap as fd 3, 4, ...; a
-			// pseudo-terminal's child cannot be given extra descriptors, so terminal mode is local only.
-			if (req.terminal)
-				throw new KeelError(
-					"UNSUPPORTED",
-					"A terminal (tty) is not available on the bwrap backend: run the program with pipes (without tty).",
-				);
+			if (req.terminal) {
+				const live = await runner.startInTerminal([shell, "-c", req.command], {
+					cwd: req.cwd,
+					env: req.env,
+					...req.terminal,
+					onData: req.onData,
+				});
+				void live.exited.then(() => runner.recheck()).catch(() => {});
+				return live;
+			}
 			await runner.ready();
 			const wrapped = runner.wrap([shell, "-c", req.command], req.cwd, req.env, 3);
 			let live: LiveProcess;

@@ -3,58 +3,45 @@
  * the command starts. A server started in the background is waited for, queried from another call
  * (with the network shared), its log read from a cursor, and killed with what it set loose; a
  * command that outruns its yield time is read later, and what it set loose ends with it (its
- * sandbox does); a REPL works through pipes inside the sandbox (a terminal is refused there); close leaves nothing. Real bwrap, real processes.
+ * sandbox does); a REPL works through pipes and in a terminal made inside the sandbox, a
+ * full-screen program's screen comes back as text, the terminal's program holds no descriptor but
+ * its own terminal's, fifty started at once stay within the bounds, and a kill or the close leaves
+ * nothing. Real bwrap, real processes.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
-import { type CallResult, Session } from "../../src/session.js";
+import { Session } from "../../src/session.js";
+import { TERMINAL_SIZE } from "../../src/tools/process.js";
 import { bwrapAvailable } from "../contract/backends.js";
-import { processesWith } from "../fixtures/processes.js";
+import {
+	details,
+	expectDrawnScreen,
+	HTTP_SERVER,
+	handleTests,
+	out,
+	placeDrawScreen,
+	processesWith,
+	waitFor,
+} from "../fixtures/processes.js";
 
 const available = await bwrapAvailable();
 if (!available) console.log("bwrap-handles.test: skipped (bwrap cannot run here)");
 
-let dir: string;
-let m = "";
-const sessions: Session[] = [];
-beforeEach(async () => {
-	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-bwrap-handles-")));
-	m = `keelproc${randomBytes(5).toString("hex")}`;
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
-	await rm(dir, { recursive: true, force: true });
-});
+const t = handleTests("bwrap-handles");
 
 async function open(network = false): Promise<Session> {
-	const backend = createBwrapBackend({ roots: [dir], ...(network ? { network: true } : {}) });
-	const s = await Session.create({ root: dir, backend, profile: "unified" });
-	sessions.push(s);
-	return s;
+	const backend = createBwrapBackend({ roots: [t.dir], ...(network ? { network: true } : {}) });
+	return t.keep(await Session.create({ root: t.dir, backend, profile: "unified" }));
 }
-
-function out(r: CallResult): string {
-	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
-	return r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-}
-
-function details(r: CallResult): Record<string, any> {
-	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
-	return r.details as Record<string, any>;
-}
-
-const SERVER = `require("http").createServer((q, r) => { console.log(q.method, q.url); r.end("hi " + q.url); }).listen(0, "127.0.0.1", function () { console.log("listening on port " + this.address().port); })`;
 
 describe.skipIf(!available)("bwrap: process handles", () => {
 	it("a background server: waited for, queried from another call, log read from a cursor, killed with what it set loose", async () => {
 		const s = await open(true);
+		const m = t.marker();
 		const started = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec node -e '${SERVER}'`,
+			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec node -e '${HTTP_SERVER}'`,
 			background: true,
 		});
 		const id = details(started).process.id as number;
@@ -77,6 +64,7 @@ describe.skipIf(!available)("bwrap: process handles", () => {
 
 	it("a command past its yield time is read later; close leaves nothing", async () => {
 		const s = await open();
+		const m = t.marker();
 		const r = await s.call("bash", {
 			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & echo A$((1+1)); sleep 1; echo B$((2+2))`,
 			yield: 0.2,
@@ -95,17 +83,201 @@ describe.skipIf(!available)("bwrap: process handles", () => {
 		expect(processesWith(m)).toEqual([]);
 	}, 30_000);
 
-	it("a Python REPL driven through pipes inside the sandbox; a terminal is refused there", async () => {
+	it("a Python REPL driven through pipes inside the sandbox", async () => {
 		const s = await open();
-		// The sandbox is mounted from descriptors handed to bwrap; a pseudo-terminal's child cannot get them.
-		const tty = await s.call("bash", { command: "python3 -q", tty: true });
-		expect(tty.ok).toBe(false);
-		if (!tty.ok) expect(tty.error.code).toBe("UNSUPPORTED");
 		const r = await s.call("bash", { command: "python3 -i -q -u", background: true });
 		const id = details(r).process.id as number;
 		await s.call("process", { action: "wait", id, pattern: ">>> ", timeout: 20 });
 		await s.call("process", { action: "write", id, chars: "print(6 * 7, 'x' * 3)\n" });
 		const seen = await s.call("process", { action: "wait", id, cursor: 0, pattern: "42 xxx", timeout: 20 });
 		expect(out(seen)).toContain("42 xxx");
+	}, 30_000);
+});
+
+describe.skipIf(!available)("bwrap: bounds", () => {
+	it("fifty at once: the live limit answers PROCESS_LIMIT by name, output stays within its bounds, close leaves none", async () => {
+		const limits = { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 };
+		const backend = createBwrapBackend({ roots: [t.dir] });
+		const s = t.keep(
+			await Session.create({ root: t.dir, backend, profile: "unified", processLimits: limits }),
+		);
+		const m = t.marker();
+		// Each prints 20000 bytes, then lingers; a terminal's among them.
+		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
+		const results = await Promise.all(
+			Array.from({ length: 50 }, (_, i) => s.call("bash", { command, background: true, tty: i === 0 })),
+		);
+		expect(results.filter((r) => r.ok).length).toBe(40);
+		const refused = results.filter((r) => !r.ok);
+		expect(refused.length).toBe(10);
+		for (const r of refused) {
+			if (r.ok) continue;
+			expect(r.error.code).toBe("PROCESS_LIMIT");
+			expect(r.error.message).toContain("maxLive");
+		}
+		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
+		await Promise.all(
+			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
+		);
+		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
+		for (const id of ids) expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(limits.keepBytes);
+		const spilled = readdirSync(s.spill.dir)
+			.filter((n) => n.startsWith("process-"))
+			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
+		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
+		// Past the spill budget, a read by cursor of what was dropped names the limits.
+		const first = await Promise.all(ids.map((id) => s.call("process", { action: "read", id, cursor: 0 })));
+		const dropped = first.filter((r) => !r.ok);
+		expect(dropped.length).toBeGreaterThan(0);
+		for (const r of dropped) if (!r.ok) expect(r.error.message).toContain("maxSpillBytes");
+		// Each handle's shell carries the marker (the terminal's inside its sandbox, the others in bwrap's argv too).
+		expect(await waitFor(() => processesWith(`: ${m}`).length >= 40, 15_000)).toBe(true);
+		await s.close();
+		expect(processesWith(m)).toEqual([]);
+	}, 60_000);
+});
+
+describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside the sandbox)", () => {
+	it("drives a Python REPL through stdin: a terminal of the size asked for, plain text, SIGINT, end of input", async () => {
+		const s = await open();
+		const r = await s.call("bash", { command: "python3 -q", tty: true });
+		const id = details(r).process.id as number;
+		const prompt = await s.call("process", { action: "wait", id, cursor: 0, pattern: ">>> ", timeout: 20 });
+		let cursor = details(prompt).cursor as number;
+		await s.call("process", {
+			action: "write",
+			id,
+			chars: "import os, sys; print(6 * 7, sys.stdin.isatty(), os.get_terminal_size())\n",
+		});
+		const seen = await s.call("process", {
+			action: "wait",
+			id,
+			cursor,
+			pattern: "lines=\\d+\\)",
+			timeout: 20,
+		});
+		expect(out(seen)).toContain(
+			`42 True os.terminal_size(columns=${TERMINAL_SIZE.cols}, lines=${TERMINAL_SIZE.rows})`,
+		);
+		expect(out(seen)).not.toMatch(/\x1b/);
+		// A signal goes to the terminal's process group: the REPL interrupts its input line.
+		cursor = details(seen).cursor as number;
+		await s.call("process", { action: "write", id, chars: "'never run'" });
+		await s.call("process", { action: "signal", id, signal: "SIGINT" });
+		const interrupted = await s.call("process", {
+			action: "wait",
+			id,
+			cursor,
+			pattern: "KeyboardInterrupt",
+			timeout: 20,
+		});
+		expect(out(interrupted)).toContain("KeyboardInterrupt");
+		// The end of input is the terminal's end-of-file character: the REPL ends on it.
+		await s.call("process", { action: "write", id, eof: true });
+		const end = await s.call("process", { action: "wait", id, timeout: 20 });
+		expect(details(end).process).toMatchObject({ state: "exited", exitCode: 0 });
+	}, 30_000);
+
+	it("codex's exec_command with tty and write_stdin, to the program's exit", async () => {
+		const backend = createBwrapBackend({ roots: [t.dir] });
+		const s = t.keep(await Session.create({ root: t.dir, backend, profile: "codex" }));
+		const r = await s.call("exec_command", {
+			cmd: "read -p 'name? ' line; tty; echo got-$line; exit 4",
+			tty: true,
+			yield_time_ms: 500,
+		});
+		expect(out(r)).toMatch(/Process running with session ID \d+/);
+		const sessionId = details(r).session_id as number;
+		let all = out(r);
+		all += out(await s.call("write_stdin", { session_id: sessionId, chars: "abc\n", yield_time_ms: 2000 }));
+		if (!all.includes("exited"))
+			all += out(await s.call("write_stdin", { session_id: sessionId, yield_time_ms: 20_000 }));
+		expect(all).toContain("name? ");
+		expect(all).toContain("/dev/pts/0");
+		expect(all).toContain("got-abc");
+		expect(all).toContain("Process exited with code 4");
+	}, 30_000);
+
+	it("gives a full-screen program's current screen, not its escapes", async () => {
+		const s = await open();
+		await placeDrawScreen(t.dir);
+		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
+		const id = details(r).process.id as number;
+		expectDrawnScreen(
+			await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 }),
+		);
+		await s.call("process", { action: "kill", id });
+	}, 30_000);
+
+	it("the program holds its own terminal as 0, 1 and 2 and no other descriptor; the terminal is the sandbox's; the server's are out of reach", async () => {
+		const s = await open();
+		// The shell's own descriptors (a simple command's fork is the listing's, not the shell's),
+		// where they lead, and /dev/tty: opened only through a controlling terminal.
+		const r = await s.call("bash", {
+			command: [
+				"ls -1 /proc/$$/fd",
+				"readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2",
+				"[ /proc/$$/fd/0 -ef /dev/pts/0 ] && echo same-as-pts-0",
+				"ls -1 /dev/pts",
+				"echo via-tty > /dev/tty && echo controlling",
+				// The server's descriptors (its control pipes, the terminal's near end): none opens.
+				"for f in 0 1 2 3 4 5 6 7 8 9; do { : < /proc/1/fd/$f || : > /proc/1/fd/$f; } 2>/dev/null && echo reached-$f; done; true",
+			].join("; "),
+			tty: true,
+		});
+		const id = details(r).process.id as number;
+		const done = await s.call("process", { action: "wait", id, cursor: 0, timeout: 20 });
+		expect(details(done).process).toMatchObject({ state: "exited", exitCode: 0 });
+		const lines = out(done).split("\n[process ")[0].trimEnd().split("\n");
+		expect(lines).toEqual([
+			"0",
+			"1",
+			"2",
+			"/dev/pts/0",
+			"/dev/pts/0",
+			"/dev/pts/0",
+			"same-as-pts-0",
+			"0",
+			"ptmx",
+			"via-tty",
+			"controlling",
+		]);
+	}, 30_000);
+
+	it("input larger than the terminal's buffer arrives whole", async () => {
+		const s = await open();
+		// Raw mode: no line editing, every byte passes; the reader takes them at its own pace.
+		const r = await s.call("bash", {
+			command: "stty raw -echo; echo ready; head -c 200000 | wc -c; echo done",
+			tty: true,
+		});
+		const id = details(r).process.id as number;
+		const ready = await s.call("process", { action: "wait", id, cursor: 0, pattern: "ready", timeout: 20 });
+		await s.call("process", { action: "write", id, chars: "y".repeat(200_000) });
+		const cursor = details(ready).cursor as number;
+		const end = await s.call("process", { action: "wait", id, cursor, pattern: "done", timeout: 20 });
+		expect(out(end)).toMatch(/^200000$/m);
+	}, 30_000);
+
+	it("a kill takes the terminal's group and what it set loose; close leaves nothing", async () => {
+		const s = await open();
+		const m = t.marker();
+		const tty = (k: string) =>
+			s.call("bash", {
+				command: `setsid sh -c 'sleep 1000; : ${m}-${k}-loose' </dev/null >/dev/null 2>&1 & sleep 1000; : ${m}-${k}`,
+				tty: true,
+			});
+		const first = details(await tty("a")).process.id as number;
+		await tty("b");
+		// Each: its shell (both markers on its command line) and the escapee.
+		const both = () => ["a", "b"].every((k) => processesWith(`${m}-${k}`).length === 2);
+		expect(await waitFor(both, 15_000), processesWith(m).join("\n")).toBe(true);
+		const killed = await s.call("process", { action: "kill", id: first });
+		expect(details(killed).process.state).toBe("killed");
+		// Answered once everything of it is gone; the other terminal's are untouched.
+		expect(processesWith(`${m}-a`)).toEqual([]);
+		expect(processesWith(`${m}-b`).length).toBe(2);
+		await s.close();
+		expect(processesWith(m)).toEqual([]);
 	}, 30_000);
 });

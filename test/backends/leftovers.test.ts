@@ -4,43 +4,19 @@
  * process handle) until the session closes; a SIGKILLed keel leaves nothing running for long (the watchdog). Real
  * processes, found in the host's process table by a marker in their command lines.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Session } from "../../src/session.js";
 import { runKeel } from "../fixtures/keel-cli.js";
-import { processesWith, waitFor } from "../fixtures/processes.js";
+import { handleTests, out, processesWith, waitFor } from "../fixtures/processes.js";
 
-let dir: string;
-const sessions: Session[] = [];
-const markers: string[] = [];
-
-beforeEach(async () => {
-	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-leftovers-")));
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	// Whatever a failing test left: not ours to keep.
-	for (const m of markers.splice(0))
-		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
-	await rm(dir, { recursive: true, force: true });
-});
-
-function marker(): string {
-	const m = `keelmark${randomBytes(5).toString("hex")}`;
-	markers.push(m);
-	return m;
-}
+const t = handleTests("leftovers");
+const marker = () => t.marker();
 
 /** A long sleep whose command line carries `m`. */
 const sleeper = (m: string) => `sh -c 'sleep 1000; : ${m}'`;
 
 async function open(profile: "pi" | "unified" = "pi"): Promise<Session> {
-	const s = await Session.create({ root: dir, profile });
-	sessions.push(s);
-	return s;
+	return t.keep(await Session.create({ root: t.dir, profile }));
 }
 
 describe("local: nothing a call starts outlives it", () => {
@@ -93,8 +69,7 @@ describe("local: background: true", () => {
 			background: true,
 		});
 		expect(r.ok).toBe(true);
-		if (!r.ok) return;
-		const textOut = r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		const textOut = out(r);
 		expect(textOut).toMatch(/process \d+ \(pid \d+\)/);
 		expect(textOut).toContain(m);
 		expect(processesWith(m).length).toBeGreaterThan(0);
@@ -118,7 +93,7 @@ describe("local: keel killed with SIGKILL", () => {
 			tool: "bash",
 			args: { command: `setsid ${sleeper(m)} >/dev/null 2>&1 < /dev/null & ${sleeper(m)}` },
 		});
-		const run = await runKeel(dir, ["batch", "--root", dir], {
+		const run = await runKeel(t.dir, ["batch", "--root", t.dir], {
 			input: `${line}\n`,
 			during: async (child) => {
 				expect(await waitFor(() => processesWith(m).length >= 2, 10_000)).toBe(true);

@@ -7,42 +7,25 @@
  * handles is left on this machine. Processes are found by their KEEL_CALL_TAG-free marker in /proc.
  */
 import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { childShellPipe } from "../../src/backend/container/pipe.js";
 import { type RunnerHandles, runnerHandles } from "../../src/backend/ssh/run-live.js";
 import type { LiveProcess } from "../../src/backend/types.js";
-import { processesWith, waitFor } from "../fixtures/processes.js";
+import { handleTests, processesWith, untilMatches as until, waitFor } from "../fixtures/processes.js";
 
 const python = spawnSync("python3", ["-c", "import sys; sys.exit(sys.version_info < (3, 8))"]).status === 0;
 const procOk = spawnSync("sh", ["-c", "test -r /proc/self/environ"]).status === 0;
 const missing = !python ? "python3 >= 3.8 is not installed" : !procOk ? "no /proc" : undefined;
 if (missing) console.warn(`skipping the runner handle tests: ${missing}`);
 
-let dir: string;
+// What the handles leave is given 5 s to end with them before it is killed.
+const t = handleTests("runh", { settleMs: 5000 });
+const marker = () => t.marker();
 const handles: RunnerHandles[] = [];
-const markers: string[] = [];
-
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-runner-handles-"));
-});
-afterEach(async () => {
+afterEach(() => {
 	for (const h of handles.splice(0)) h.close();
-	for (const m of markers.splice(0)) {
-		await waitFor(() => processesWith(m).length === 0, 5000);
-		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
-	}
-	await rm(dir, { recursive: true, force: true });
 });
-
-function marker(): string {
-	const m = `keelrunh${randomBytes(5).toString("hex")}`;
-	markers.push(m);
-	return m;
-}
 
 /** `env sh`: the carrier a container's `podman exec -i NAME sh` would be, here on this machine. */
 const PLAIN = ["env"];
@@ -63,16 +46,11 @@ async function start(h: RunnerHandles, command: string, terminal?: { cols: numbe
 	const chunks: Buffer[] = [];
 	const proc = await h.start({
 		command,
-		cwd: dir,
+		cwd: t.dir,
 		...(terminal ? { terminal } : {}),
 		onData: (c) => chunks.push(Buffer.from(c)),
 	});
 	return { proc, text: () => Buffer.concat(chunks).toString("utf8") };
-}
-
-async function until(text: () => string, pattern: RegExp): Promise<string> {
-	expect(await waitFor(() => pattern.test(text()), 10_000), text()).toBe(true);
-	return text();
 }
 
 describe.skipIf(missing)("process handles on the command runner (no sshd)", () => {
@@ -145,7 +123,7 @@ describe.skipIf(missing)("process handles on the command runner (no sshd)", () =
 	it("a missing working directory fails the start with ENOENT", async () => {
 		const h = open();
 		await expect(
-			h.start({ command: "true", cwd: join(dir, "no", "such"), onData: () => {} }),
+			h.start({ command: "true", cwd: join(t.dir, "no", "such"), onData: () => {} }),
 		).rejects.toMatchObject({ code: "ENOENT" });
 	});
 

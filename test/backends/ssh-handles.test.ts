@@ -6,11 +6,7 @@
  * connection, or a command that kills the runner itself. The sshd is this machine, so the host's
  * process table is this one's.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SshConnection } from "../../src/backend/ssh/connection.js";
 import { createSshExec } from "../../src/backend/ssh/exec.js";
 import { createSshFs } from "../../src/backend/ssh/fs.js";
@@ -18,8 +14,18 @@ import { createSshSearch } from "../../src/backend/ssh/search.js";
 import { createSshProcess } from "../../src/backend/ssh/spawn.js";
 import type { Backend } from "../../src/backend/types.js";
 import type { ProcessLimits } from "../../src/procs/table.js";
-import { type CallResult, Session } from "../../src/session.js";
-import { processesWith, waitFor } from "../fixtures/processes.js";
+import { Session } from "../../src/session.js";
+import {
+	details,
+	expectDrawnScreen,
+	gone,
+	HTTP_SERVER,
+	handleTests,
+	out,
+	placeDrawScreen,
+	processesWith,
+	waitFor,
+} from "../fixtures/processes.js";
 import { pythonMissing } from "../fixtures/ssh-backend.js";
 import { NO_RC_FILES, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
 
@@ -27,9 +33,7 @@ const missing = sshdMissing() ?? pythonMissing();
 if (missing) console.warn(`skipping the ssh process handle tests: ${missing}`);
 
 let sshd: Sshd;
-let dir: string;
-const sessions: Session[] = [];
-const markers: string[] = [];
+const t = handleTests("sshproc");
 
 beforeAll(async () => {
 	if (!missing) sshd = await startSshd(NO_RC_FILES);
@@ -37,21 +41,6 @@ beforeAll(async () => {
 afterAll(async () => {
 	await sshd?.stop();
 });
-beforeEach(async () => {
-	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-ssh-handles-")));
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	for (const m of markers.splice(0))
-		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
-	await rm(dir, { recursive: true, force: true });
-});
-
-function marker(): string {
-	const m = `keelsshproc${randomBytes(5).toString("hex")}`;
-	markers.push(m);
-	return m;
-}
 
 /** The ssh backend as createSshBackend makes it, with its connection at hand (to cut it). */
 function sshBackend(): { backend: Backend; conn: SshConnection } {
@@ -70,37 +59,23 @@ function sshBackend(): { backend: Backend; conn: SshConnection } {
 
 async function open(opts: { limits?: Partial<ProcessLimits>; profile?: "unified" | "codex" } = {}) {
 	const { backend, conn } = sshBackend();
-	const s = await Session.create({
-		root: dir,
-		backend,
-		profile: opts.profile ?? "unified",
-		...(opts.limits ? { processLimits: opts.limits } : {}),
-	});
-	sessions.push(s);
+	const s = t.keep(
+		await Session.create({
+			root: t.dir,
+			backend,
+			profile: opts.profile ?? "unified",
+			...(opts.limits ? { processLimits: opts.limits } : {}),
+		}),
+	);
 	return { s, conn };
 }
-
-function out(r: CallResult): string {
-	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
-	return r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-}
-
-function details(r: CallResult): Record<string, any> {
-	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
-	return r.details as Record<string, any>;
-}
-
-const gone = (m: string) => waitFor(() => processesWith(m).length === 0, 10_000);
-
-/** A node one-liner server: logs each request's method and path, prints its port when listening. */
-const SERVER = `require("http").createServer((q, r) => { console.log(q.method, q.url); r.end("hi " + q.url); }).listen(0, "127.0.0.1", function () { console.log("listening on port " + this.address().port); })`;
 
 describe.skipIf(missing)("ssh: a web server under a process handle", () => {
 	it("starts in the background, is waited for, queried, its log read from a cursor, and killed with what it set loose", async () => {
 		const { s } = await open();
-		const m = marker();
+		const m = t.marker();
 		const started = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${SERVER}' ${m}`,
+			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${HTTP_SERVER}' ${m}`,
 			background: true,
 		});
 		const id = details(started).process.id as number;
@@ -227,25 +202,12 @@ describe.skipIf(missing)("ssh: terminal mode (the host's pty)", () => {
 
 	it("gives a full-screen program's current screen, not its escapes", async () => {
 		const { s } = await open();
-		await writeFile(
-			join(dir, "draw.py"),
-			[
-				"import sys, time",
-				"w = sys.stdout.write",
-				"w('\\x1b[?1049h\\x1b[2J\\x1b[5;10HWORLD\\x1b[1;1Hstale\\x1b[1;1HTOP  \\x1b[3;4H\\x1b[31mred\\x1b[0m')",
-				"sys.stdout.flush()",
-				"time.sleep(30)",
-			].join("\n"),
-		);
+		await placeDrawScreen(t.dir);
 		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
 		const id = details(r).process.id as number;
-		const seen = await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 });
-		const text = out(seen);
-		expect(details(seen).screen).toBe(true);
-		const rows = text.split("\n").slice(1);
-		expect(rows[0]).toBe("TOP");
-		expect(rows[2]).toBe("   red");
-		expect(rows[4]).toBe("         WORLD");
+		expectDrawnScreen(
+			await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 }),
+		);
 		await s.call("process", { action: "kill", id });
 	}, 40_000);
 });
@@ -253,13 +215,19 @@ describe.skipIf(missing)("ssh: terminal mode (the host's pty)", () => {
 describe.skipIf(missing)("ssh: bounds", () => {
 	it("fifty at once: the live limit answers PROCESS_LIMIT; close leaves none", async () => {
 		const { s } = await open({ limits: { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 } });
-		const m = marker();
+		const m = t.marker();
 		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
 		const results = await Promise.all(
 			Array.from({ length: 50 }, () => s.call("bash", { command, background: true })),
 		);
 		expect(results.filter((r) => r.ok).length).toBe(40);
-		for (const r of results.filter((r) => !r.ok)) if (!r.ok) expect(r.error.code).toBe("PROCESS_LIMIT");
+		const refused = results.filter((r) => !r.ok);
+		expect(refused.length).toBe(10);
+		for (const r of refused) {
+			if (r.ok) continue;
+			expect(r.error.code).toBe("PROCESS_LIMIT");
+			expect(r.error.message).toContain("maxLive");
+		}
 		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
 		await Promise.all(
 			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
@@ -287,7 +255,7 @@ describe.skipIf(missing)("ssh: nothing left behind", () => {
 	for (const how of ["the sshd side killed", "the client socket destroyed"] as const) {
 		it(`${how}: the handles and what they set loose die on the host; the handles end`, async () => {
 			const { s, conn } = await open();
-			const m = marker();
+			const m = t.marker();
 			await startAll(s, m);
 			if (how === "the sshd side killed") expect(await sshd.dropConnections()).toBeGreaterThan(0);
 			else (await conn.get()).client.destroy();
@@ -309,7 +277,7 @@ describe.skipIf(missing)("ssh: nothing left behind", () => {
 
 	it("a command that kills the runner: its handles' leftovers are killed by the next runner", async () => {
 		const { s } = await open();
-		const m = marker();
+		const m = t.marker();
 		await startAll(s, m);
 		// The runner is the parent of every handle's leader.
 		const killer = await s.call("bash", { command: "kill -9 $PPID" });
@@ -322,7 +290,7 @@ describe.skipIf(missing)("ssh: nothing left behind", () => {
 
 	it("the session's close kills them all", async () => {
 		const { s } = await open();
-		const m = marker();
+		const m = t.marker();
 		await startAll(s, m);
 		await s.close();
 		expect(processesWith(m)).toEqual([]);

@@ -6,17 +6,22 @@
  * the host's process table by a marker in their command lines.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { readdirSync, statSync, writeFileSync } from "node:fs";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import type { ProcessLimits } from "../../src/procs/table.js";
-import { type CallResult, Session } from "../../src/session.js";
-import { processesWith } from "../fixtures/processes.js";
+import { Session } from "../../src/session.js";
+import {
+	details,
+	expectDrawnScreen,
+	HTTP_SERVER,
+	handleTests,
+	out,
+	placeDrawScreen,
+	processesWith,
+} from "../fixtures/processes.js";
 
 const PYTHON = (() => {
 	try {
@@ -27,40 +32,11 @@ const PYTHON = (() => {
 	}
 })();
 
-let dir: string;
-const sessions: Session[] = [];
-const markers: string[] = [];
-
-beforeEach(async () => {
-	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-handles-")));
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	for (const m of markers.splice(0))
-		for (const line of processesWith(m)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
-	await rm(dir, { recursive: true, force: true });
-});
-
-function marker(): string {
-	const m = `keelproc${randomBytes(5).toString("hex")}`;
-	markers.push(m);
-	return m;
-}
+const t = handleTests("handles");
+const marker = () => t.marker();
 
 async function open(profile: "unified" | "codex" | "pi" = "unified", limits?: Partial<ProcessLimits>) {
-	const s = await Session.create({ root: dir, profile, ...(limits ? { processLimits: limits } : {}) });
-	sessions.push(s);
-	return s;
-}
-
-function out(r: CallResult): string {
-	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
-	return r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-}
-
-function details(r: CallResult): Record<string, any> {
-	if (!r.ok) throw new Error(`call failed: ${r.error.code} ${r.error.message}`);
-	return r.details as Record<string, any>;
+	return t.keep(await Session.create({ root: t.dir, profile, ...(limits ? { processLimits: limits } : {}) }));
 }
 
 const alive = (pid: number) => {
@@ -72,16 +48,13 @@ const alive = (pid: number) => {
 	}
 };
 
-/** A node one-liner server: logs each request's method and path, prints its port when listening. */
-const SERVER = `require("http").createServer((q, r) => { console.log(q.method, q.url); r.end("hi " + q.url); }).listen(0, "127.0.0.1", function () { console.log("listening on port " + this.address().port); })`;
-
 describe("local: a web server under a process handle", () => {
 	it("starts in the background, is waited for, queried, its log read from a cursor, and killed with what it set loose", async () => {
 		const s = await open();
 		const m = marker();
 		// The server, and a `setsid` escapee that leaves its process group: kill must take both.
 		const started = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${SERVER}'`,
+			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${HTTP_SERVER}'`,
 			background: true,
 		});
 		const id = details(started).process.id as number;
@@ -169,27 +142,10 @@ describe.skipIf(!PYTHON)("local: terminal mode", () => {
 
 	it("gives a full-screen program's current screen, not its escapes", async () => {
 		const s = await open();
-		writeFileSync(
-			join(dir, "draw.py"),
-			[
-				"import sys, time",
-				"w = sys.stdout.write",
-				// Alternate screen, clear, then text placed by cursor moves, drawn out of order and overwritten.
-				"w('\\x1b[?1049h\\x1b[2J\\x1b[5;10HWORLD\\x1b[1;1Hstale\\x1b[1;1HTOP  \\x1b[3;4H\\x1b[31mred\\x1b[0m')",
-				"sys.stdout.flush()",
-				"time.sleep(30)",
-			].join("\n"),
-		);
+		await placeDrawScreen(t.dir);
 		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
 		const id = details(r).process.id as number;
-		const seen = await s.call("process", { action: "wait", id, pattern: "WORLD", timeout: 20 });
-		const text = out(seen);
-		expect(details(seen).screen).toBe(true);
-		const rows = text.split("\n").slice(1); // after "[screen]"
-		expect(rows[0]).toBe("TOP");
-		expect(rows[2]).toBe("   red");
-		expect(rows[4]).toBe("         WORLD");
-		expect(text).not.toMatch(/\x1b|stale/);
+		expectDrawnScreen(await s.call("process", { action: "wait", id, pattern: "WORLD", timeout: 20 }));
 	}, 30_000);
 });
 
@@ -381,12 +337,9 @@ describe("a backend without process handles", () => {
 			["unified", "bash", { command: `sleep 1000; : ${m}`, tty: true }],
 			["codex", "exec_command", { cmd: `sleep 1000; : ${m}` }],
 		] as const) {
-			const s = await Session.create({
-				root: dir,
-				profile,
-				backend: createExecBackend({ transport: execHere }),
-			});
-			sessions.push(s);
+			const s = t.keep(
+				await Session.create({ root: t.dir, profile, backend: createExecBackend({ transport: execHere }) }),
+			);
 			const r = await s.call(tool, args);
 			expect(r.ok).toBe(false);
 			if (!r.ok) {

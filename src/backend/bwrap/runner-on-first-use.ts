@@ -11,7 +11,10 @@
 import type { DirPins } from "../local-pin.js";
 import type { SandboxRunner, SandboxRunnerOptions } from "./runner.js";
 
-export type LazySandboxRunner = Pick<SandboxRunner, "ready" | "run" | "wrap" | "hide" | "recheck" | "close">;
+export type LazySandboxRunner = Pick<
+	SandboxRunner,
+	"ready" | "run" | "startInTerminal" | "wrap" | "hide" | "recheck" | "close"
+>;
 
 export function sandboxRunnerOnFirstUse(opts: SandboxRunnerOptions, shared?: DirPins): LazySandboxRunner {
 	let making: Promise<SandboxRunner> | undefined;
@@ -31,6 +34,7 @@ export function sandboxRunnerOnFirstUse(opts: SandboxRunnerOptions, shared?: Dir
 	return {
 		ready: async () => (await runner()).ready(),
 		run: async (argv, req) => (await runner()).run(argv, req),
+		startInTerminal: async (argv, req) => (await runner()).startInTerminal(argv, req),
 		wrap: (argv, cwd, env, firstFd) => {
 			if (!made) throw new Error("the sandbox runner's wrap() before ready() resolved");
 			return made.wrap(argv, cwd, env, firstFd);

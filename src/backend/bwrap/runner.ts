@@ -11,10 +11,11 @@
  */
 import { homedir } from "node:os";
 import { posix } from "node:path";
+import { KeelError } from "../../boundary/errors.js";
 import { defaultStateDir } from "../../safety/state-dir.js";
 import { DirPins } from "../local-pin.js";
 import { type GroupRunRequest, runInGroup } from "../run-group.js";
-import type { ExecResult } from "../types.js";
+import type { ExecResult, LiveProcess } from "../types.js";
 import { sandboxEnv } from "./env.js";
 import { KeyringFilter } from "./keyring-filter.js";
 import { type LaunchPlan, launchPlan, visibleMasks } from "./launch.js";
@@ -22,6 +23,7 @@ import { probeBwrap } from "./probe.js";
 import { moveAsideCreated, type ProtectedScan, protectBinds } from "./protect.js";
 import { ProtectedScanCache, type ProtectedScanCacheOptions } from "./protect-cache.js";
 import { buildSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
+import { SERVER_PYTHON } from "./server.js";
 import { ServerPool } from "./server-pool.js";
 
 export interface SandboxRunnerOptions extends SandboxOptions {
@@ -53,6 +55,16 @@ export interface SandboxRunRequest extends Omit<GroupRunRequest, "argv" | "cwd" 
 	env?: NodeJS.ProcessEnv;
 }
 
+export interface TerminalStartRequest {
+	/** Directory inside the sandbox (must be within a bind). */
+	cwd: string;
+	/** Replaces the configured source of variables for this call (still filtered). */
+	env?: NodeJS.ProcessEnv;
+	cols: number;
+	rows: number;
+	onData: (chunk: Buffer) => void;
+}
+
 export interface SandboxRunner {
 	/** Build and probe the sandbox; throws BACKEND_UNAVAILABLE (with the fix) when bwrap cannot run. */
 	ready(): Promise<Sandbox>;
@@ -67,6 +79,11 @@ export interface SandboxRunner {
 		env: NodeJS.ProcessEnv | undefined,
 		firstFd: number,
 	): { argv: string[]; env: NodeJS.ProcessEnv; inheritFds: readonly number[]; close(): void };
+	/**
+	 * Starts `argv` in a pseudo-terminal made inside a sandbox of its own (by its command server:
+	 * server.ts); UNSUPPORTED when that server cannot run here.
+	 */
+	startInTerminal(argv: readonly string[], req: TerminalStartRequest): Promise<LiveProcess>;
 	/** Hide these directories from every sandbox started from now on (keel's own state). */
 	hide(paths: readonly string[]): void;
 	/** After a wrapped (spawned) program ends: move aside protected paths it created. */
@@ -166,6 +183,18 @@ export function createSandboxRunner(opts: SandboxRunnerOptions, shared?: DirPins
 			}
 			for (const note of await afterwards(sandbox, before)) req.onData(Buffer.from(`\n${note}\n`), "stderr");
 			return result;
+		},
+		async startInTerminal(argv, req) {
+			const sandbox = await ready();
+			const before = await scan(sandbox);
+			const server = await servers.own(bwrap, plan(sandbox, before));
+			if (!server)
+				throw new KeelError(
+					"UNSUPPORTED",
+					`A terminal (tty) on the bwrap backend needs ${SERVER_PYTHON} to run inside the sandbox, and it cannot run here: run the program with pipes (without tty).`,
+				);
+			const env = sandboxEnv(req.env ?? opts.env ?? process.env, sandbox.bound, opts.passEnv);
+			return server.startTerminal({ ...req, argv, env: { ...env, TERM: "xterm-256color" } });
 		},
 		wrap(argv, cwd, env, firstFd) {
 			if (!built) throw new Error("the bwrap sandbox is not ready: call ready() first");

@@ -12,10 +12,15 @@
  * a command is started (posix_spawn: vfork and exec, no copy of the server) with fresh pipes, in a
  * session and process group of its own, and every other descriptor is close-on-exec.
  *
- * Protocol: one JSON object per line each way. In: {"run": id, "argv", "cwd", "env"} and
- * {"kill": id}. Out: {"ready": 1}, {"i": id, "started": 1}, {"i": id, "o"|"e": base64},
- * {"i": id, "exit": code|null, "sig": n|null, "clean": bool}, {"tainted": why}. One command at a
- * time. When a command's leader exits (or it is killed), every other process in the namespace is
+ * Protocol: one JSON object per line each way. In: {"run": id, "argv", "cwd", "env"} (with
+ * "tty": [cols, rows]: in a pseudo-terminal), {"kill": id}, and for a command in a terminal
+ * {"in": id, "d": base64} (typed) and {"signal": id, "n": number} (to its group). Out:
+ * {"ready": 1}, {"i": id, "started": 1}, {"i": id, "o"|"e": base64}, {"i": id, "exit": code|null, "sig": n|null, "clean": bool},
+ * {"tainted": why}. One command at a time.
+ *
+ * A terminal is made inside the sandbox (its own devpts instance, bwrap --dev): the command leads a
+ * session of its own with the terminal's far end as 0, 1, 2 and its controlling terminal; the
+ * server holds the near end, so nothing of the host's is handed in. When a command's leader exits (or it is killed), every other process in the namespace is
  * SIGKILLed, and only then does the reply go out. The rest of the cleanup runs after the reply,
  * while the host reads it, and always before the next request is read: /tmp and /dev/shm are
  * emptied, the namespace is swept once more, and the server checks nobody changed what its next

@@ -61,24 +61,48 @@ export class ServerPool {
 			else this.retire(s);
 		}
 		if (!server) {
-			const emptied = SCRATCH_DIRS.filter((d) => !bound.some((b) => within(b, d)));
-			server = new SandboxServer(bwrap, plan, emptied);
-			this.live.add(server);
-			void server.exited.then(() => this.live.delete(server as SandboxServer));
-			this.started++;
-			try {
-				await server.ready();
-			} catch {
-				this.retire(server);
-				this.unavailable = true;
-				return undefined;
-			}
+			server = await this.launch(
+				bwrap,
+				plan,
+				SCRATCH_DIRS.filter((d) => !bound.some((b) => within(b, d))),
+			);
+			if (!server) return undefined;
 		}
 		try {
 			return await server.run(req);
 		} finally {
 			if (server.healthy && this.idle.length < MAX_IDLE) this.idle.push(server);
 			else this.retire(server);
+		}
+	}
+
+	/**
+	 * A sandbox of its own for one process handle: never idle, never shared (its command's end
+	 * kills it), killed by close() with the rest. Undefined when the server cannot run here.
+	 */
+	async own(bwrap: string, plan: LaunchPlan): Promise<SandboxServer | undefined> {
+		if (this.unavailable) return undefined;
+		// Nothing is emptied: the sandbox, its /tmp with it, goes when the command ends.
+		return this.launch(bwrap, plan, []);
+	}
+
+	/** A new sandbox with its server ready; undefined (and no more tries) when it cannot start. */
+	private async launch(
+		bwrap: string,
+		plan: LaunchPlan,
+		emptied: readonly string[],
+	): Promise<SandboxServer | undefined> {
+		const server = new SandboxServer(bwrap, plan, emptied);
+		this.live.add(server);
+		void server.exited.then(() => this.live.delete(server));
+		this.started++;
+		try {
+			await server.ready();
+			return server;
+		} catch {
+			this.retire(server);
+			this.unavailable = true;
+			return undefined;
 		}
 	}
 

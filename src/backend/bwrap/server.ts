@@ -12,7 +12,7 @@ import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import { killChildGroup } from "../group-kill.js";
 import type { OutputStream } from "../run-group.js";
-import type { ExecResult } from "../types.js";
+import type { ExecResult, LiveExit, LiveProcess } from "../types.js";
 import type { LaunchPlan } from "./launch.js";
 import { serverCode } from "./server-code.js";
 
@@ -33,6 +33,16 @@ export interface ServerRunRequest {
 	timeoutMs?: number;
 	signal?: AbortSignal;
 	onData: (chunk: Buffer, stream: OutputStream) => void;
+}
+
+/** One command in a pseudo-terminal made inside the sandbox (stdout and stderr are one stream). */
+export interface ServerTerminalRequest {
+	argv: readonly string[];
+	cwd: string;
+	env: NodeJS.ProcessEnv;
+	cols: number;
+	rows: number;
+	onData: (chunk: Buffer) => void;
 }
 
 interface Message {
@@ -181,6 +191,77 @@ export class SandboxServer {
 				`${JSON.stringify({ run: id, argv: req.argv, cwd: req.cwd, env: stringEnv(req.env) })}\n`,
 			);
 		});
+	}
+
+	/**
+	 * Starts one command in a pseudo-terminal the server makes inside the sandbox, as a process
+	 * handle: input, signals and a kill go to the server, which acts on the command's group. This
+	 * sandbox serves nothing else; once the command has ended (the server swept what it left), or
+	 * is killed, the sandbox is killed too.
+	 */
+	startTerminal(req: ServerTerminalRequest): LiveProcess {
+		if (!this.healthy) throw new Error("this sandbox is not usable");
+		this.healthy = false; // one command, then the sandbox goes
+		const id = this.nextId++;
+		let exit: LiveExit | undefined;
+		let ended: (e: LiveExit) => void = () => {};
+		const exited = new Promise<LiveExit>((resolve) => {
+			ended = resolve;
+		});
+		const end = (e: LiveExit) => {
+			if (exit) return;
+			exit = e;
+			this.current = undefined;
+			ended(e);
+			this.kill();
+		};
+		const tell = (msg: object) =>
+			new Promise<boolean>((resolve) => {
+				if (exit || !this.child.stdin.writable) return resolve(false);
+				this.child.stdin.write(`${JSON.stringify({ ...msg })}\n`, (err) => resolve(!err));
+			});
+		this.current = (m) => {
+			if (m === undefined) return end({ code: null, signal: "SIGKILL" }); // the sandbox died
+			if (m.i !== id) return;
+			const bytes = m.o ?? m.e; // "e": why it could not start
+			if (bytes !== undefined) req.onData(Buffer.from(bytes, "base64"));
+			else if ("exit" in m)
+				end({ code: m.exit ?? null, signal: m.sig ? (SIGNAL_NAMES.get(m.sig) ?? String(m.sig)) : null });
+		};
+		this.busy();
+		void tell({
+			run: id,
+			argv: req.argv,
+			cwd: req.cwd,
+			env: stringEnv(req.env),
+			tty: [req.cols, req.rows],
+		});
+		return {
+			pid: this.child.pid,
+			exited,
+			// The server sends all of the output before the exit.
+			drained: exited.then(() => {}),
+			write: (data) => tell({ in: id, d: Buffer.from(data, "utf8").toString("base64") }),
+			closeStdin: () => {
+				void tell({ in: id, d: Buffer.from("\x04").toString("base64") }); // the terminal's EOF (VEOF, ^D)
+			},
+			signal: (name) => {
+				const n = constants.signals[name];
+				if (exit || n === undefined) return false;
+				void tell({ signal: id, n });
+				return true;
+			},
+			kill: async () => {
+				if (!exit) {
+					// The server kills the group and sweeps the sandbox before it answers; past the
+					// grace, or if it does not, the sandbox goes as a whole.
+					void tell({ kill: id });
+					await Promise.race([exited, new Promise((r) => setTimeout(r, KILL_GRACE_MS))]);
+				}
+				this.kill();
+				await this.exited;
+			},
+		};
 	}
 
 	/** SIGKILLs bwrap's process group: the sandbox and everything in it. */

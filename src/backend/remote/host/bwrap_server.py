@@ -1,4 +1,4 @@
-import os, sys, json, binascii, select, signal, ctypes, resource, time
+import os, sys, json, binascii, select, signal, ctypes, resource, time, fcntl, struct, termios
 if os.getpid() != 1:  # only as the init of the sandbox's own PID namespace: its sweep kills all else
     os.write(1, b'{"fatal":"not pid 1"}\n'); os._exit(2)
 try: own_proc = os.readlink('/proc/self') == '1'  # /proc is this namespace's, not the host's
@@ -87,7 +87,8 @@ def empty(top):
     return ok
 # Every signal back to its default in the child (the server's own are already; this is belt and braces).
 DEFAULTED = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)]
-def start(req, outw, errw):
+SIGNALS = set(int(s) for s in signal.valid_signals())  # what a signal request may name
+def start(req, acts):
     # posix_spawn (vfork and exec in glibc): no copy of this process's memory, no Python in the
     # child. The directory is entered here (single-threaded, so nothing else sees it) and left.
     try: os.chdir(req['cwd'])
@@ -97,7 +98,6 @@ def start(req, outw, errw):
         name = argv[0]
         # Looked up on the PATH of the command's own environment, as execvpe does.
         paths = [name] if '/' in name else [os.path.join(d, name) for d in os.get_exec_path(req['env'])]
-        acts = [(os.POSIX_SPAWN_DUP2, NULL, 0), (os.POSIX_SPAWN_DUP2, outw, 1), (os.POSIX_SPAWN_DUP2, errw, 2)]
         first = last = None
         for path in paths:
             try: return os.posix_spawn(path, argv, req['env'], file_actions=acts, setsid=True, setsigdef=DEFAULTED), None, 0
@@ -107,37 +107,77 @@ def start(req, outw, errw):
     except Exception as e:
         return None, 'keel: cannot run ' + str(req.get('argv', [''])[0]) + ': ' + str(e) + '\n', 127
     finally: os.chdir('/')
+def window(fd, size):
+    try: cols, rows = (int(n) for n in size)
+    except (TypeError, ValueError): return
+    if 0 < cols < 65536 and 0 < rows < 65536:  # otherwise the terminal's default
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
+def terminal(size):
+    # A pseudo-terminal of this sandbox's own devpts (bwrap --dev): nothing of the host's. Both
+    # ends are close-on-exec here; the child opens the far end by name after its setsid (glibc's
+    # posix_spawn runs setsid before the file actions), which makes it its controlling terminal.
+    master, slave = os.openpty()
+    window(master, size)
+    os.set_blocking(master, False)
+    return master, slave, [(os.POSIX_SPAWN_OPEN, 0, os.ttyname(slave), os.O_RDWR, 0),
+                           (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
 def cleanup(statuses):
     clean = sweep(statuses)
     for d in EMPTIED: clean = empty(d) and clean
     return clean and inherited() == BASE  # a command changed what the next would inherit: retire
 def run(req, buf):
     cid = req['run']
-    outr, outw = os.pipe(); errr, errw = os.pipe()
-    leader, failure, code = start(req, outw, errw)
-    os.close(outw); os.close(errw)
+    tty = req.get('tty')
+    if tty:
+        master, slave, acts = terminal(tty)
+        leader, failure, code = start(req, acts)
+        os.close(slave)  # the child has its own: the terminal hangs up once the child's are gone
+        pipes = {master: 'o'}
+    else:
+        master = None
+        outr, outw = os.pipe(); errr, errw = os.pipe()
+        leader, failure, code = start(req, [(os.POSIX_SPAWN_DUP2, NULL, 0), (os.POSIX_SPAWN_DUP2, outw, 1), (os.POSIX_SPAWN_DUP2, errw, 2)])
+        os.close(outw); os.close(errw)
+        pipes = {outr: 'o', errr: 'e'}
     send({'i': cid, 'started': 1})
     if leader is None:  # nothing was started: say why, as the command's stderr
-        os.close(outr); os.close(errr)
+        for fd in pipes: os.close(fd)
         send({'i': cid, 'e': b64(failure.encode())})
         send({'i': cid, 'exit': code, 'sig': None, 'clean': True})
         return buf
-    pipes = {outr: 'o', errr: 'e'}
     statuses = {}
     status = None
     killed = False
     swept = True
+    typed = bytearray()  # for the terminal, not yet taken by it
+    quiet = 0  # selects in a row that found nothing to read
     while status is None or pipes:
         # Lines read so far, those that came with the request too (a kill sent while the last
-        # cleanup ran): a kill for this command kills its group.
+        # cleanup ran): a kill for this command kills its group; input goes to its terminal; a
+        # signal goes to its group. The next request waits for this one's reply.
         while b'\n' in buf and not killed:
-            line, buf = buf.split(b'\n', 1)
-            if json.loads(line).get('kill') == cid:
+            line, rest = buf.split(b'\n', 1)
+            msg = json.loads(line)
+            if 'run' in msg: break
+            buf = rest
+            if msg.get('kill') == cid:
                 killed = True
+                typed = bytearray()
                 try: os.killpg(leader, 9)
                 except OSError: pass
+            elif status is not None: continue
+            elif msg.get('in') == cid and master in pipes:
+                typed += binascii.a2b_base64(msg.get('d', ''))
+            elif msg.get('signal') == cid and type(msg.get('n')) is int and msg['n'] in SIGNALS:
+                try: os.killpg(leader, msg['n'])
+                except OSError: pass
         fds = list(pipes) + [WAKE_R] + ([CIN] if not killed else [])
-        r = select.select(fds, [], [], 1.0 if status is None else 0.25)[0]
+        typing = [master] if typed and master in pipes else []
+        r, w, _ = select.select(fds, typing, [], 1.0 if status is None else 0.25)
+        if w:
+            try: del typed[:os.write(master, typed)]
+            except BlockingIOError: pass
+            except OSError: typed = bytearray()
         if WAKE_R in r:
             try: os.read(WAKE_R, 512)
             except BlockingIOError: pass
@@ -147,14 +187,19 @@ def run(req, buf):
             buf += chunk
         for fd in r:
             if fd == CIN or fd == WAKE_R: continue
-            data = os.read(fd, 65536)
+            try: data = os.read(fd, 65536)
+            except BlockingIOError: continue
+            except OSError: data = b''  # a terminal nobody holds any more reads EIO: its end
             if data: send({'i': cid, pipes[fd]: b64(data)})
             else: os.close(fd); del pipes[fd]
         statuses.update(reap())
         if status is None and leader in statuses:
             status = statuses[leader]
             swept = sweep(statuses)  # the leader is gone: so is everything else
-        if status is not None and not r and pipes:  # swept, yet a pipe stays open: stop waiting
+        quiet = 0 if r else quiet + 1
+        # Swept, yet a pipe stays open and silent for a second (the waits after the leader's end
+        # are 0.25 s): stop waiting. Output written just before the end is read first.
+        if status is not None and quiet >= 4 and pipes:
             for fd in pipes: os.close(fd)
             pipes = {}
     code = os.waitstatus_to_exitcode(status)
