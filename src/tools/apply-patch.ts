@@ -6,7 +6,7 @@
  * hosts that want an apply_patch editor over a session.
  */
 import { KeelError } from "../boundary/errors.js";
-import { object, string } from "../boundary/schema.js";
+import { type Accepted, object, string } from "../boundary/schema.js";
 import { renderDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { parsePatch } from "../patch/parse.js";
@@ -23,11 +23,10 @@ import type { ToolHost } from "../tool-host.js";
 import { type CheckInput, checkAborted, checkArgument, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
-export interface ApplyPatchArgs {
-	input: string;
-	/** The unified profile's only (Codex's shape has `input` alone). */
-	check?: CheckMode;
-}
+/** apply_patch's arguments (the unified profile's: Codex's shape has `input` alone). */
+const unifiedSchema = object({ input: string(), check: checkArgument(false) });
+
+export type ApplyPatchArgs = Accepted<typeof unifiedSchema>;
 
 export interface PatchFileResult {
 	path: string;
@@ -148,7 +147,7 @@ const DESCRIPTION = `Edit files with a patch, given whole as \`input\`:
 punctuation and blank-line drift; endings and BOM are kept. All files change or none. Adding or
 moving onto an existing file needs a read of it first.`;
 
-export const applyPatchTool = defineTool<ApplyPatchArgs>({
+export const applyPatchTool = defineTool({
 	name: "apply_patch",
 	label: "apply_patch",
 	description: DESCRIPTION,
@@ -156,14 +155,14 @@ export const applyPatchTool = defineTool<ApplyPatchArgs>({
 		input: string(),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	execute(args, ctx) {
+	execute(args: ApplyPatchArgs, ctx) {
 		loadDiffBeforeCommit();
 		return applyPatch(ctx.host, args.input, ctx.signal, checkModeFor(ctx, args.check));
 	},
 });
 
 /** The unified profile's apply_patch: Codex's plus the `check` argument of keel's file tool (said there). */
-export const unifiedApplyPatchTool = defineTool<ApplyPatchArgs>({
+export const unifiedApplyPatchTool = defineTool({
 	...applyPatchTool,
-	parameters: object({ input: string(), check: checkArgument(false) }),
+	parameters: unifiedSchema,
 });

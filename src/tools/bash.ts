@@ -6,7 +6,7 @@
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { fullOutputNote, OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { type Accepted, type Schema, boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
 import { renderRead, startHandle } from "./process.js";
@@ -62,26 +62,21 @@ function describe(
 	};
 }
 
-export interface BashArgs {
-	command: string;
-	timeout?: number;
-	background?: boolean;
-	yield?: number;
-	tty?: boolean;
-}
+/** bash's arguments (the unified profile's; pi's schema has command and timeout only). */
+export type BashArgs = Accepted<typeof backgroundSchema>;
 
 const DESCRIPTION = `Run a bash command in the workspace root; returns stdout and stderr, truncated to the last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (the full output is saved to a file). timeout: seconds, optional.`;
 
-const bashDefinition = (withBackground: boolean) =>
-	defineTool<BashArgs>({
+const bashDefinition = <A extends BashArgs>(parameters: Schema<A>, withBackground: boolean) =>
+	defineTool({
 		name: "bash",
 		label: "bash",
 		description: withBackground
 			? `${DESCRIPTION} Unless background/yield/tty, what it starts ends with it.`
 			: DESCRIPTION,
-		parameters: withBackground ? backgroundSchema : schema,
+		parameters,
 		annotations: { readOnly: false, destructive: true, idempotent: false },
-		async execute(args, { host, signal, onUpdate }) {
+		async execute(args: BashArgs, { host, signal, onUpdate }) {
 			if (args.command.trim().length === 0) throw new KeelError("INVALID_ARGS", "command must not be empty.");
 			if (args.command.includes("\0"))
 				throw new KeelError("INVALID_ARGS", "command must not contain a NUL byte.");
@@ -168,6 +163,6 @@ const bashDefinition = (withBackground: boolean) =>
 	});
 
 /** pi's bash (the pi profile). */
-export const bashTool = bashDefinition(false);
+export const bashTool = bashDefinition(schema, false);
 /** bash with `background`, `yield` and `tty` (the unified profile). */
-export const bashWithBackgroundTool = bashDefinition(true);
+export const bashWithBackgroundTool = bashDefinition(backgroundSchema, true);

@@ -11,7 +11,7 @@ import type { ReadResult } from "../procs/table.js";
 import type { ToolHost } from "../tool-host.js";
 import { refusalFor } from "./bash-policy.js";
 import { startHandle } from "./process.js";
-import { defineTool, type ToolResult, text } from "./types.js";
+import { type ArgsOf, defineTool, type ToolResult, text } from "./types.js";
 
 const DEFAULT_EXEC_YIELD_MS = 10_000;
 const DEFAULT_WRITE_YIELD_MS = 250;
@@ -55,18 +55,13 @@ function answer(r: ReadResult, started: number, host: ToolHost, maxTokens: numbe
 	};
 }
 
-export interface ExecCommandArgs {
-	cmd: string;
-	workdir?: string;
-	tty?: boolean;
-	yield_time_ms?: number;
-	max_output_tokens?: number;
-}
+/** exec_command's arguments: the schema's type. */
+export type ExecCommandArgs = ArgsOf<typeof execCommandTool>;
 
 const tokensRange = { minimum: 1, maximum: 1_000_000 };
 const yieldRange = { minimum: 0, maximum: MAX_POLL_YIELD_MS, unit: "milliseconds" };
 
-export const execCommandTool = defineTool<ExecCommandArgs>({
+export const execCommandTool = defineTool({
 	name: "exec_command",
 	label: "exec_command",
 	description:
@@ -110,14 +105,10 @@ export const execCommandTool = defineTool<ExecCommandArgs>({
 	},
 });
 
-export interface WriteStdinArgs {
-	session_id: number;
-	chars?: string;
-	yield_time_ms?: number;
-	max_output_tokens?: number;
-}
+/** write_stdin's arguments: the schema's type. */
+export type WriteStdinArgs = ArgsOf<typeof writeStdinTool>;
 
-export const writeStdinTool = defineTool<WriteStdinArgs>({
+export const writeStdinTool = defineTool({
 	name: "write_stdin",
 	label: "write_stdin",
 	description:

@@ -6,7 +6,7 @@
  */
 
 import { KeelError } from "../boundary/errors.js";
-import { array, object, string } from "../boundary/schema.js";
+import { type Accepted, array, object, string } from "../boundary/schema.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
@@ -67,12 +67,10 @@ function takeSpare(snap: { spare?: Buffer }): Buffer | undefined {
 	return spare;
 }
 
-export interface EditArgs {
-	path: string;
-	edits: Array<{ oldText: string; newText: string }>;
-}
+/** edit's arguments: the schema's type. */
+export type EditArgs = Accepted<typeof schema>;
 
-export const editTool = defineTool<EditArgs>({
+export const editTool = defineTool({
 	name: "edit",
 	label: "edit",
 	description:

@@ -1,7 +1,7 @@
 /** `find` (pi-compatible): files and directories by glob, through the backend's search engine. */
 
 import { KeelError } from "../boundary/errors.js";
-import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { type Accepted, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
 import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
@@ -24,13 +24,10 @@ const schema = object({
 	),
 });
 
-export interface FindArgs {
-	pattern: string;
-	path?: string;
-	limit?: number;
-}
+/** find's arguments: the schema's type. */
+export type FindArgs = Accepted<typeof schema>;
 
-export const findTool = defineTool<FindArgs>({
+export const findTool = defineTool({
 	name: "find",
 	label: "find",
 	description: `Find files by glob pattern; returns paths relative to the search directory. Respects .gitignore. Truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB.`,

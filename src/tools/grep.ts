@@ -3,7 +3,7 @@ import { posix } from "node:path";
 import { MAX_PATTERN_CHARS, patternTooLarge } from "../backend/search/patterns.js";
 import type { GrepMatch } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { type Accepted, boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import {
 	DEFAULT_MAX_BYTES,
 	formatSize,
@@ -41,17 +41,10 @@ const schema = object({
 	),
 });
 
-export interface GrepArgs {
-	pattern: string;
-	path?: string;
-	glob?: string;
-	ignoreCase?: boolean;
-	literal?: boolean;
-	context?: number;
-	limit?: number;
-}
+/** grep's arguments: the schema's type. */
+export type GrepArgs = Accepted<typeof schema>;
 
-export const grepTool = defineTool<GrepArgs>({
+export const grepTool = defineTool({
 	name: "grep",
 	label: "grep",
 	description: `Search file contents for a regex or literal text; returns matching lines with paths and line numbers. Respects .gitignore. Truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB, long lines to ${GREP_MAX_LINE_CHARS} chars.`,

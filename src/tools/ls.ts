@@ -2,7 +2,7 @@
 import { posix } from "node:path";
 import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
-import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { type Accepted, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
 import type { ToolHost } from "../tool-host.js";
@@ -37,12 +37,10 @@ const schema = object({
 	),
 });
 
-export interface LsArgs {
-	path?: string;
-	limit?: number;
-}
+/** ls's arguments: the schema's type. */
+export type LsArgs = Accepted<typeof schema>;
 
-export const lsTool = defineTool<LsArgs>({
+export const lsTool = defineTool({
 	name: "ls",
 	label: "ls",
 	description: `List a directory: entries sorted, '/' after directories, dotfiles included. Truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB.`,

@@ -5,6 +5,7 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import {
+	boolean,
 	integer,
 	number,
 	object,
@@ -17,7 +18,7 @@ import { DEFAULT_MAX_BYTES } from "../boundary/truncate.js";
 import type { ProcessInfo, ReadResult } from "../procs/table.js";
 import type { ToolHost } from "../tool-host.js";
 import { RANGES } from "./ranges.js";
-import { defineTool, type ToolResult, text } from "./types.js";
+import { type ArgsOf, defineTool, type ToolResult, text } from "./types.js";
 
 /** The terminal size a `tty` command gets. */
 export const TERMINAL_SIZE = { cols: 120, rows: 40 };
@@ -92,18 +93,10 @@ export function compilePattern(pattern: string): RegExp {
 	}
 }
 
-export interface ProcessArgs {
-	action: "list" | "read" | "wait" | "write" | "signal" | "kill";
-	id?: number;
-	cursor?: number;
-	pattern?: string;
-	timeout?: number;
-	chars?: string;
-	eof?: boolean;
-	signal?: string;
-}
+/** process's arguments: the schema's type. */
+export type ProcessArgs = ArgsOf<typeof processTool>;
 
-export const processTool = defineTool<ProcessArgs>({
+export const processTool = defineTool({
 	name: "process",
 	label: "process",
 	description:
@@ -115,7 +108,7 @@ export const processTool = defineTool<ProcessArgs>({
 		pattern: optional(string()),
 		timeout: optional(withUnpublishedRange(number(), RANGES.waitSeconds)),
 		chars: optional(string()),
-		eof: optional({ type: "boolean" }),
+		eof: optional(boolean()),
 		signal: optional(string({ description: "e.g. SIGINT" })),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },

@@ -6,7 +6,7 @@
 
 import type { FileOps, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { type Accepted, boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
 import { hashlinePrefix } from "../edit/hashline.js";
 import { requireFile } from "../edit/snapshot.js";
@@ -38,18 +38,16 @@ const hashlineField = optional(
 	}),
 );
 
-export interface ReadArgs {
-	path: string;
-	offset?: number;
-	limit?: number;
-	hashline?: boolean;
-}
+const unifiedSchema = object({ ...fields, hashline: hashlineField });
+
+/** read's arguments (the unified profile's; pi's schema has no hashline). */
+export type ReadArgs = Accepted<typeof unifiedSchema>;
 
 const DESCRIPTION = `Read a file: text, or an image (jpg, png, gif, webp) sent as an attachment. Text is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB; page with offset/limit, continuing with offset until done.`;
 
 const annotations = { readOnly: true, destructive: false, idempotent: true };
 
-export const readTool = defineTool<ReadArgs>({
+export const readTool = defineTool({
 	name: "read",
 	label: "read",
 	description: DESCRIPTION,
@@ -59,11 +57,11 @@ export const readTool = defineTool<ReadArgs>({
 });
 
 /** The unified profile's read: pi's arguments plus `hashline`. */
-export const unifiedReadTool = defineTool<ReadArgs>({
+export const unifiedReadTool = defineTool({
 	name: "read",
 	label: "read",
 	description: DESCRIPTION,
-	parameters: object({ ...fields, hashline: hashlineField }),
+	parameters: unifiedSchema,
 	annotations,
 	execute: readFile,
 });

@@ -5,7 +5,7 @@
  */
 
 import { KeelError } from "../boundary/errors.js";
-import { object, string } from "../boundary/schema.js";
+import { type Accepted, object, string } from "../boundary/schema.js";
 import { isWellFormed } from "../edit/apply.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
@@ -18,12 +18,10 @@ const schema = object({
 	content: string({ description: "Content to write to the file" }),
 });
 
-export interface WriteArgs {
-	path: string;
-	content: string;
-}
+/** write's arguments: the schema's type. */
+export type WriteArgs = Accepted<typeof schema>;
 
-export const writeTool = defineTool<WriteArgs>({
+export const writeTool = defineTool({
 	name: "write",
 	label: "write",
 	description:
