@@ -11,17 +11,21 @@
  * keelMcpServer() per query.
  */
 import type { McpSdkServerConfigWithInstance } from "@anthropic-ai/claude-agent-sdk";
-import type { Session } from "../session.js";
+import { type SessionApi, sessionInternals } from "../session.js";
 import { createMcpServer } from "./mcp/server.js";
 
+/** The server name keelMcpServer and keelAllowedTools use unless given another. */
 export const SERVER_NAME = "keel";
 
-export function keelMcpServer(session: Session, name = SERVER_NAME): McpSdkServerConfigWithInstance {
-	const instance = createMcpServer(session) as unknown as McpSdkServerConfigWithInstance["instance"];
+/** The in-process MCP server of `session`'s tools, as an `mcpServers` entry (one per query()). */
+export function keelMcpServer(session: SessionApi, name = SERVER_NAME): McpSdkServerConfigWithInstance {
+	const instance = createMcpServer(
+		sessionInternals(session),
+	) as unknown as McpSdkServerConfigWithInstance["instance"];
 	return { type: "sdk", name, instance };
 }
 
 /** The names Claude Code gives keel's tools, for `allowedTools`: mcp__keel__read, mcp__keel__bash, ... */
-export function keelAllowedTools(session: Pick<Session, "tools">, name = SERVER_NAME): string[] {
+export function keelAllowedTools(session: Pick<SessionApi, "tools">, name = SERVER_NAME): string[] {
 	return session.tools.map((t) => `mcp__${name}__${t.name}`);
 }

@@ -37,6 +37,13 @@ export interface PatchFileResult {
 	diff?: string;
 }
 
+/** apply_patch's result details: each file's outcome and diff, and the syntax check. */
+export interface ApplyPatchDetails {
+	files: PatchFileResult[];
+	/** The syntax check of the new texts (when a file has a grammar and the check is on). */
+	syntax?: SyntaxReport;
+}
+
 const LETTER: Record<PlannedFile["action"], string> = {
 	added: "A",
 	deleted: "D",
@@ -51,7 +58,7 @@ export async function applyPatch(
 	input: string,
 	signal?: AbortSignal,
 	mode: CheckMode = host.checkMode,
-): Promise<ToolResult> {
+): Promise<ToolResult<ApplyPatchDetails>> {
 	let syntax: SyntaxReport | undefined;
 	const ops = parsePatch(input);
 	const resolved = await resolveOps(host, ops);
@@ -162,7 +169,7 @@ export const applyPatchTool = defineTool({
 });
 
 /** The unified profile's apply_patch: Codex's plus the `check` argument of keel's file tool (said there). */
-export const unifiedApplyPatchTool = defineTool({
+export const unifiedApplyPatchTool = defineTool<ApplyPatchArgs, ApplyPatchDetails, "apply_patch">({
 	...applyPatchTool,
 	parameters: unifiedSchema,
 });

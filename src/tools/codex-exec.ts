@@ -7,7 +7,7 @@
 import { KeelError } from "../boundary/errors.js";
 import { boolean, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
-import type { ReadResult } from "../procs/table.js";
+import type { ProcessInfo, ReadResult } from "../procs/table.js";
 import type { ToolHost } from "../tool-host.js";
 import { refusalFor } from "./bash-policy.js";
 import { startHandle } from "./process.js";
@@ -38,7 +38,18 @@ function fitTokens(s: string, maxTokens: number): { text: string; tokens: number
 	return { text: `${head}\n…${tokens - maxTokens} tokens cut…\n${tail}`, tokens };
 }
 
-function answer(r: ReadResult, started: number, host: ToolHost, maxTokens: number): ToolResult {
+/** exec_command's and write_stdin's result details: the session id while it runs, else its exit code. */
+export interface ExecDetails {
+	/** Set while the process runs: pass it to write_stdin. */
+	session_id?: number;
+	/** Set once it ended: null when a signal ended it. */
+	exit_code?: number | null;
+	process: ProcessInfo;
+	/** The file holding the whole output so far, when there is one. */
+	fullOutputPath?: string;
+}
+
+function answer(r: ReadResult, started: number, host: ToolHost, maxTokens: number): ToolResult<ExecDetails> {
 	const out = fitTokens(r.text, maxTokens);
 	const lines = [`Wall time: ${((host.clock() - started) / 1000).toFixed(4)} seconds`];
 	if (r.info.state === "running") lines.push(`Process running with session ID ${r.info.id}`);

@@ -2,12 +2,12 @@
 
 import { KeelError } from "../boundary/errors.js";
 import { type Accepted, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
+import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from "../boundary/truncate.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
 import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { timedOutOr } from "./search-budget.js";
-import { defineTool, text } from "./types.js";
+import { defineTool, type ToolResult, text } from "./types.js";
 
 const DEFAULT_LIMIT = 1000;
 
@@ -24,6 +24,14 @@ const schema = object({
 	),
 });
 
+/** find's result details: which limit cut the answer, when one did. */
+export interface FindDetails {
+	/** The result limit, when more paths matched than it. */
+	resultLimitReached?: number;
+	/** Set when the output was cut at the byte limit. */
+	truncation?: TruncationResult;
+}
+
 /** find's arguments: the schema's type. */
 export type FindArgs = Accepted<typeof schema>;
 
@@ -33,7 +41,7 @@ export const findTool = defineTool({
 	description: `Find files by glob pattern; returns paths relative to the search directory. Respects .gitignore. Truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { host, signal, scope }) {
+	async execute(args, { host, signal, scope }): Promise<ToolResult<FindDetails>> {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
 		if (args.pattern?.includes("\0"))
@@ -55,7 +63,7 @@ export const findTool = defineTool({
 			return timedOutOr("find", outcome.timedOut, { content: [text("No files found matching pattern")] });
 		const truncation = truncateHead(outcome.paths.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
 		const notices: string[] = [];
-		const details: Record<string, unknown> = {};
+		const details: FindDetails = {};
 		if (outcome.limitReached) {
 			notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
 			details.resultLimitReached = limit;

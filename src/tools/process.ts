@@ -47,8 +47,25 @@ export function describeInfo(p: ProcessInfo): string {
 	return `process ${p.id}${p.pid ? ` (pid ${p.pid})` : ""}: ${state}, ${Math.round(p.ageMs / 1000)} s, ${p.outputBytes} bytes of output: ${p.command}`;
 }
 
+/** A process read's details: the handle's state, and the cursor to read on from. */
+export interface ProcessReadDetails {
+	process: ProcessInfo;
+	/** Where the next read starts. */
+	cursor: number;
+	/** Where this read started. */
+	from: number;
+	/** Output past `cursor` is already there: read again. */
+	more: boolean;
+	/** The terminal's screen was returned instead of the stream. */
+	screen?: true;
+	/** Bytes no longer kept, skipped before `from`. */
+	dropped?: { bytes: number; why: string };
+	/** The file holding the whole output so far. */
+	fullOutputPath?: string;
+}
+
 /** A read as the model sees it: the text, then one status line with the cursor to go on from. */
-export function renderRead(r: ReadResult, extra?: string): ToolResult {
+export function renderRead(r: ReadResult, extra?: string): ToolResult<ProcessReadDetails> {
 	const notes: string[] = [];
 	if (r.dropped)
 		notes.push(`[${r.dropped.bytes} bytes before cursor ${r.from} were dropped: ${r.dropped.why}]`);
@@ -61,7 +78,7 @@ export function renderRead(r: ReadResult, extra?: string): ToolResult {
 			cursor: r.next,
 			from: r.from,
 			more: r.more,
-			...(r.screen ? { screen: true } : {}),
+			...(r.screen ? { screen: true as const } : {}),
 			...(r.dropped ? { dropped: r.dropped } : {}),
 			...(r.spillPath ? { fullOutputPath: r.spillPath } : {}),
 		},

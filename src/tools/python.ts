@@ -8,7 +8,15 @@
  * starts a process. An invalid cwd fails before the code is looked at.
  */
 import { KeelError } from "../boundary/errors.js";
-import { type Accepted, number, object, oneOf, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import {
+	type Accepted,
+	number,
+	object,
+	oneOf,
+	optional,
+	string,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
 import type { PythonCoordinator } from "../python/coordinator.js";
 import { DEFAULT_BACKGROUND_AFTER_MS } from "../python/coordinator.js";
 import { outcomeToResult, renderJobList, renderRunning } from "../python/format.js";

@@ -22,5 +22,9 @@ export function terse<A, D, N extends string>(
 			return [name, hidden ? withUnpublishedRange(copy, hidden) : copy];
 		}),
 	);
-	return { ...tool, description, parameters: { ...schema, properties } as JsonSchema as typeof tool.parameters };
+	return {
+		...tool,
+		description,
+		parameters: { ...schema, properties } as JsonSchema as typeof tool.parameters,
+	};
 }

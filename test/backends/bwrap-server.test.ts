@@ -113,7 +113,7 @@ describe.skipIf(!available)("one sandbox serves many commands, and carries nothi
 		const listing = await run(
 			[
 				"sleep 9 & p=$!",
-				"until [ \"$(cat /proc/$p/comm)\" = sleep ]; do :; done",
+				'until [ "$(cat /proc/$p/comm)" = sleep ]; do :; done',
 				"for i in $(seq 200); do l=$(ls /proc/$p/fd | tr '\\n' ' '); [ \"$l\" = '0 1 2 ' ] && break; sleep 0.01; done",
 				"echo $l; kill $p",
 			].join("\n"),

@@ -22,7 +22,7 @@ let root: string;
 let session: Session;
 
 async function ok(name: string, args: unknown) {
-	const r = await session.call(name, args);
+	const r = await session.callDynamic(name, args);
 	if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
 	return r;
 }

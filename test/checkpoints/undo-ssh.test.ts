@@ -44,7 +44,7 @@ async function open(checkpoints: true | { maxFileBytes: number } = true): Promis
 }
 
 async function ok(name: string, args: unknown) {
-	const r = await session.call(name, args);
+	const r = await session.callDynamic(name, args);
 	if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
 	return r;
 }

@@ -23,7 +23,7 @@ import type {
 	SandboxBackendProtocolV2,
 	WriteResult,
 } from "deepagents";
-import type { Session } from "../../session.js";
+import type { SessionApi } from "../../session.js";
 import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
 
 /** keel's continuation notice at the end of a read page. */
@@ -63,7 +63,7 @@ export class KeelSandbox implements SandboxBackendProtocolV2 {
 	readonly id = `keel-${randomBytes(6).toString("hex")}`;
 	private readonly tools: Map<string, BoundTool>;
 
-	constructor(private readonly session: Session) {
+	constructor(private readonly session: SessionApi) {
 		this.tools = new Map(bindTools(session).map((t) => [t.name, t]));
 	}
 
