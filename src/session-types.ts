@@ -18,6 +18,7 @@ import type { CommitProbes } from "./tool-host.js";
 import type { Profile, ProfileTool } from "./tools/registry.js";
 import type { ArgsOf, Content, DetailsOf, ToolDefinition, ToolResult } from "./tools/types.js";
 
+/** Options of createSession: the workspace and its roots, the backend, the profile, and the session's bounds. */
 export interface SessionOptions {
 	/** Workspace root (default: process cwd). Relative paths resolve against it. */
 	root?: string;

@@ -17,6 +17,7 @@ const ai = await importPeer("ai", "keel/ai-sdk", () => import("ai"));
 
 const AI_MAJOR = Number(createRequire(import.meta.url)("ai/package.json").version.split(".")[0]);
 
+/** keel's tools as an AI SDK ToolSet, by name. */
 export type KeelToolSet = Record<string, Tool<unknown, BoundResult>>;
 type ModelOutput = Awaited<ReturnType<NonNullable<Tool["toModelOutput"]>>>;
 

@@ -13,8 +13,10 @@ import { callReporting } from "./updates.js";
 
 const mastra = await importPeer("@mastra/core", "keel/mastra", () => import("@mastra/core/tools"));
 
+/** keel's tools as Mastra tools, by name. */
 export type KeelMastraTools = Record<string, ReturnType<typeof mastra.createTool>>;
 
+/** A session's tools as Mastra tools (keel validates; the schema goes through as is). */
 export function keelTools(session: ToolSource, options: BindOptions = {}): KeelMastraTools {
 	const tools: KeelMastraTools = {};
 	for (const t of bindTools(session, options)) {

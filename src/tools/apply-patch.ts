@@ -23,11 +23,12 @@ import type { ToolHost } from "../tool-host.js";
 import { type CheckInput, checkAborted, checkArgument, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
-/** apply_patch's arguments (the unified profile's: Codex's shape has `input` alone). */
 const unifiedSchema = object({ input: string(), check: checkArgument(false) });
 
+/** apply_patch's arguments (the unified profile's: Codex's shape has `input` alone). */
 export type ApplyPatchArgs = Accepted<typeof unifiedSchema>;
 
+/** One file of an applied patch: what happened to it, where it moved, how its hunks matched, its diff. */
 export interface PatchFileResult {
 	path: string;
 	action: PlannedFile["action"];

@@ -45,7 +45,9 @@ const unifiedText = {
 	),
 };
 
+/** A tool palette: pi's seven tools, the unified set (one file tool, apply_patch, Python), or Codex's shapes. */
 export type Profile = "pi" | "unified" | "codex";
+/** Every profile, by name. */
 export const PROFILES: readonly Profile[] = ["pi", "unified", "codex"];
 
 /** Each profile's tools, in the order they are offered (the types below are read from these). */

@@ -6,24 +6,29 @@ import { type Checker, compileChecker, withoutAbsentNulls } from "../boundary/va
 import type { CheckMode } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
 
+/** A text part of a tool result. */
 export interface TextContent {
 	type: "text";
 	text: string;
 }
 
+/** An image part of a tool result, base64-encoded. */
 export interface ImageContent {
 	type: "image";
 	data: string;
 	mimeType: string;
 }
 
+/** One part of a tool result: text, or an image. */
 export type Content = TextContent | ImageContent;
 
+/** A tool's answer: its content for the model and its structured details for the host. */
 export interface ToolResult<D = unknown> {
 	content: Content[];
 	details?: D;
 }
 
+/** What a tool does to the workspace: only reads, may destroy, is idempotent (MCP's hints). */
 export interface ToolAnnotations {
 	readOnly: boolean;
 	destructive: boolean;
@@ -58,6 +63,7 @@ export interface ToolSpec<A = any, D = unknown, N extends string = string> {
 	 * defined tool's also reads null in an optional field as absent.
 	 */
 	prepareArguments?: (raw: unknown) => unknown;
+	/** Run the tool with checked arguments on the host in `ctx`; throws a KeelError for a failure. */
 	execute(args: A, ctx: ToolContext): Promise<ToolResult<D>>;
 }
 

@@ -59,6 +59,7 @@ function failure(r: BoundResult, op: string, path?: string): string {
 	return body;
 }
 
+/** A deepagents sandbox backend over a keel session: its files, searches and commands go through keel's tools. */
 export class KeelSandbox implements SandboxBackendProtocolV2 {
 	readonly id = `keel-${randomBytes(6).toString("hex")}`;
 	private readonly tools: Map<string, BoundTool>;

@@ -18,6 +18,7 @@ export { keelShell } from "./shell.js";
 
 type ToolParameters = Extract<Parameters<typeof agents.tool>[0], { strict: false }>["parameters"];
 
+/** Options of keelTools for the OpenAI Agents SDK. */
 export interface KeelAgentsOptions extends StrictBindOptions {
 	/**
 	 * Serve apply_patch as the SDK's own applyPatchTool over keelEditor(session) (the shape OpenAI's
@@ -37,6 +38,7 @@ export function toAgentsOutput(r: BoundResult) {
 	);
 }
 
+/** A session's tools as OpenAI Agents function tools (and, with `editor`, apply_patch as the SDK's own tool). */
 export function keelTools(
 	session: ToolSource,
 	options?: StrictBindOptions & { editor?: false },
