@@ -1,17 +1,24 @@
-/** What a Session is made with and what its calls return (session.ts). */
+/**
+ * What a session is made with, what its calls take and return, and the library's view of a
+ * session: the typed `Session` that createSession returns (session.ts implements it).
+ */
 import type { Backend } from "./backend/types.js";
 import type { SerializedError } from "./boundary/errors.js";
+import type { FailureMemory } from "./boundary/failure-memory.js";
 import type { Clock } from "./boundary/timing.js";
+import type { Checkpoints } from "./checkpoints/checkpoints.js";
 import type { CheckpointBudgets } from "./checkpoints/types.js";
 import type { ProcessLimits } from "./procs/table.js";
 import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
 import type { PayloadLimits } from "./safety/payloads.js";
+import type { RecoveryReport } from "./safety/recovery.js";
 import type { CheckMode } from "./syntax/check.js";
 import type { CommitProbes } from "./tool-host.js";
-import type { Profile } from "./tools/registry.js";
-import type { Content, ToolResult } from "./tools/types.js";
+import type { Profile, ProfileTool } from "./tools/registry.js";
+import type { ArgsOf, Content, DetailsOf, ToolDefinition, ToolResult } from "./tools/types.js";
 
+/** Options of createSession: the workspace and its roots, the backend, the profile, and the session's bounds. */
 export interface SessionOptions {
 	/** Workspace root (default: process cwd). Relative paths resolve against it. */
 	root?: string;
@@ -67,19 +74,93 @@ export interface SessionOptions {
 	checkpoints?: boolean | Partial<CheckpointBudgets>;
 }
 
+/** Options of one call. */
 export interface CallOptions {
+	/** Aborts the call: it answers ABORTED, and what it started is stopped. */
 	signal?: AbortSignal;
 	/** This call's syntax check mode (SessionOptions.check), for the tools that change files. */
 	check?: CheckMode;
+	/** Partial results while the call runs (bash's output so far); a throwing callback is ignored. */
 	onUpdate?: (partial: ToolResult) => void;
 }
 
 /** A failed call's error: the KeelError's fields, plus the failure memory's directive when one is due. */
 export type CallError = SerializedError & { directive?: string };
 
-export type CallResult =
-	| { ok: true; content: Content[]; details?: unknown; elapsedMs: number }
+/**
+ * A call's outcome. A tool's failure is `ok: false` with a structured error, never a throw.
+ * `D` is the tool's details type (see {@link ToolDetails}); `details` is absent when the tool had
+ * none to give.
+ */
+export type CallResult<D = unknown> =
+	| { ok: true; content: Content[]; details?: D; elapsedMs: number }
 	| { ok: false; error: CallError; elapsedMs: number };
 
 /** Points where tests interleave another writer (tool-host.ts); no-ops in production. */
 export type SessionProbes = CommitProbes;
+
+/**
+ * The names of the tools profile `P` offers (with no profile given, a session's profile is "pi").
+ * The unified profile's `checkpoints` is offered only when the session keeps checkpoints.
+ */
+export type ToolName<P extends Profile = Profile> = ProfileTool<P>["name"];
+
+/** The definition of tool `N` in profile `P`. */
+type ToolOf<N extends string, P extends Profile> = Extract<ProfileTool<P>, { name: N }>;
+
+/** The arguments tool `N` takes in profile `P`: the type of its JSON Schema. */
+export type ToolArgs<N extends string, P extends Profile = Profile> = ArgsOf<ToolOf<N, P>>;
+
+/** The `details` of a successful call of tool `N` in profile `P` (the README's tool table lists them). */
+export type ToolDetails<N extends string, P extends Profile = Profile> = DetailsOf<ToolOf<N, P>>;
+
+/** What a session's checkpoints offer a host: the listing, a diff since one, a restore to one. */
+export type SessionCheckpoints = Pick<Checkpoints, "list" | "diff" | "restore">;
+
+/** The session's memory of failed calls, as a host that runs its own turns uses it. */
+export type SessionFailures = Pick<FailureMemory, "pending" | "endTurn" | "records">;
+
+/**
+ * A keel session: the tools of one profile over one workspace, made by `createSession`.
+ *
+ * Errors: tool calls (`call`, `callDynamic`, and the library's `applyPatch`) never throw for a
+ * tool's failure; they resolve `{ ok: false, error }` with a structured error (code, message,
+ * retry). Only `createSession` throws, a KeelError, for options it cannot use.
+ *
+ * A session holds processes, a spill directory and a lock on its queues: close it, or declare it
+ * with `await using` to close it at the end of the block.
+ */
+export interface SessionApi<P extends Profile = Profile> {
+	/** The tools this session offers, with their descriptions and JSON Schemas (for a model). */
+	readonly tools: ToolDefinition[];
+	/** The workspace root: relative paths resolve against it, commands start in it. */
+	readonly workspace: string;
+	/** Multi-file changes a killed keel process left, finished (rolled back or forward) at start. */
+	readonly recovery: readonly RecoveryReport[];
+	/** Checkpoints of every change, when SessionOptions.checkpoints turned them on. */
+	readonly checkpoints: SessionCheckpoints | undefined;
+	/** Failed calls by fingerprint, and the directive for the model's next turn. */
+	readonly failures: SessionFailures;
+	/**
+	 * Run one tool, typed by the profile: a name the profile does not offer, or arguments its
+	 * schema would refuse, do not compile; `details` has the tool's type. Never throws: a failure
+	 * is `{ ok: false, error }`. The arguments are still checked at run time (INVALID_ARGS).
+	 */
+	call<N extends ToolName<P>>(
+		name: N,
+		args: ToolArgs<N, P>,
+		opts?: CallOptions,
+	): Promise<CallResult<ToolDetails<N, P>>>;
+	/**
+	 * `call` with a name and arguments known only at run time (a model's tool call that a host
+	 * routes): an unknown name is UNKNOWN_TOOL, bad arguments INVALID_ARGS. Never throws.
+	 */
+	callDynamic(name: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
+	/**
+	 * End the session: running calls are aborted, background processes killed, the Python worker
+	 * stopped, spill files removed. Calls after it answer BACKEND_UNAVAILABLE. Idempotent.
+	 */
+	close(): Promise<void>;
+	/** `await using session = await createSession(...)` closes it at the end of the block. */
+	[Symbol.asyncDispose](): Promise<void>;
+}

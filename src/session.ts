@@ -28,13 +28,45 @@ import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
 import { defaultStateDir, StateDir } from "./safety/state-dir.js";
 import { WriterLog } from "./safety/writer-log.js";
 import { paletteFor } from "./session-options.js";
-import type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
+import type {
+	CallError,
+	CallOptions,
+	CallResult,
+	SessionApi,
+	SessionOptions,
+	SessionProbes,
+} from "./session-types.js";
 import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
 import type { ToolHost } from "./tool-host.js";
 import { Palette } from "./tools/palette.js";
+import type { Profile } from "./tools/registry.js";
 import type { ToolDefinition, ToolResult } from "./tools/types.js";
 
-export type { CallError, CallOptions, CallResult, SessionOptions, SessionProbes } from "./session-types.js";
+export type {
+	CallError,
+	CallOptions,
+	CallResult,
+	SessionApi,
+	SessionOptions,
+	SessionProbes,
+} from "./session-types.js";
+
+/**
+ * The library's view of a session (SessionApi: the tools typed by profile, no internals): the same
+ * object, so keel's adapters get the session back with sessionInternals().
+ */
+export function publicSession<P extends Profile>(session: Session): SessionApi<P> {
+	return session as unknown as SessionApi<P>;
+}
+
+/**
+ * The session behind a SessionApi, for keel's own adapters (the internals are not part of the
+ * library's types). Anything createSession did not make is INVALID_ARGS.
+ */
+export function sessionInternals(session: SessionApi<Profile> | Session): Session {
+	if (session instanceof Session) return session;
+	throw new KeelError("INVALID_ARGS", "Not a keel session: pass what createSession returned.");
+}
 
 /** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
 function filesAreLocal(backend: Backend): boolean {
@@ -269,6 +301,28 @@ export class Session implements ToolHost {
 	 * goes out, its failures absorbed, so nothing a call started can fail outside it.
 	 */
 	async call(name: string, args: unknown, opts: CallOptions = {}): Promise<CallResult> {
+		return this.callWith(name, args, opts);
+	}
+
+	/** call() for a host that routes the model's calls: any name, any arguments (the library's untyped entry). */
+	callDynamic(name: string, args: unknown, opts: CallOptions = {}): Promise<CallResult> {
+		return this.callWith(name, args, opts);
+	}
+
+	/**
+	 * Run `tool` as call() runs a palette tool (checked arguments, scope, failure memory, a
+	 * checkpoint boundary), whether or not the profile offers it: the library's apply_patch.
+	 */
+	callTool(tool: ToolDefinition, args: unknown, opts: CallOptions = {}): Promise<CallResult> {
+		return this.callWith(tool.name, args, opts, tool);
+	}
+
+	private async callWith(
+		name: string,
+		args: unknown,
+		opts: CallOptions,
+		tool?: ToolDefinition,
+	): Promise<CallResult> {
 		const scope = new CallScope(opts.signal);
 		this.running.add(scope);
 		let answered = false;
@@ -284,7 +338,7 @@ export class Session implements ToolHost {
 				}
 			});
 		try {
-			return await this.runCall(name, args, scope, onUpdate, opts.check);
+			return await this.runCall(name, args, scope, onUpdate, opts.check, tool);
 		} finally {
 			answered = true;
 			await scope.close();
@@ -298,12 +352,16 @@ export class Session implements ToolHost {
 		scope: CallScope,
 		onUpdate: CallOptions["onUpdate"],
 		checkOption: CallOptions["check"],
+		tool: ToolDefinition | undefined,
 	): Promise<CallResult> {
 		const startedAt = this.clock();
 		this.failures.beginCall();
 		try {
 			if (this.closed) throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
-			const result = await this.palette.run(name, args, { scope, onUpdate, check: checkOption });
+			const call = { scope, onUpdate, check: checkOption };
+			const result = tool
+				? await this.palette.runDefinition(tool, args, call)
+				: await this.palette.run(name, args, call);
 			this.failures.recordSuccess(name, args);
 			return {
 				ok: true,

@@ -54,6 +54,7 @@ export interface KeelAiTool {
 	toModelOutput(options: { output: BoundResult }): any;
 }
 
+/** keel's tools as an AI SDK ToolSet, by name. */
 export type KeelToolSet = Record<string, KeelAiTool>;
 
 /** `options.strict` offers schemas the SDK's `strict` mode takes, and sets that switch on each tool. */

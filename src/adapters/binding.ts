@@ -13,10 +13,10 @@ import type { JsonSchema } from "../boundary/schema.js";
 import type { CallError, CallOptions, CallResult } from "../session.js";
 import type { Content, ImageContent, ToolAnnotations, ToolDefinition } from "../tools/types.js";
 
-/** What the binding needs from a session. */
+/** What the binding needs from a session (a Session is one): its tools, and calls by any name. */
 export interface ToolSource {
 	readonly tools: ToolDefinition[];
-	call(name: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
+	callDynamic(name: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
 }
 
 export interface BindOptions {
@@ -92,7 +92,7 @@ export function bindTools(source: ToolSource, options: BindOptions = {}): BoundT
 			description: def.description,
 			inputSchema: def.parameters,
 			annotations: def.annotations,
-			call: async (args, opts) => toBoundResult(await source.call(def.name, args, opts)),
+			call: async (args, opts) => toBoundResult(await source.callDynamic(def.name, args, opts)),
 		}));
 }
 

@@ -10,9 +10,10 @@
  * One server object serves one query() (an MCP server connects to one transport): call
  * keelMcpServer() per query.
  */
-import type { Session } from "../session.js";
+import { type SessionApi, sessionInternals } from "../session.js";
 import { createMcpServer } from "./mcp/server.js";
 
+/** The server name keelMcpServer and keelAllowedTools use unless given another. */
 export const SERVER_NAME = "keel";
 
 /**
@@ -27,11 +28,12 @@ export interface KeelMcpSdkServerConfig {
 	instance: any;
 }
 
-export function keelMcpServer(session: Session, name = SERVER_NAME): KeelMcpSdkServerConfig {
-	return { type: "sdk", name, instance: createMcpServer(session) };
+/** The in-process MCP server of `session`'s tools, as an `mcpServers` entry (one per query()). */
+export function keelMcpServer(session: SessionApi, name = SERVER_NAME): KeelMcpSdkServerConfig {
+	return { type: "sdk", name, instance: createMcpServer(sessionInternals(session)) };
 }
 
 /** The names Claude Code gives keel's tools, for `allowedTools`: mcp__keel__read, mcp__keel__bash, ... */
-export function keelAllowedTools(session: Pick<Session, "tools">, name = SERVER_NAME): string[] {
+export function keelAllowedTools(session: Pick<SessionApi, "tools">, name = SERVER_NAME): string[] {
 	return session.tools.map((t) => `mcp__${name}__${t.name}`);
 }

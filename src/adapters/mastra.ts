@@ -22,6 +22,7 @@ export interface KeelMastraTool {
 	inputSchema?: any;
 }
 
+/** keel's tools as Mastra tools, by name. */
 export type KeelMastraTools = Record<string, KeelMastraTool>;
 
 interface ToolContext {
@@ -47,6 +48,7 @@ const mastra = await importPeer(
 	() => import("@mastra/core/tools" as string) as Promise<MastraTools>,
 );
 
+/** A session's tools as Mastra tools (keel validates; the schema goes through as is). */
 export function keelTools(session: ToolSource, options: BindOptions = {}): KeelMastraTools {
 	const tools: KeelMastraTools = {};
 	for (const t of bindTools(session, options)) {

@@ -6,6 +6,7 @@ import { spawnLocal } from "./local-spawn.js";
 import { Spawner } from "./spawn/spawner.js";
 import type { Backend, SearchOps } from "./types.js";
 
+/** Options of createLocalBackend. */
 export interface LocalBackendOptions {
 	/** "auto" uses rg/fd when installed and the JS engine otherwise. */
 	searchEngine?: "auto" | "native" | "js";
@@ -16,6 +17,7 @@ export interface LocalBackendOptions {
 	searchLookahead?: boolean;
 }
 
+/** This machine's files, commands and searches, with the user's rights (the default backend). */
 export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 	// What commands leave running is this backend's: killed per call, or at close (leftovers.ts).
 	const tracker = new ProcessTracker();

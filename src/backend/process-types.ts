@@ -22,6 +22,7 @@ export interface SpawnRequest {
 	nullStdin?: boolean;
 }
 
+/** How a spawned process ended: its exit code or signal, or why it could not run. */
 export interface ProcessExit {
 	code: number | null;
 	signal: string | null;

@@ -5,6 +5,7 @@
 
 import type { WorkOwner } from "../boundary/call-scope.js";
 
+/** A content search: the pattern, where, which files, and its bounds. */
 export interface GrepRequest {
 	pattern: string;
 	/** Absolute canonical file or directory. */
@@ -33,11 +34,13 @@ export interface GrepRequest {
 	stop?: AbortSignal;
 }
 
+/** A context line around a match. */
 export interface GrepLine {
 	line: number;
 	text: string;
 }
 
+/** One matching line, with its path, line number and context. */
 export interface GrepMatch {
 	/** Absolute path of the file. */
 	path: string;
@@ -48,6 +51,7 @@ export interface GrepMatch {
 	after: GrepLine[];
 }
 
+/** A content search's matches, and whether a bound stopped it. */
 export interface GrepOutcome {
 	matches: GrepMatch[];
 	limitReached: boolean;
@@ -56,6 +60,7 @@ export interface GrepOutcome {
 	timedOut?: boolean;
 }
 
+/** A file search by glob: the pattern, where, and its bounds. */
 export interface FindRequest {
 	pattern: string;
 	/** Absolute canonical directory. */
@@ -72,6 +77,7 @@ export interface FindRequest {
 	stop?: AbortSignal;
 }
 
+/** A file search's paths, and whether a bound stopped it. */
 export interface FindOutcome {
 	/** Paths relative to the search directory, POSIX separators, directories end with "/". */
 	paths: string[];
@@ -86,6 +92,8 @@ export interface FindOutcome {
  * `.gitignore`/`.ignore` rules respected the way rg and fd apply them (find also outside a repository, as pi).
  */
 export interface SearchOps {
+	/** Search file contents (rg semantics). */
 	grep(req: GrepRequest): Promise<GrepOutcome>;
+	/** Search file names by glob (fd semantics). */
 	find(req: FindRequest): Promise<FindOutcome>;
 }

@@ -10,8 +10,10 @@ import type { SearchOps } from "./search-types.js";
 export type * from "./process-types.js";
 export type * from "./search-types.js";
 
+/** What a directory entry or stat names: a regular file, a directory, a symlink, or anything else. */
 export type EntryType = "file" | "dir" | "symlink" | "other";
 
+/** The identity and metadata of a file as the backend reports it (what compare-and-swap compares). */
 export interface FileStat {
 	type: EntryType;
 	size: number;
@@ -26,6 +28,7 @@ export interface FileStat {
 	gid?: number;
 }
 
+/** One entry of a directory listing. */
 export interface DirEntry {
 	name: string;
 	/** Type of the entry itself (a symlink is "symlink"). */
@@ -43,6 +46,7 @@ export interface Expected {
 	bytes?: Uint8Array;
 }
 
+/** How FileOps.writeAtomic writes: mode, what must be there before, and durability. */
 export interface WriteOptions {
 	/** Mode for a new file; an overwrite keeps the existing file's mode. */
 	mode?: number;
@@ -58,15 +62,18 @@ export interface WriteOptions {
 	mkdirs?: boolean;
 }
 
+/** A backend's file operations: every path canonical (the session's guard resolved it), every write atomic. */
 export interface FileOps {
 	/** Canonical path, symlinks resolved; throws ENOENT / ELOOP like realpath(3). */
 	realpath(path: string): Promise<string>;
+	/** The entry itself (a final symlink not followed). */
 	lstat(path: string): Promise<FileStat>;
 	/**
 	 * Follows links. On this machine, below a pinned root, a link in the last component is
 	 * refused (CHANGED_ON_DISK): canonical paths never end in one, so it was swapped in.
 	 */
 	stat(path: string): Promise<FileStat>;
+	/** A symlink's target, as stored. */
 	readlink(path: string): Promise<string>;
 	/**
 	 * Whole file; refuses to follow a symlink in the last component. With `expect`, the opened file
@@ -96,6 +103,7 @@ export interface FileOps {
 	readWindow?(path: string, expect: FileStat | undefined, window: LineWindow): Promise<WindowRead>;
 	/** Entries of a directory; with `expect`, it must be that directory before and after listing. */
 	readdir(path: string, expect?: FileStat): Promise<DirEntry[]>;
+	/** Create a directory and any missing parents. */
 	mkdirp(path: string): Promise<void>;
 	/** Durable atomic replace: same-directory temp file, fsync, rename, fsync dir. Returns the new stat. */
 	writeFile(path: string, data: Uint8Array, opts?: WriteOptions): Promise<FileStat>;
@@ -156,6 +164,7 @@ export interface LaterDigest {
 	superseded?(): void;
 }
 
+/** A bounded read of a file's lines (what read asks for a large file). */
 export interface WindowRead {
 	/** The first 8 KiB of the file (type and binary detection). */
 	head: Buffer;
@@ -177,6 +186,7 @@ export interface WindowRead {
 	stat: FileStat;
 }
 
+/** One command to run to the end: its text, directory, timeout, signal and output callback. */
 export interface ExecRequest {
 	/** Shell command line, run by bash (or sh when bash is absent). */
 	command: string;
@@ -190,6 +200,7 @@ export interface ExecRequest {
 	background?: boolean;
 }
 
+/** How a command ended: its exit code or signal, and whether it timed out or was aborted. */
 export interface ExecResult {
 	exitCode: number | null;
 	signal?: string | null;
@@ -199,6 +210,7 @@ export interface ExecResult {
 	background?: { pid: number; command: string }[];
 }
 
+/** A backend's commands: run one to the end, or start one that outlives the call. */
 export interface ExecOps {
 	/** Whether `background: true` is supported (on local; elsewhere a call's processes end with it). */
 	background?: boolean;
@@ -223,6 +235,7 @@ export interface StartRequest {
 	onData: (chunk: Buffer) => void;
 }
 
+/** How a started process ended: its exit code, or the signal that ended it. */
 export interface LiveExit {
 	code: number | null;
 	signal: string | null;
@@ -245,6 +258,7 @@ export interface LiveProcess {
 	kill(): Promise<void>;
 }
 
+/** Where a session's files, commands and searches live: this machine, a sandbox, a host over ssh, a container. */
 export interface Backend {
 	/** A name for messages and logs; what a backend can do is said by the fields below, not by it. */
 	readonly kind: string;

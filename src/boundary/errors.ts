@@ -4,6 +4,7 @@
  */
 import type { FileStat } from "../backend/types.js";
 
+/** What a caller should do after an error: retry as is, change approach, or retarget (another path or tool). */
 export type RetryClass = "retry" | "change-approach" | "retarget";
 
 /** Every stable error code and its classification. Adding a code means adding it here. */
@@ -58,6 +59,7 @@ export const ERROR_CATALOGUE = {
 	INTERNAL: "retry",
 } as const satisfies Record<string, RetryClass>;
 
+/** A stable error code (a key of ERROR_CATALOGUE). */
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 export interface KeelErrorInit {
@@ -68,6 +70,7 @@ export interface KeelErrorInit {
 	cause?: unknown;
 }
 
+/** keel's one error type: a stable code, its retry class, a message for the model, and structured facts. */
 export class KeelError extends Error {
 	readonly code: ErrorCode;
 	readonly retry: RetryClass;
@@ -85,6 +88,7 @@ export class KeelError extends Error {
 		this.details = init.details;
 	}
 
+	/** The error as JSON (what a failed call's `error` is). */
 	toJSON(): SerializedError {
 		const out: SerializedError = { code: this.code, message: this.message, retry: this.retry };
 		if (this.path !== undefined) out.path = this.path;
@@ -94,6 +98,7 @@ export class KeelError extends Error {
 	}
 }
 
+/** A KeelError as JSON: code, message, retry class, and the path, payloadRef and details when set. */
 export interface SerializedError {
 	code: ErrorCode;
 	message: string;

@@ -25,6 +25,7 @@ export const MAX_DIRECTIVE_CHARS = 500;
 /** Tool names are the model's input too (an unknown tool): kept to this many characters. */
 const MAX_TOOL_CHARS = 64;
 
+/** One failed call as the failure memory keeps it: the tool, the arguments' fingerprint and the code, never the arguments. */
 export interface FailureRecord {
 	readonly tool: string;
 	readonly fingerprint: string;

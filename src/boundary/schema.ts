@@ -39,14 +39,38 @@ export const UNPUBLISHED_RANGE: unique symbol = Symbol("keel.unpublishedRange");
 type Meta = { description?: string };
 type NumberMeta = Meta & Omit<NumericRange, "unit">;
 
+/**
+ * The TypeScript type of the values a schema accepts: carried by the type of a builder's result
+ * only (no such property exists at run time), so a tool's argument type is derived from its schema
+ * and never written out a second time.
+ */
+declare const ACCEPTS: unique symbol;
+
+/** A JSON Schema built by the builders below, typed with the values it accepts. */
+export type Schema<T> = JsonSchema & { readonly [ACCEPTS]: T };
+
+/** The values a built schema accepts (a tool's argument type: `Accepted<typeof schema>`). */
+export type Accepted<S> = S extends { readonly [ACCEPTS]: infer T } ? T : never;
+
 /** A property that may be left out. */
-export interface Optional {
-	optional: JsonSchema;
+export interface Optional<T = unknown> {
+	optional: Schema<T>;
 }
 
-export const optional = (schema: JsonSchema): Optional => ({ optional: schema });
+export const optional = <T>(schema: Schema<T>): Optional<T> => ({ optional: schema });
 
-export function object(props: Record<string, JsonSchema | Optional>, meta: Meta = {}): JsonSchema {
+type Fields = Record<string, Schema<unknown> | Optional>;
+type Flat<T> = { [K in keyof T]: T[K] };
+type ObjectOf<P extends Fields> = Flat<
+	{ [K in keyof P as P[K] extends Optional ? never : K]: Accepted<P[K]> } & {
+		[K in keyof P as P[K] extends Optional ? K : never]?: P[K] extends Optional<infer T> ? T : never;
+	}
+>;
+
+/** A built schema typed as accepting `T`: the one place the type is attached. */
+const typed = <T>(schema: JsonSchema): Schema<T> => schema as Schema<T>;
+
+export function object<P extends Fields>(props: P, meta: Meta = {}): Schema<ObjectOf<P>> {
 	const properties: Record<string, JsonSchema> = {};
 	const required: string[] = [];
 	for (const [key, value] of Object.entries(props)) {
@@ -56,34 +80,34 @@ export function object(props: Record<string, JsonSchema | Optional>, meta: Meta 
 			required.push(key);
 		}
 	}
-	return {
+	return typed({
 		type: "object",
 		...(required.length ? { required } : {}),
 		...meta,
 		properties,
 		additionalProperties: false,
-	};
+	});
 }
 
-export const string = (meta: Meta = {}): JsonSchema => ({ type: "string", ...meta });
-export const number = (meta: NumberMeta = {}): JsonSchema => ({ type: "number", ...meta });
-export const integer = (meta: NumberMeta = {}): JsonSchema => ({ type: "integer", ...meta });
+export const string = (meta: Meta = {}): Schema<string> => typed({ type: "string", ...meta });
+export const number = (meta: NumberMeta = {}): Schema<number> => typed({ type: "number", ...meta });
+export const integer = (meta: NumberMeta = {}): Schema<number> => typed({ type: "integer", ...meta });
 
 /** `schema` with `range` enforced but not published (see UNPUBLISHED_RANGE). */
-export function withUnpublishedRange(schema: JsonSchema, range: NumericRange): JsonSchema {
+export function withUnpublishedRange<S extends JsonSchema>(schema: S, range: NumericRange): S {
 	return hideRange({ ...schema }, range);
 }
 
 /** Non-enumerable too, so deep comparisons with the published JSON (tests, hosts) do not see it. */
-function hideRange(schema: JsonSchema, range: NumericRange): JsonSchema {
+function hideRange<S extends JsonSchema>(schema: S, range: NumericRange): S {
 	Object.defineProperty(schema, UNPUBLISHED_RANGE, { value: range, enumerable: false });
 	return schema;
 }
 
 /** `schema` with `range` published as JSON Schema bounds (the unit stays in the checker's messages). */
-export function withRange(schema: JsonSchema, range: NumericRange): JsonSchema {
+export function withRange<S extends JsonSchema>(schema: S, range: NumericRange): S {
 	const { unit, ...bounds } = range;
-	const published: JsonSchema = { ...schema, ...bounds };
+	const published: S = { ...schema, ...bounds };
 	return unit ? hideRange(published, { unit }) : published;
 }
 
@@ -95,20 +119,22 @@ export function rangeOf(schema: JsonSchema): NumericRange {
 	if (schema.maximum !== undefined) published.maximum = schema.maximum;
 	return { ...published, ...schema[UNPUBLISHED_RANGE] };
 }
-export const boolean = (meta: Meta = {}): JsonSchema => ({ type: "boolean", ...meta });
-export const array = (
-	items: JsonSchema,
+export const boolean = (meta: Meta = {}): Schema<boolean> => typed({ type: "boolean", ...meta });
+export const array = <T>(
+	items: Schema<T>,
 	meta: Meta & { minItems?: number; maxItems?: number } = {},
-): JsonSchema => ({
-	type: "array",
-	items,
-	...meta,
-});
-export const oneOf = (values: string[], meta: Meta = {}): JsonSchema => ({
-	type: "string",
-	enum: values,
-	...meta,
-});
+): Schema<T[]> =>
+	typed({
+		type: "array",
+		items,
+		...meta,
+	});
+export const oneOf = <const V extends string>(values: readonly V[], meta: Meta = {}): Schema<V> =>
+	typed({
+		type: "string",
+		enum: [...values],
+		...meta,
+	});
 
 /** A JSON Schema in the form OpenAI's strict mode takes: a field's type may include "null". */
 export interface StrictJsonSchema {

@@ -31,6 +31,7 @@ export type ReportLimits = typeof REPORT_LIMITS;
 /** Bytes accepted on the report channel; a longer report is a protocol failure. */
 export const MAX_REPORT_BYTES = 512 * 1024;
 
+/** A tool an extension draft registered: its name, description and parameter schema. */
 export interface ToolRegistration {
 	name: string;
 	label?: string;

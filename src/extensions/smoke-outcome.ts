@@ -7,6 +7,7 @@ import type { ChildOutcome, StreamCapture } from "./child-run.js";
 import type { PackageFacts } from "./preflight.js";
 import type { DraftError, ErrorPhase, ExtensionRegistrations } from "./report.js";
 
+/** How a smoke test ended: ok, or the way it failed. */
 export type SmokeKind = "ok" | "refused" | "error" | "timeout" | "memory" | "exited" | "aborted";
 
 interface SmokeCommon {
@@ -22,6 +23,7 @@ interface SmokeCommon {
 	cleanupError?: string;
 }
 
+/** A smoke test's outcome: what the draft registered, or the error and how it failed. */
 export type SmokeResult =
 	| (SmokeCommon & { ok: true; kind: "ok"; summary: string; extension: ExtensionRegistrations })
 	| (SmokeCommon & {

@@ -47,6 +47,7 @@ import { isWithin, type PathGuard } from "./path-guard.js";
 import { QUARANTINE_PREFIX, quarantine } from "./state-dir.js";
 import { startTimeOf, writerAlive } from "./writer-alive.js";
 
+/** A multi-file change a killed keel process left, as session start finished it (rolled back or forward), or a journal entry set aside. */
 export interface RecoveryReport {
 	/** The journal entry the report is about (where it is kept when unresolved or set aside). */
 	record: string;

@@ -6,7 +6,7 @@
  * hosts that want an apply_patch editor over a session.
  */
 import { KeelError } from "../boundary/errors.js";
-import { object, string } from "../boundary/schema.js";
+import { type Accepted, object, string } from "../boundary/schema.js";
 import { renderDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { parsePatch } from "../patch/parse.js";
@@ -23,12 +23,12 @@ import type { ToolHost } from "../tool-host.js";
 import { type CheckInput, checkAborted, checkArgument, checkModeFor, checkSyntax } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
-export interface ApplyPatchArgs {
-	input: string;
-	/** The unified profile's only (Codex's shape has `input` alone). */
-	check?: CheckMode;
-}
+const unifiedSchema = object({ input: string(), check: checkArgument(false) });
 
+/** apply_patch's arguments (the unified profile's: Codex's shape has `input` alone). */
+export type ApplyPatchArgs = Accepted<typeof unifiedSchema>;
+
+/** One file of an applied patch: what happened to it, where it moved, how its hunks matched, its diff. */
 export interface PatchFileResult {
 	path: string;
 	action: PlannedFile["action"];
@@ -36,6 +36,13 @@ export interface PatchFileResult {
 	/** The rung each hunk matched on (exact, rstrip, trim, fold, blankLines, append). */
 	matched?: string[];
 	diff?: string;
+}
+
+/** apply_patch's result details: each file's outcome and diff, and the syntax check. */
+export interface ApplyPatchDetails {
+	files: PatchFileResult[];
+	/** The syntax check of the new texts (when a file has a grammar and the check is on). */
+	syntax?: SyntaxReport;
 }
 
 const LETTER: Record<PlannedFile["action"], string> = {
@@ -52,7 +59,7 @@ export async function applyPatch(
 	input: string,
 	signal?: AbortSignal,
 	mode: CheckMode = host.checkMode,
-): Promise<ToolResult> {
+): Promise<ToolResult<ApplyPatchDetails>> {
 	let syntax: SyntaxReport | undefined;
 	const ops = parsePatch(input);
 	const resolved = await resolveOps(host, ops);
@@ -148,7 +155,7 @@ const DESCRIPTION = `Edit files with a patch, given whole as \`input\`:
 punctuation and blank-line drift; endings and BOM are kept. All files change or none. Adding or
 moving onto an existing file needs a read of it first.`;
 
-export const applyPatchTool = defineTool<ApplyPatchArgs>({
+export const applyPatchTool = defineTool({
 	name: "apply_patch",
 	label: "apply_patch",
 	description: DESCRIPTION,
@@ -156,14 +163,14 @@ export const applyPatchTool = defineTool<ApplyPatchArgs>({
 		input: string(),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	execute(args, ctx) {
+	execute(args: ApplyPatchArgs, ctx) {
 		loadDiffBeforeCommit();
 		return applyPatch(ctx.host, args.input, ctx.signal, checkModeFor(ctx, args.check));
 	},
 });
 
 /** The unified profile's apply_patch: Codex's plus the `check` argument of keel's file tool (said there). */
-export const unifiedApplyPatchTool = defineTool<ApplyPatchArgs>({
+export const unifiedApplyPatchTool = defineTool<ApplyPatchArgs, ApplyPatchDetails, "apply_patch">({
 	...applyPatchTool,
-	parameters: object({ input: string(), check: checkArgument(false) }),
+	parameters: unifiedSchema,
 });

@@ -6,12 +6,26 @@
 import type { ExecResult } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { fullOutputNote, OutputSink, type OutputSnapshot } from "../boundary/output-sink.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
+import {
+	type Accepted,
+	boolean,
+	number,
+	object,
+	optional,
+	type Schema,
+	string,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
+import {
+	DEFAULT_MAX_BYTES,
+	DEFAULT_MAX_LINES,
+	formatSize,
+	type TruncationResult,
+} from "../boundary/truncate.js";
 import { refusalFor } from "./bash-policy.js";
-import { renderRead, startHandle } from "./process.js";
+import { type ProcessReadDetails, renderRead, startHandle } from "./process.js";
 import { RANGES } from "./ranges.js";
-import { defineTool, text } from "./types.js";
+import { defineTool, type ToolResult, text } from "./types.js";
 
 const BASE_PROPS = {
 	command: string({ description: "Bash command to execute" }),
@@ -41,10 +55,20 @@ const UPDATE_EVERY_MS = 100;
 /** Linux's MAX_ARG_STRLEN (32 pages) less the NUL: the command travels as one argument of `bash -c`. */
 const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 
-function describe(
-	snapshot: OutputSnapshot,
-	empty: string,
-): { text: string; details?: Record<string, unknown> } {
+/**
+ * bash's result details. A command that exits non-zero is a failed call, not a result: its error
+ * is COMMAND_FAILED with `details.exitCode` (null when a signal killed it).
+ */
+export type BashDetails = Partial<ProcessReadDetails> & {
+	/** Set when the output shown was cut to its last lines or bytes. */
+	truncation?: TruncationResult;
+	/** The file holding the whole output, when it was cut. */
+	fullOutputPath?: string;
+	/** Why the whole output could not be saved, when it could not. */
+	spillError?: string;
+};
+
+function describe(snapshot: OutputSnapshot, empty: string): { text: string; details?: BashDetails } {
 	const t = snapshot.truncation;
 	let out = snapshot.content || empty;
 	if (!t.truncated) return { text: out };
@@ -62,26 +86,21 @@ function describe(
 	};
 }
 
-export interface BashArgs {
-	command: string;
-	timeout?: number;
-	background?: boolean;
-	yield?: number;
-	tty?: boolean;
-}
+/** bash's arguments (the unified profile's; pi's schema has command and timeout only). */
+export type BashArgs = Accepted<typeof backgroundSchema>;
 
 const DESCRIPTION = `Run a bash command in the workspace root; returns stdout and stderr, truncated to the last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (the full output is saved to a file). timeout: seconds, optional.`;
 
-const bashDefinition = (withBackground: boolean) =>
-	defineTool<BashArgs>({
+const bashDefinition = <A extends BashArgs>(parameters: Schema<A>, withBackground: boolean) =>
+	defineTool<A, BashDetails, "bash">({
 		name: "bash",
 		label: "bash",
 		description: withBackground
 			? `${DESCRIPTION} Unless background/yield/tty, what it starts ends with it.`
 			: DESCRIPTION,
-		parameters: withBackground ? backgroundSchema : schema,
+		parameters,
 		annotations: { readOnly: false, destructive: true, idempotent: false },
-		async execute(args, { host, signal, onUpdate }) {
+		async execute(args: BashArgs, { host, signal, onUpdate }): Promise<ToolResult<BashDetails>> {
 			if (args.command.trim().length === 0) throw new KeelError("INVALID_ARGS", "command must not be empty.");
 			if (args.command.includes("\0"))
 				throw new KeelError("INVALID_ARGS", "command must not contain a NUL byte.");
@@ -168,6 +187,6 @@ const bashDefinition = (withBackground: boolean) =>
 	});
 
 /** pi's bash (the pi profile). */
-export const bashTool = bashDefinition(false);
+export const bashTool = bashDefinition(schema, false);
 /** bash with `background`, `yield` and `tty` (the unified profile). */
-export const bashWithBackgroundTool = bashDefinition(true);
+export const bashWithBackgroundTool = bashDefinition(backgroundSchema, true);

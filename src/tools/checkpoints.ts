@@ -5,15 +5,12 @@
  * and names the paths, unless `force`.
  */
 import { KeelError } from "../boundary/errors.js";
-import { integer, object, oneOf, optional, withUnpublishedRange } from "../boundary/schema.js";
+import { boolean, integer, object, oneOf, optional, withUnpublishedRange } from "../boundary/schema.js";
 import type { Checkpoints } from "../checkpoints/checkpoints.js";
-import { defineTool, type ToolResult, text } from "./types.js";
+import { type ArgsOf, defineTool, type ToolResult, text } from "./types.js";
 
-interface CheckpointsArgs {
-	action: "list" | "diff" | "restore";
-	id?: number;
-	force?: boolean;
-}
+/** checkpoints' arguments: the schema's type. */
+export type CheckpointsArgs = ArgsOf<typeof checkpointsTool>;
 
 function when(at: number): string {
 	return new Date(at).toISOString().slice(11, 19);
@@ -37,7 +34,7 @@ async function listing(cps: Checkpoints): Promise<ToolResult> {
 	return { content: [text(lines.join("\n"))], details: l };
 }
 
-export const checkpointsTool = defineTool<CheckpointsArgs>({
+export const checkpointsTool = defineTool({
 	name: "checkpoints",
 	label: "checkpoints",
 	description:
@@ -45,7 +42,7 @@ export const checkpointsTool = defineTool<CheckpointsArgs>({
 	parameters: object({
 		action: oneOf(["list", "diff", "restore"]),
 		id: optional(withUnpublishedRange(integer(), { minimum: 0, maximum: 2 ** 31 })),
-		force: optional({ type: "boolean" }),
+		force: optional(boolean()),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	async execute(args, { host }): Promise<ToolResult> {

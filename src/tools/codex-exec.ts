@@ -7,11 +7,11 @@
 import { KeelError } from "../boundary/errors.js";
 import { boolean, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
-import type { ReadResult } from "../procs/table.js";
+import type { ProcessInfo, ReadResult } from "../procs/table.js";
 import type { ToolHost } from "../tool-host.js";
 import { refusalFor } from "./bash-policy.js";
 import { startHandle } from "./process.js";
-import { defineTool, type ToolResult, text } from "./types.js";
+import { type ArgsOf, defineTool, type ToolResult, text } from "./types.js";
 
 const DEFAULT_EXEC_YIELD_MS = 10_000;
 const DEFAULT_WRITE_YIELD_MS = 250;
@@ -38,7 +38,18 @@ function fitTokens(s: string, maxTokens: number): { text: string; tokens: number
 	return { text: `${head}\n…${tokens - maxTokens} tokens cut…\n${tail}`, tokens };
 }
 
-function answer(r: ReadResult, started: number, host: ToolHost, maxTokens: number): ToolResult {
+/** exec_command's and write_stdin's result details: the session id while it runs, else its exit code. */
+export interface ExecDetails {
+	/** Set while the process runs: pass it to write_stdin. */
+	session_id?: number;
+	/** Set once it ended: null when a signal ended it. */
+	exit_code?: number | null;
+	process: ProcessInfo;
+	/** The file holding the whole output so far, when there is one. */
+	fullOutputPath?: string;
+}
+
+function answer(r: ReadResult, started: number, host: ToolHost, maxTokens: number): ToolResult<ExecDetails> {
 	const out = fitTokens(r.text, maxTokens);
 	const lines = [`Wall time: ${((host.clock() - started) / 1000).toFixed(4)} seconds`];
 	if (r.info.state === "running") lines.push(`Process running with session ID ${r.info.id}`);
@@ -55,18 +66,13 @@ function answer(r: ReadResult, started: number, host: ToolHost, maxTokens: numbe
 	};
 }
 
-export interface ExecCommandArgs {
-	cmd: string;
-	workdir?: string;
-	tty?: boolean;
-	yield_time_ms?: number;
-	max_output_tokens?: number;
-}
+/** exec_command's arguments: the schema's type. */
+export type ExecCommandArgs = ArgsOf<typeof execCommandTool>;
 
 const tokensRange = { minimum: 1, maximum: 1_000_000 };
 const yieldRange = { minimum: 0, maximum: MAX_POLL_YIELD_MS, unit: "milliseconds" };
 
-export const execCommandTool = defineTool<ExecCommandArgs>({
+export const execCommandTool = defineTool({
 	name: "exec_command",
 	label: "exec_command",
 	description:
@@ -110,14 +116,10 @@ export const execCommandTool = defineTool<ExecCommandArgs>({
 	},
 });
 
-export interface WriteStdinArgs {
-	session_id: number;
-	chars?: string;
-	yield_time_ms?: number;
-	max_output_tokens?: number;
-}
+/** write_stdin's arguments: the schema's type. */
+export type WriteStdinArgs = ArgsOf<typeof writeStdinTool>;
 
-export const writeStdinTool = defineTool<WriteStdinArgs>({
+export const writeStdinTool = defineTool({
 	name: "write_stdin",
 	label: "write_stdin",
 	description:

@@ -14,13 +14,10 @@ import { bashTool } from "./bash.js";
 import { lsTool } from "./ls.js";
 import { RANGES } from "./ranges.js";
 import { readTool } from "./read.js";
-import { defineTool } from "./types.js";
+import { type ArgsOf, defineTool } from "./types.js";
 
-export interface ShellArgs {
-	command: string[];
-	workdir?: string;
-	timeout_ms?: number;
-}
+/** shell's arguments: the schema's type. */
+export type ShellArgs = ArgsOf<typeof shellTool>;
 
 const SHELLS = new Set(["bash", "/bin/bash", "/usr/bin/bash", "sh", "/bin/sh", "/usr/bin/sh"]);
 
@@ -30,7 +27,7 @@ export function commandLine(argv: string[]): string {
 	return argv.map(shq).join(" ");
 }
 
-export const shellTool = defineTool<ShellArgs>({
+export const shellTool = defineTool({
 	name: "shell",
 	label: "shell",
 	description:
@@ -59,13 +56,10 @@ export const shellTool = defineTool<ShellArgs>({
 	},
 });
 
-export interface ReadFileArgs {
-	file_path: string;
-	offset?: number;
-	limit?: number;
-}
+/** read_file's arguments: the schema's type. */
+export type ReadFileArgs = ArgsOf<typeof readFileTool>;
 
-export const readFileTool = defineTool<ReadFileArgs>({
+export const readFileTool = defineTool({
 	name: "read_file",
 	label: "read_file",
 	description:
@@ -81,12 +75,10 @@ export const readFileTool = defineTool<ReadFileArgs>({
 	},
 });
 
-export interface ListDirArgs {
-	dir_path: string;
-	limit?: number;
-}
+/** list_dir's arguments: the schema's type. */
+export type ListDirArgs = ArgsOf<typeof listDirTool>;
 
-export const listDirTool = defineTool<ListDirArgs>({
+export const listDirTool = defineTool({
 	name: "list_dir",
 	label: "list_dir",
 	description: "List a directory's entries (directories end with /).",

@@ -6,8 +6,8 @@
  */
 
 import { KeelError } from "../boundary/errors.js";
-import { array, object, string } from "../boundary/schema.js";
-import { applyEdits, driftNote } from "../edit/apply.js";
+import { type Accepted, array, object, string } from "../boundary/schema.js";
+import { applyEdits, driftNote, type Matched } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { commitReplanning, replanNote } from "../edit/replan.js";
@@ -15,9 +15,9 @@ import { readRegular } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
 import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
-import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
 import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
-import { defineTool, text } from "./types.js";
+import { defineTool, type ToolResult, text } from "./types.js";
 
 const replaceSchema = object({
 	oldText: string({
@@ -67,12 +67,24 @@ function takeSpare(snap: { spare?: Buffer }): Buffer | undefined {
 	return spare;
 }
 
-export interface EditArgs {
-	path: string;
-	edits: Array<{ oldText: string; newText: string }>;
+/** edit's result details: the change as a diff, and how each replacement was matched. */
+export interface EditDetails {
+	/** The change as a unified-style diff with line numbers. */
+	diff: string;
+	/** The first line the change touched (1-based), when it touched one. */
+	firstChangedLine: number | undefined;
+	/** The rung of the matching ladder each edit matched on, in order (exact first). */
+	matched: Matched[];
+	/** How many times the edit was re-planned because another writer changed the file meanwhile. */
+	replanned?: number;
+	/** The syntax check of the new text (when the file has a grammar and the check is on). */
+	syntax?: SyntaxReport;
 }
 
-export const editTool = defineTool<EditArgs>({
+/** edit's arguments: the schema's type. */
+export type EditArgs = Accepted<typeof schema>;
+
+export const editTool = defineTool({
 	name: "edit",
 	label: "edit",
 	description:
@@ -80,7 +92,7 @@ export const editTool = defineTool<EditArgs>({
 	parameters: schema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
 	prepareArguments,
-	async execute(args, ctx) {
+	async execute(args, ctx): Promise<ToolResult<EditDetails>> {
 		loadDiffBeforeCommit();
 		const { host } = ctx;
 		if (args.edits.length === 0) {

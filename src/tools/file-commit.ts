@@ -17,6 +17,7 @@ import type { ToolHost } from "../tool-host.js";
 import type { CheckInput } from "./common.js";
 import { lineRanges, type Plan, parentDir } from "./file-plan.js";
 
+/** One query of a file call: its outcome, summary, diff and, for a write, a contentRef to its content. */
 export interface QueryResult {
 	index: number;
 	type: "edit" | "write" | "delete";

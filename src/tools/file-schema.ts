@@ -2,50 +2,46 @@
 
 import { KeelError } from "../boundary/errors.js";
 import {
+	type Accepted,
 	array,
 	boolean,
 	integer,
-	type JsonSchema,
 	object,
 	oneOf,
 	optional,
+	type Schema,
 	string,
 	withUnpublishedRange,
 } from "../boundary/schema.js";
 import { CONTENT_REF_SHAPE } from "../safety/content-refs.js";
 import { PAYLOAD_REF_SHAPE } from "../safety/payloads.js";
-import type { CheckMode } from "../syntax/check.js";
 import { checkArgument } from "./common.js";
 import { RANGES } from "./ranges.js";
 
 export const MAX_QUERIES = 50;
 
-/**
- * The file tool's arguments. `hashline: false` is the shape offered where `read` has no hashline
- * option (pi's read): no hashline match mode, no start/end refs, so the model is never told to use
- * a read it does not have. What each field means is said in file's description.
- */
-export function fileSchemaFor(hashline: boolean): JsonSchema {
-	const editItem = object({
+const BASE_MODES = ["exact", "normalized", "lineRange"] as const;
+
+/** An edit's fields; `hashline` adds the hashline match mode and its start/end refs. */
+function editItemFields<M extends string>(modes: readonly M[], hashline: boolean) {
+	return {
 		oldText: optional(
 			string({ description: "Copied from the file (lineRange: optional, must equal the lines)." }),
 		),
 		newText: string(),
 		matchMode: optional(
-			oneOf(
-				hashline ? ["exact", "normalized", "lineRange", "hashline"] : ["exact", "normalized", "lineRange"],
-				{
-					description: `exact: bytes only; normalized: tolerant only; lineRange: startLine..endLine${hashline ? '; hashline: start..end refs ("12#a3f") from read with hashline: true' : ""}.`,
-				},
-			),
+			oneOf(modes, {
+				description: `exact: bytes only; normalized: tolerant only; lineRange: startLine..endLine${hashline ? '; hashline: start..end refs ("12#a3f") from read with hashline: true' : ""}.`,
+			}),
 		),
 		replaceAll: optional(boolean()),
 		startLine: optional(withUnpublishedRange(integer(), RANGES.lineNumber)),
 		endLine: optional(withUnpublishedRange(integer(), RANGES.lineNumber)),
-		...(hashline
-			? { start: optional(string()), end: optional(string({ description: "Default: start." })) }
-			: {}),
-	});
+	};
+}
+
+/** The arguments around a given edit item schema. */
+function argsWith<E>(editItem: Schema<E>) {
 	const query = object({
 		type: oneOf(["edit", "write", "delete"]),
 		path: string(),
@@ -57,31 +53,29 @@ export function fileSchemaFor(hashline: boolean): JsonSchema {
 	return object({ queries: array(query, { minItems: 1, maxItems: MAX_QUERIES }), check: checkArgument() });
 }
 
-export const fileSchema = fileSchemaFor(true);
+/** The schema with hashline edits (the unified profile's, where read has a hashline option). */
+export const fileSchema = argsWith(
+	object({
+		...editItemFields([...BASE_MODES, "hashline"], true),
+		start: optional(string()),
+		end: optional(string({ description: "Default: start." })),
+	}),
+);
 
-export interface EditItem {
-	oldText?: string;
-	newText: string;
-	matchMode?: "exact" | "normalized" | "lineRange" | "hashline";
-	replaceAll?: boolean;
-	startLine?: number;
-	endLine?: number;
-	start?: string;
-	end?: string;
-}
+/** The file tool's arguments: the schema's type. */
+export type FileArgs = Accepted<typeof fileSchema>;
+/** One query of the file tool. */
+export type FileQuery = FileArgs["queries"][number];
+/** One edit of an edit query. */
+export type EditItem = NonNullable<FileQuery["edits"]>[number];
 
-export interface FileQuery {
-	type: "edit" | "write" | "delete";
-	path: string;
-	content?: string;
-	contentRef?: string;
-	payloadRef?: string;
-	edits?: EditItem[];
-}
-
-export interface FileArgs {
-	queries: FileQuery[];
-	check?: CheckMode;
+/**
+ * The file tool's arguments. `hashline: false` is the shape offered where `read` has no hashline
+ * option (pi's read): no hashline match mode, no start/end refs, so the model is never told to use
+ * a read it does not have. What each field means is said in file's description.
+ */
+export function fileSchemaFor(hashline: boolean): Schema<FileArgs> {
+	return hashline ? fileSchema : argsWith(object(editItemFields(BASE_MODES, false)));
 }
 
 const FIELDS_BY_TYPE: Record<FileQuery["type"], ReadonlyArray<keyof FileQuery>> = {

@@ -20,18 +20,25 @@ import {
 } from "./file-commit.js";
 import { type Plan, planQuery } from "./file-plan.js";
 import { checkQueryFields, type FileArgs, fileSchema, fileSchemaFor } from "./file-schema.js";
-import { defineTool, type ToolSpec, text } from "./types.js";
+import { defineTool, type ToolContext, type ToolResult, text } from "./types.js";
 
 export type { QueryResult } from "./file-commit.js";
 
-const fileSpec: ToolSpec<FileArgs> = {
-	name: "file",
+/** file's result details: each query's outcome (diff, matches, contentRef) and the syntax check. */
+export interface FileDetails {
+	results: QueryResult[];
+	/** The syntax check of the new texts (when a file has a grammar and the check is on). */
+	syntax?: SyntaxReport;
+}
+
+const fileSpec = {
+	name: "file" as const,
 	label: "file",
 	description:
 		"Create, edit or delete files: queries [{type, path, ...}] are checked together, then run in order; all apply or none. edit: edits [{oldText, newText}], each matched in the original file exactly, else tolerating quote, whitespace, indentation and blank-line drift, uniquely unless replaceAll; or matchMode lineRange: startLine..endLine (1-based, inclusive) of a fresh read. write: content (or contentRef from an earlier result) for a new file or one you have read. delete: a file or symlink.",
 	parameters: fileSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, ctx) {
+	async execute(args: FileArgs, ctx: ToolContext): Promise<ToolResult<FileDetails>> {
 		loadDiffBeforeCommit();
 		const { host, signal } = ctx;
 		for (const [i, q] of args.queries.entries()) checkQueryFields(q, i);

@@ -1,13 +1,13 @@
 /** `find` (pi-compatible): files and directories by glob, through the backend's search engine. */
 
 import { KeelError } from "../boundary/errors.js";
-import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
+import { type Accepted, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from "../boundary/truncate.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
 import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { timedOutOr } from "./search-budget.js";
-import { defineTool, text } from "./types.js";
+import { defineTool, type ToolResult, text } from "./types.js";
 
 const DEFAULT_LIMIT = 1000;
 
@@ -24,19 +24,24 @@ const schema = object({
 	),
 });
 
-export interface FindArgs {
-	pattern: string;
-	path?: string;
-	limit?: number;
+/** find's result details: which limit cut the answer, when one did. */
+export interface FindDetails {
+	/** The result limit, when more paths matched than it. */
+	resultLimitReached?: number;
+	/** Set when the output was cut at the byte limit. */
+	truncation?: TruncationResult;
 }
 
-export const findTool = defineTool<FindArgs>({
+/** find's arguments: the schema's type. */
+export type FindArgs = Accepted<typeof schema>;
+
+export const findTool = defineTool({
 	name: "find",
 	label: "find",
 	description: `Find files by glob pattern; returns paths relative to the search directory. Respects .gitignore. Truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { host, signal, scope }) {
+	async execute(args, { host, signal, scope }): Promise<ToolResult<FindDetails>> {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
 		if (args.pattern?.includes("\0"))
@@ -58,7 +63,7 @@ export const findTool = defineTool<FindArgs>({
 			return timedOutOr("find", outcome.timedOut, { content: [text("No files found matching pattern")] });
 		const truncation = truncateHead(outcome.paths.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
 		const notices: string[] = [];
-		const details: Record<string, unknown> = {};
+		const details: FindDetails = {};
 		if (outcome.limitReached) {
 			notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
 			details.resultLimitReached = limit;

@@ -3,11 +3,20 @@ import { posix } from "node:path";
 import { MAX_PATTERN_CHARS, patternTooLarge } from "../backend/search/patterns.js";
 import type { GrepMatch } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import {
+	type Accepted,
+	boolean,
+	number,
+	object,
+	optional,
+	string,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
 import {
 	DEFAULT_MAX_BYTES,
 	formatSize,
 	GREP_MAX_LINE_CHARS,
+	type TruncationResult,
 	truncateHead,
 	truncateLine,
 } from "../boundary/truncate.js";
@@ -15,7 +24,7 @@ import { statPath } from "../edit/snapshot.js";
 import { checkAborted, positiveInt, requireUnchanged } from "./common.js";
 import { RANGES } from "./ranges.js";
 import { timedOutOr } from "./search-budget.js";
-import { defineTool, text } from "./types.js";
+import { defineTool, type ToolResult, text } from "./types.js";
 
 const DEFAULT_LIMIT = 100;
 
@@ -41,23 +50,26 @@ const schema = object({
 	),
 });
 
-export interface GrepArgs {
-	pattern: string;
-	path?: string;
-	glob?: string;
-	ignoreCase?: boolean;
-	literal?: boolean;
-	context?: number;
-	limit?: number;
+/** grep's result details: which limit cut the answer, when one did. */
+export interface GrepDetails {
+	/** The match limit, when more matches were found than it. */
+	matchLimitReached?: number;
+	/** Set when the output was cut at the byte limit. */
+	truncation?: TruncationResult;
+	/** Some lines were cut to the line-length limit. */
+	linesTruncated?: true;
 }
 
-export const grepTool = defineTool<GrepArgs>({
+/** grep's arguments: the schema's type. */
+export type GrepArgs = Accepted<typeof schema>;
+
+export const grepTool = defineTool({
 	name: "grep",
 	label: "grep",
 	description: `Search file contents for a regex or literal text; returns matching lines with paths and line numbers. Respects .gitignore. Truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB, long lines to ${GREP_MAX_LINE_CHARS} chars.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { host, signal, scope }) {
+	async execute(args, { host, signal, scope }): Promise<ToolResult<GrepDetails>> {
 		// The schema checker has bounded both (RANGES.resultCount / contextLines); fractions are floored.
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const context = args.context === undefined || args.context <= 0 ? 0 : Math.floor(args.context);
@@ -112,7 +124,7 @@ export const grepTool = defineTool<GrepArgs>({
 		outcome.matches.forEach(block);
 		const truncation = truncateHead(rows.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
 		const notices: string[] = [];
-		const details: Record<string, unknown> = {};
+		const details: GrepDetails = {};
 		if (outcome.limitReached) {
 			notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
 			details.matchLimitReached = limit;

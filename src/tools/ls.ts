@@ -2,13 +2,13 @@
 import { posix } from "node:path";
 import type { DirEntry } from "../backend/types.js";
 import { fromSystemError } from "../boundary/errors.js";
-import { number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "../boundary/truncate.js";
+import { type Accepted, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from "../boundary/truncate.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
 import type { ToolHost } from "../tool-host.js";
 import { checkAborted, positiveInt } from "./common.js";
 import { RANGES } from "./ranges.js";
-import { defineTool, text } from "./types.js";
+import { defineTool, type ToolResult, text } from "./types.js";
 
 const DEFAULT_LIMIT = 500;
 
@@ -37,18 +37,24 @@ const schema = object({
 	),
 });
 
-export interface LsArgs {
-	path?: string;
-	limit?: number;
+/** ls's result details: which limit cut the listing, when one did. */
+export interface LsDetails {
+	/** The entry limit, when the directory has more entries than it. */
+	entryLimitReached?: number;
+	/** Set when the listing was cut at the byte limit. */
+	truncation?: TruncationResult;
 }
 
-export const lsTool = defineTool<LsArgs>({
+/** ls's arguments: the schema's type. */
+export type LsArgs = Accepted<typeof schema>;
+
+export const lsTool = defineTool({
 	name: "ls",
 	label: "ls",
 	description: `List a directory: entries sorted, '/' after directories, dotfiles included. Truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB.`,
 	parameters: schema,
 	annotations: { readOnly: true, destructive: false, idempotent: true },
-	async execute(args, { host, signal }) {
+	async execute(args, { host, signal }): Promise<ToolResult<LsDetails>> {
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const shownPath = args.path || ".";
 		const target = await host.resolvePath(shownPath, "read");
@@ -73,7 +79,7 @@ export const lsTool = defineTool<LsArgs>({
 		if (names.length === 0) return { content: [text("(empty directory)")] };
 		const truncation = truncateHead(names.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
 		const notices: string[] = [];
-		const details: Record<string, unknown> = {};
+		const details: LsDetails = {};
 		if (entries.length > limit) {
 			notices.push(`${limit} entries limit reached. Use limit=${limit * 2} for more`);
 			details.entryLimitReached = limit;

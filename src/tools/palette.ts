@@ -46,6 +46,11 @@ export class Palette {
 				`Unknown tool "${name}". Available: ${[...this.byName.keys()].join(", ")}.`,
 			);
 		}
+		return this.runDefinition(tool, args, call);
+	}
+
+	/** Run `tool` (offered by this palette or not) on this palette's host, as run() does. */
+	async runDefinition(tool: ToolDefinition, args: unknown, call: PaletteCall): Promise<ToolResult> {
 		const prepared = tool.prepareArguments ? tool.prepareArguments(args) : args;
 		tool.check(prepared);
 		const { scope } = call;

@@ -5,6 +5,7 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import {
+	boolean,
 	integer,
 	number,
 	object,
@@ -17,7 +18,7 @@ import { DEFAULT_MAX_BYTES } from "../boundary/truncate.js";
 import type { ProcessInfo, ReadResult } from "../procs/table.js";
 import type { ToolHost } from "../tool-host.js";
 import { RANGES } from "./ranges.js";
-import { defineTool, type ToolResult, text } from "./types.js";
+import { type ArgsOf, defineTool, type ToolResult, text } from "./types.js";
 
 /** The terminal size a `tty` command gets. */
 export const TERMINAL_SIZE = { cols: 120, rows: 40 };
@@ -46,8 +47,25 @@ export function describeInfo(p: ProcessInfo): string {
 	return `process ${p.id}${p.pid ? ` (pid ${p.pid})` : ""}: ${state}, ${Math.round(p.ageMs / 1000)} s, ${p.outputBytes} bytes of output: ${p.command}`;
 }
 
+/** A process read's details: the handle's state, and the cursor to read on from. */
+export interface ProcessReadDetails {
+	process: ProcessInfo;
+	/** Where the next read starts. */
+	cursor: number;
+	/** Where this read started. */
+	from: number;
+	/** Output past `cursor` is already there: read again. */
+	more: boolean;
+	/** The terminal's screen was returned instead of the stream. */
+	screen?: true;
+	/** Bytes no longer kept, skipped before `from`. */
+	dropped?: { bytes: number; why: string };
+	/** The file holding the whole output so far. */
+	fullOutputPath?: string;
+}
+
 /** A read as the model sees it: the text, then one status line with the cursor to go on from. */
-export function renderRead(r: ReadResult, extra?: string): ToolResult {
+export function renderRead(r: ReadResult, extra?: string): ToolResult<ProcessReadDetails> {
 	const notes: string[] = [];
 	if (r.dropped)
 		notes.push(`[${r.dropped.bytes} bytes before cursor ${r.from} were dropped: ${r.dropped.why}]`);
@@ -60,7 +78,7 @@ export function renderRead(r: ReadResult, extra?: string): ToolResult {
 			cursor: r.next,
 			from: r.from,
 			more: r.more,
-			...(r.screen ? { screen: true } : {}),
+			...(r.screen ? { screen: true as const } : {}),
 			...(r.dropped ? { dropped: r.dropped } : {}),
 			...(r.spillPath ? { fullOutputPath: r.spillPath } : {}),
 		},
@@ -92,18 +110,10 @@ export function compilePattern(pattern: string): RegExp {
 	}
 }
 
-export interface ProcessArgs {
-	action: "list" | "read" | "wait" | "write" | "signal" | "kill";
-	id?: number;
-	cursor?: number;
-	pattern?: string;
-	timeout?: number;
-	chars?: string;
-	eof?: boolean;
-	signal?: string;
-}
+/** process's arguments: the schema's type. */
+export type ProcessArgs = ArgsOf<typeof processTool>;
 
-export const processTool = defineTool<ProcessArgs>({
+export const processTool = defineTool({
 	name: "process",
 	label: "process",
 	description:
@@ -115,7 +125,7 @@ export const processTool = defineTool<ProcessArgs>({
 		pattern: optional(string()),
 		timeout: optional(withUnpublishedRange(number(), RANGES.waitSeconds)),
 		chars: optional(string()),
-		eof: optional({ type: "boolean" }),
+		eof: optional(boolean()),
 		signal: optional(string({ description: "e.g. SIGINT" })),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },

@@ -8,7 +8,15 @@
  * starts a process. An invalid cwd fails before the code is looked at.
  */
 import { KeelError } from "../boundary/errors.js";
-import { number, object, oneOf, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import {
+	type Accepted,
+	number,
+	object,
+	oneOf,
+	optional,
+	string,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
 import type { PythonCoordinator } from "../python/coordinator.js";
 import { DEFAULT_BACKGROUND_AFTER_MS } from "../python/coordinator.js";
 import { outcomeToResult, renderJobList, renderRunning } from "../python/format.js";
@@ -84,12 +92,8 @@ function scriptTooLarge(scriptPath: string, size: number): KeelError {
 	);
 }
 
-export interface PythonArgs {
-	code?: string;
-	scriptPath?: string;
-	cwd?: string;
-	timeout?: number;
-}
+/** python's arguments: the schema's type. */
+export type PythonArgs = Accepted<typeof pythonSchema>;
 
 const pythonSchema = object({
 	code: optional(
@@ -113,7 +117,7 @@ const pythonSchema = object({
 	),
 });
 
-export const pythonTool = defineTool<PythonArgs>({
+export const pythonTool = defineTool({
 	name: "python",
 	label: "python",
 	description:
@@ -163,11 +167,8 @@ async function runPython(
 	}
 }
 
-export interface PythonJobsArgs {
-	action: "list" | "status" | "wait" | "cancel";
-	jobId?: string;
-	timeout?: number;
-}
+/** python_jobs' arguments: the schema's type. */
+export type PythonJobsArgs = Accepted<typeof jobsSchema>;
 
 const jobsSchema = object({
 	action: oneOf(["list", "status", "wait", "cancel"]),
@@ -185,7 +186,7 @@ function jobResult(job: PythonJobInfo): ToolResult {
 	return { content: [text(r.text)], details: r.details };
 }
 
-export const pythonJobsTool = defineTool<PythonJobsArgs>({
+export const pythonJobsTool = defineTool({
 	name: "python_jobs",
 	label: "python jobs",
 	description:

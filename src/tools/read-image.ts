@@ -2,7 +2,15 @@
 import { boundImage, scaleNote } from "../boundary/image-bound.js";
 import { type ToolResult, text } from "./types.js";
 
-export async function imageResult(bytes: Buffer, mimeType: string): Promise<ToolResult> {
+/** What read did to an image: scaled (the sizes before and after) or left out (why). */
+export type ImageDetails =
+	| { omitted: string; bytes: number }
+	| { originalWidth: number; originalHeight: number; width: number; height: number; mimeType: string };
+
+export async function imageResult(
+	bytes: Buffer,
+	mimeType: string,
+): Promise<ToolResult<{ image: ImageDetails }>> {
 	const img = await boundImage(bytes, mimeType);
 	if (img.kind === "omitted") {
 		return {

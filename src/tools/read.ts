@@ -6,8 +6,22 @@
 
 import type { FileOps, FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
-import { boolean, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "../boundary/truncate.js";
+import {
+	type Accepted,
+	boolean,
+	number,
+	object,
+	optional,
+	string,
+	withUnpublishedRange,
+} from "../boundary/schema.js";
+import {
+	DEFAULT_MAX_BYTES,
+	DEFAULT_MAX_LINES,
+	formatSize,
+	type TruncationResult,
+	truncateHead,
+} from "../boundary/truncate.js";
 import { hashlinePrefix } from "../edit/hashline.js";
 import { requireFile } from "../edit/snapshot.js";
 import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
@@ -15,7 +29,7 @@ import { decodeText } from "../safety/text-encoding.js";
 import { checkAborted, positiveInt } from "./common.js";
 import { detectImage } from "./image-types.js";
 import { RANGES } from "./ranges.js";
-import { imageResult } from "./read-image.js";
+import { type ImageDetails, imageResult } from "./read-image.js";
 import { defineTool, type ToolContext, type ToolResult, text } from "./types.js";
 
 const fields = {
@@ -38,18 +52,29 @@ const hashlineField = optional(
 	}),
 );
 
-export interface ReadArgs {
-	path: string;
-	offset?: number;
-	limit?: number;
-	hashline?: boolean;
+const unifiedSchema = object({ ...fields, hashline: hashlineField });
+
+/**
+ * read's result details: where a text was cut (page on with offset), the encoding a non-UTF-8
+ * file was decoded from, or what was done to an image.
+ */
+export interface ReadDetails {
+	/** Set when the text shown was cut at the line or byte limit. */
+	truncation?: TruncationResult;
+	/** The file's encoding when it is not UTF-8 ("invalid-utf8": invalid bytes shown as U+FFFD). */
+	encoding?: string;
+	/** An image: its size before and after scaling, or why it was left out. */
+	image?: ImageDetails;
 }
+
+/** read's arguments (the unified profile's; pi's schema has no hashline). */
+export type ReadArgs = Accepted<typeof unifiedSchema>;
 
 const DESCRIPTION = `Read a file: text, or an image (jpg, png, gif, webp) sent as an attachment. Text is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB; page with offset/limit, continuing with offset until done.`;
 
 const annotations = { readOnly: true, destructive: false, idempotent: true };
 
-export const readTool = defineTool<ReadArgs>({
+export const readTool = defineTool({
 	name: "read",
 	label: "read",
 	description: DESCRIPTION,
@@ -59,11 +84,11 @@ export const readTool = defineTool<ReadArgs>({
 });
 
 /** The unified profile's read: pi's arguments plus `hashline`. */
-export const unifiedReadTool = defineTool<ReadArgs>({
+export const unifiedReadTool = defineTool({
 	name: "read",
 	label: "read",
 	description: DESCRIPTION,
-	parameters: object({ ...fields, hashline: hashlineField }),
+	parameters: unifiedSchema,
 	annotations,
 	execute: readFile,
 });
@@ -187,7 +212,7 @@ async function wholeWindow(
 	bytes: Buffer,
 	offset: number,
 	limit: number | undefined,
-): Promise<TextWindow | ToolResult> {
+): Promise<TextWindow | ToolResult<ReadDetails>> {
 	host.readState.record(canonical, st, bytes);
 	const mimeType = detectImage(bytes);
 	if (mimeType) return imageResult(bytes, mimeType);
@@ -233,7 +258,7 @@ function readWhole(
 	return fs.readCurrent(canonical, maxBytes);
 }
 
-async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
+async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult<ReadDetails>> {
 	const { host, signal } = ctx;
 	// The schema checker has bounded both (RANGES.lineNumber / lineCount); fractions are floored.
 	const offset = positiveInt("offset", args.offset, 1);

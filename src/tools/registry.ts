@@ -2,6 +2,7 @@
 import { KeelError } from "../boundary/errors.js";
 import { applyPatchTool, unifiedApplyPatchTool } from "./apply-patch.js";
 import { bashTool, bashWithBackgroundTool } from "./bash.js";
+import type { checkpointsTool } from "./checkpoints.js";
 import { listDirTool, readFileTool, shellTool } from "./codex.js";
 import { execCommandTool, writeStdinTool } from "./codex-exec.js";
 import { editTool } from "./edit.js";
@@ -44,35 +45,25 @@ const unifiedText = {
 	),
 };
 
+/** A tool palette: pi's seven tools, the unified set (one file tool, apply_patch, Python), or Codex's shapes. */
 export type Profile = "pi" | "unified" | "codex";
+/** Every profile, by name. */
 export const PROFILES: readonly Profile[] = ["pi", "unified", "codex"];
 
-/**
- * The tools of a profile: `pi` is pi's seven; `unified` has one file tool, apply_patch and Python;
- * `codex` has the shapes Codex's models know (apply_patch, shell, exec_command, write_stdin,
- * read_file, list_dir) plus keel's grep and find. Any other name is an error: an unknown profile
- * never gets a palette.
- */
-export function toolsForProfile(profile: Profile): ToolDefinition[] {
-	const pi = [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool] as ToolDefinition[];
-	if (profile === "pi") return pi;
-	if (profile === "codex")
-		return [
-			applyPatchTool,
-			shellTool,
-			execCommandTool,
-			writeStdinTool,
-			readFileTool,
-			listDirTool,
-			grepTool,
-			findTool,
-		] as ToolDefinition[];
-	if (profile !== "unified")
-		throw new KeelError(
-			"INVALID_ARGS",
-			`unknown profile ${JSON.stringify(profile)}: use one of ${PROFILES.join(", ")} (names are case-sensitive)`,
-		);
-	return [
+/** Each profile's tools, in the order they are offered (the types below are read from these). */
+const PALETTES = {
+	pi: [readTool, writeTool, editTool, bashTool, grepTool, findTool, lsTool],
+	codex: [
+		applyPatchTool,
+		shellTool,
+		execCommandTool,
+		writeStdinTool,
+		readFileTool,
+		listDirTool,
+		grepTool,
+		findTool,
+	],
+	unified: [
 		unifiedText.read,
 		fileTool,
 		unifiedApplyPatchTool,
@@ -83,5 +74,28 @@ export function toolsForProfile(profile: Profile): ToolDefinition[] {
 		unifiedText.ls,
 		pythonTool,
 		pythonJobsTool,
-	] as ToolDefinition[];
+	],
+} as const;
+
+/**
+ * The tool definitions a profile can offer, as a union: the unified profile's include
+ * `checkpoints`, offered when the session keeps checkpoints.
+ */
+export type ProfileTool<P extends Profile> =
+	| (typeof PALETTES)[P][number]
+	| (P extends "unified" ? typeof checkpointsTool : never);
+
+/**
+ * The tools of a profile: `pi` is pi's seven; `unified` has one file tool, apply_patch and Python;
+ * `codex` has the shapes Codex's models know (apply_patch, shell, exec_command, write_stdin,
+ * read_file, list_dir) plus keel's grep and find. Any other name is an error: an unknown profile
+ * never gets a palette.
+ */
+export function toolsForProfile(profile: Profile): ToolDefinition[] {
+	if (!Object.hasOwn(PALETTES, profile))
+		throw new KeelError(
+			"INVALID_ARGS",
+			`unknown profile ${JSON.stringify(profile)}: use one of ${PROFILES.join(", ")} (names are case-sensitive)`,
+		);
+	return [...PALETTES[profile]];
 }

@@ -3,7 +3,11 @@ import { KeelError } from "../boundary/errors.js";
 import type { ToolResult } from "./types.js";
 
 /** A search stopped by its time budget answers TIMEOUT, carrying what it had found. */
-export function timedOutOr(tool: string, timedOut: boolean | undefined, result: ToolResult): ToolResult {
+export function timedOutOr<D>(
+	tool: string,
+	timedOut: boolean | undefined,
+	result: ToolResult<D>,
+): ToolResult<D> {
 	if (!timedOut) return result;
 	const found = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 	throw new KeelError(

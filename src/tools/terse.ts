@@ -6,11 +6,11 @@
 import { type JsonSchema, UNPUBLISHED_RANGE, withUnpublishedRange } from "../boundary/schema.js";
 import type { ToolDefinition } from "./types.js";
 
-export function terse<A>(
-	tool: ToolDefinition<A>,
+export function terse<A, D, N extends string>(
+	tool: ToolDefinition<A, D, N>,
 	description: string,
 	args: Record<string, string | undefined> = {},
-): ToolDefinition<A> {
+): ToolDefinition<A, D, N> {
 	const schema = tool.parameters as { properties?: Record<string, Record<string, unknown>> };
 	const properties = Object.fromEntries(
 		Object.entries(schema.properties ?? {}).map(([name, prop]) => {
@@ -22,5 +22,9 @@ export function terse<A>(
 			return [name, hidden ? withUnpublishedRange(copy, hidden) : copy];
 		}),
 	);
-	return { ...tool, description, parameters: { ...schema, properties } as JsonSchema };
+	return {
+		...tool,
+		description,
+		parameters: { ...schema, properties } as JsonSchema as typeof tool.parameters,
+	};
 }

@@ -5,32 +5,35 @@
  */
 
 import { KeelError } from "../boundary/errors.js";
-import { object, string } from "../boundary/schema.js";
+import { type Accepted, object, string } from "../boundary/schema.js";
 import { isWellFormed } from "../edit/apply.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
-import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
 import { checkAborted, checkModeFor, checkSyntax, refuseWrittenPlaceholder } from "./common.js";
-import { defineTool, text } from "./types.js";
+import { defineTool, type ToolResult, text } from "./types.js";
 
 const schema = object({
 	path: string({ description: "Path to the file to write (relative or absolute)" }),
 	content: string({ description: "Content to write to the file" }),
 });
 
-export interface WriteArgs {
-	path: string;
-	content: string;
+/** write's result details: the syntax check of the new text, when it ran. */
+export interface WriteDetails {
+	syntax?: SyntaxReport;
 }
 
-export const writeTool = defineTool<WriteArgs>({
+/** write's arguments: the schema's type. */
+export type WriteArgs = Accepted<typeof schema>;
+
+export const writeTool = defineTool({
 	name: "write",
 	label: "write",
 	description:
 		"Create a file, or replace one read in this session and unchanged since; any other existing file is refused (read it first). Creates parent directories.",
 	parameters: schema,
 	annotations: { readOnly: false, destructive: true, idempotent: true },
-	async execute(args, ctx) {
+	async execute(args, ctx): Promise<ToolResult<WriteDetails>> {
 		const { host, signal } = ctx;
 		const target = await host.resolvePath(args.path, "write");
 		if (target.canonical === target.root) {

@@ -53,7 +53,7 @@ export function seededWorkspace(prefix: string): { dir: string; root: string } {
 
 /** A call that must succeed; its result. */
 export async function ok(session: Session, name: string, args: unknown) {
-	const r = await session.call(name, args);
+	const r = await session.callDynamic(name, args);
 	if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
 	return r;
 }

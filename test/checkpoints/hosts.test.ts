@@ -11,7 +11,7 @@ import { parse } from "../../src/adapters/cli-args.js";
 import { UsageError } from "../../src/adapters/cli-serve.js";
 import { resolveConfig } from "../../src/adapters/pi/config.js";
 import { undoCommand } from "../../src/adapters/pi/undo.js";
-import { createSession } from "../../src/index.js";
+import { Session } from "../../src/session.js";
 
 describe("the CLI and MCP settings", () => {
 	it("--checkpoints and KEEL_CHECKPOINTS turn them on; the flag wins; a bad value is a usage error", () => {
@@ -45,7 +45,7 @@ describe("pi's /undo", () => {
 	afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 	it("undoes the last bash change, lists, and says when checkpoints are off", async () => {
-		const session = await createSession({
+		const session = await Session.create({
 			root: join(dir, "ws"),
 			stateDir: join(dir, "state"),
 			checkpoints: true,
@@ -62,7 +62,7 @@ describe("pi's /undo", () => {
 		} finally {
 			await session.close();
 		}
-		const off = await createSession({ root: join(dir, "ws"), stateDir: join(dir, "state") });
+		const off = await Session.create({ root: join(dir, "ws"), stateDir: join(dir, "state") });
 		try {
 			expect((await undoCommand(off, ""))[0]).toMatch(/--keel-checkpoints/);
 		} finally {

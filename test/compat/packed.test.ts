@@ -162,6 +162,103 @@ describe("the packed package in a fresh project", () => {
 		expect(JSON.parse(out.stdout)).toEqual({ ok: true, pi: "function", ssh: "example.invalid" });
 	}, 120_000);
 
+	it("a consumer's calls are typed by tool: wrong names, arguments and details fail to compile", async () => {
+		if (skip()) return;
+		const typed = join(project, "typed");
+		await mkdir(typed, { recursive: true });
+		await writeFile(join(typed, "a.txt"), "alpha\n");
+		// Each @ts-expect-error line must be an error: one that compiles fails the build ("unused").
+		await writeFile(
+			join(typed, "typed.ts"),
+			[
+				'import { applyPatch, createSession, type Session, type ToolArgs, type ToolName } from "keel";',
+				'const pi = await createSession({ root: ".", profile: "pi" });',
+				'const edit = await pi.call("edit", { path: "a.txt", edits: [{ oldText: "alpha", newText: "beta" }] });',
+				"const diff: string | undefined = edit.ok ? edit.details?.diff : undefined;",
+				'const read = await pi.call("read", { path: "a.txt", offset: 1 });',
+				"const cut: boolean | undefined = read.ok ? read.details?.truncation?.truncated : undefined;",
+				'const bash = await pi.call("bash", { command: "true", timeout: 5 });',
+				"const full: string | undefined = bash.ok ? bash.details?.fullOutputPath : undefined;",
+				'const names: ToolName<"pi">[] = ["read", "write", "edit", "bash", "grep", "find", "ls"];',
+				'const args: ToolArgs<"grep", "pi"> = { pattern: "x", ignoreCase: true };',
+				"// A host routing a model's call: any name, any arguments, checked at run time.",
+				'const routed = await pi.callDynamic("raed", { path: 1 });',
+				"// @ts-expect-error: not a tool of the pi profile",
+				'await pi.call("apply_patch", { input: "" });',
+				"// @ts-expect-error: no such tool",
+				'await pi.call("raed", { path: "a.txt" });',
+				"// @ts-expect-error: edit needs edits",
+				'await pi.call("edit", { path: "a.txt" });',
+				"// @ts-expect-error: path is a string",
+				'await pi.call("read", { path: 1 });',
+				"// @ts-expect-error: read has no such argument",
+				'await pi.call("read", { path: "a.txt", lines: 3 });',
+				"// @ts-expect-error: pi's bash has no background",
+				'await pi.call("bash", { command: "true", background: true });',
+				"// @ts-expect-error: read's details have no diff",
+				"if (read.ok) void read.details?.diff;",
+				"// @ts-expect-error: edit's details have no exit code",
+				"if (edit.ok) void edit.details?.exitCode;",
+				"// @ts-expect-error: the session's internals are not part of its type",
+				"void [pi.guard, pi.journal];",
+				"// @ts-expect-error: nor is its spill directory",
+				"void pi.spill;",
+				"const patched = await applyPatch(pi, '*** Begin Patch\\n*** Update File: a.txt\\n-zzz\\n+y\\n*** End Patch');",
+				'const patchCode = patched.ok ? "ok" : patched.error.code;',
+				"await pi.close();",
+				"",
+				"// await using closes the session at the end of the block: its background process is killed.",
+				"async function background(): Promise<number | undefined> {",
+				'\tawait using unified: Session<"unified"> = await createSession({ root: ".", profile: "unified" });',
+				'\tconst r = await unified.call("bash", { command: "sleep 300", background: true });',
+				"\treturn r.ok ? r.details?.process?.pid : undefined;",
+				"}",
+				"const pid = await background();",
+				"let alive = pid !== undefined;",
+				"for (let i = 0; alive && i < 200; i++) {",
+				"\ttry {",
+				"\t\tprocess.kill(pid!, 0);",
+				"\t\tawait new Promise((r) => setTimeout(r, 25));",
+				"\t} catch {",
+				"\t\talive = false;",
+				"\t}",
+				"}",
+				'console.log(JSON.stringify({ diff: diff?.includes("beta"), cut, full, names: names.length, args: args.pattern, routed: routed.ok ? "ok" : routed.error.code, patchCode, pid: typeof pid, alive }));',
+				"",
+			].join("\n"),
+		);
+		await writeFile(
+			join(typed, "tsconfig.json"),
+			JSON.stringify({
+				compilerOptions: {
+					strict: true,
+					skipLibCheck: false,
+					module: "nodenext",
+					moduleResolution: "nodenext",
+					target: "es2022",
+					types: ["node"],
+					outDir: "out",
+				},
+				files: ["typed.ts"],
+			}),
+		);
+		await writeFile(join(typed, "package.json"), JSON.stringify({ type: "module", private: true }));
+		const compiled = await sh(TSC, ["-p", "."], typed).catch((e: { stdout?: string }) => e);
+		expect((compiled as { stdout?: string }).stdout ?? "").toBe("");
+		const out = await sh(process.execPath, [join("out", "typed.js")], typed);
+		expect(JSON.parse(out.stdout)).toEqual({
+			diff: true,
+			cut: undefined,
+			full: undefined,
+			names: 7,
+			args: "x",
+			routed: "UNKNOWN_TOOL",
+			patchCode: "NO_MATCH",
+			pid: "number",
+			alive: false,
+		});
+	}, 120_000);
+
 	it('require("keel") works from CommonJS, or names import() when this Node cannot', async () => {
 		if (skip()) return;
 		const script =

@@ -27,9 +27,9 @@ describe("null in an optional field is absent", () => {
 	});
 
 	it("top-level and nested optional nulls are left out before validation", async () => {
-		const read = await session.call("read", { path: "notes.txt", offset: null, limit: null });
+		const read = await session.callDynamic("read", { path: "notes.txt", offset: null, limit: null });
 		expect(read).toMatchObject({ ok: true });
-		const edit = await session.call("file", {
+		const edit = await session.callDynamic("file", {
 			queries: [
 				{
 					type: "edit",
@@ -54,12 +54,12 @@ describe("null in an optional field is absent", () => {
 		});
 		expect(edit).toMatchObject({ ok: true });
 		expect(await readFile(join(dir, "notes.txt"), "utf8")).toBe("ALPHA\nbeta\n");
-		const bash = await session.call("bash", { command: "echo ran", timeout: null, background: null });
+		const bash = await session.callDynamic("bash", { command: "echo ran", timeout: null, background: null });
 		expect(bash).toMatchObject({ ok: true, content: [{ type: "text", text: "ran" }] });
 	});
 
 	it("null in a required field is refused and changes nothing", async () => {
-		await session.call("read", { path: "notes.txt" });
+		await session.callDynamic("read", { path: "notes.txt" });
 		const cases: Array<[string, unknown]> = [
 			["read", { path: null }],
 			[
@@ -70,7 +70,7 @@ describe("null in an optional field is absent", () => {
 			["file", { queries: null }],
 		];
 		for (const [tool, args] of cases) {
-			const r = await session.call(tool, args);
+			const r = await session.callDynamic(tool, args);
 			expect(r.ok ? "ok" : r.error.code, JSON.stringify(args)).toBe("INVALID_ARGS");
 		}
 		expect(await readFile(join(dir, "notes.txt"), "utf8")).toBe("alpha\nbeta\n");

@@ -104,7 +104,7 @@ describe("tool text tells the truth", () => {
 		const root = await mkdtemp(join(tmpdir(), "keel-tool-text-"));
 		const s = await createSession({ root, profile: "unified" });
 		try {
-			const r = await s.call("grep", { pattern: "x", limit: "ten" });
+			const r = await s.callDynamic("grep", { pattern: "x", limit: "ten" });
 			expect(r).toMatchObject({ ok: false, error: { code: "INVALID_ARGS" } });
 			const lines = await s.call("file", {
 				queries: [

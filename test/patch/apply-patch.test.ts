@@ -18,8 +18,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { applyPatch, createSession } from "../../src/index.js";
 import { type CallResult, Session } from "../../src/session.js";
-import { applyPatch } from "../../src/tools/apply-patch.js";
 
 let work: string;
 let root: string;
@@ -398,11 +398,31 @@ describe("shape", () => {
 		expect(fail(await s.call("apply_patch", { input: "x", extra: 1 })).code).toBe("INVALID_ARGS");
 	});
 
-	it("applyPatch is a library function over a session", async () => {
-		const s = await open();
-		const r = await applyPatch(s, patch("*** Add File: lib.txt", "+from the library"));
-		expect(r.content[0]).toMatchObject({ type: "text" });
-		expect(await readFile(p("lib.txt"), "utf8")).toBe("from the library\n");
+	it("the library's applyPatch answers like call, in any profile: a failed patch is a result, not a throw", async () => {
+		const s = await createSession({ root, profile: "pi", stateDir: join(work, "state") });
+		try {
+			const added = await applyPatch(s, patch("*** Add File: lib.txt", "+from the library"));
+			expect(added).toMatchObject({ ok: true, details: { files: [{ path: "lib.txt", action: "added" }] } });
+			expect(await readFile(p("lib.txt"), "utf8")).toBe("from the library\n");
+			// Two files, the second does not match: a result with the error, and neither file changed.
+			const failed = await applyPatch(
+				s,
+				patch(
+					"*** Update File: lib.txt",
+					"-from the library",
+					"+changed",
+					"*** Update File: lib.txt.missing",
+					"-x",
+					"+y",
+				),
+			);
+			expect(failed.ok ? "ok" : failed.error.code).toBe("NOT_FOUND");
+			expect(await readFile(p("lib.txt"), "utf8")).toBe("from the library\n");
+			const malformed = await applyPatch(s, "not a patch");
+			expect(malformed.ok ? "ok" : malformed.error.code).toBe("INVALID_ARGS");
+		} finally {
+			await s.close();
+		}
 	});
 
 	it("codex shell: argv, workdir inside the roots, timeout_ms; workdir outside refused", async () => {

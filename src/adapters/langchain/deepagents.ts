@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
-import type { Session } from "../../session.js";
+import type { SessionApi } from "../../session.js";
 import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
 import type {
 	EditResult,
@@ -58,11 +58,12 @@ function failure(r: BoundResult, op: string, path?: string): string {
 	return body;
 }
 
+/** A deepagents sandbox backend over a keel session: its files, searches and commands go through keel's tools. */
 export class KeelSandbox {
 	readonly id = `keel-${randomBytes(6).toString("hex")}`;
 	private readonly tools: Map<string, BoundTool>;
 
-	constructor(private readonly session: Session) {
+	constructor(private readonly session: SessionApi) {
 		this.tools = new Map(bindTools(session).map((t) => [t.name, t]));
 	}
 

@@ -13,6 +13,7 @@
  * client's stdio reader stops at 10 MiB, and a larger message kills its connection.
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonSchema } from "../../boundary/schema.js";
 import type { CallResult } from "../../session.js";
 import type { Content, ToolDefinition } from "../../tools/types.js";
 import { jsonSafe, toBoundResult } from "../binding.js";
@@ -24,13 +25,16 @@ export const META_ELAPSED_MS = "keel/elapsedMs";
 /** Tools that run code the model wrote: those reach whatever the code reaches (openWorldHint stays true). */
 const OPEN_WORLD_TOOLS = new Set(["bash", "python", "python_jobs", "exec_command", "write_stdin", "process"]);
 
+/** The schema as plain JSON Schema (its argument type is TypeScript's only). */
+const publishedSchema = (schema: JsonSchema): JsonSchema => schema;
+
 export function toMcpTool(def: ToolDefinition): Tool {
 	const a = def.annotations;
 	return {
 		name: def.name,
 		title: def.label,
 		description: def.description,
-		inputSchema: def.parameters as Tool["inputSchema"],
+		inputSchema: publishedSchema(def.parameters) as Tool["inputSchema"],
 		annotations: {
 			title: def.label,
 			readOnlyHint: a.readOnly,

@@ -53,6 +53,7 @@ const failed = (output: string): ApplyPatchResult => ({ status: "failed", output
 const done = (r: BoundResult): ApplyPatchResult =>
 	r.isError ? failed(r.text) : { status: "completed", output: r.text };
 
+/** keel's file tool as the Agents SDK's `Editor`, for `applyPatchTool({ editor })`: all-or-nothing edits through the session. */
 export function keelEditor(session: ToolSource): Editor {
 	const [file] = bindTools(session, { only: ["file"] });
 	if (!file) throw new Error('keel\'s Editor needs the file tool: open the session with profile "unified".');

@@ -26,6 +26,7 @@ export type {
 	ShellResult,
 } from "./types.js";
 
+/** Options of keelTools for the OpenAI Agents SDK. */
 export interface KeelAgentsOptions extends StrictBindOptions {
 	/**
 	 * Serve apply_patch as the SDK's own applyPatchTool over keelEditor(session) (the shape OpenAI's
@@ -45,6 +46,7 @@ export function toAgentsOutput(r: BoundResult) {
 	);
 }
 
+/** A session's tools as OpenAI Agents function tools (and, with `editor`, apply_patch as the SDK's own tool). */
 export function keelTools(
 	session: ToolSource,
 	options?: StrictBindOptions & { editor?: false },

@@ -8,6 +8,7 @@ import type { Shell, ShellAction, ShellResult } from "./types.js";
 
 type Output = ShellResult["output"][number];
 
+/** keel's bash as the Agents SDK's `Shell`, for `shellTool({ shell })`. */
 export function keelShell(session: ToolSource): Shell {
 	const [bash] = bindTools(session, { only: ["bash"] });
 	if (!bash) throw new Error("keel's Shell needs the bash tool, which this session's palette leaves out.");

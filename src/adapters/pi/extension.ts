@@ -31,19 +31,28 @@ import { undoCommand } from "./undo.js";
  * nothing from pi; pi's ExtensionAPI fits it.
  */
 export interface PiExtensionHost {
+	/** Declare a command-line flag (keel's --keel-* options). */
 	registerFlag(name: string, options: { description?: string; type: "boolean" | "string" }): void;
+	/** A flag's value. */
 	getFlag(name: string): unknown;
+	/** Offer a tool to the model. */
 	registerTool(tool: never): void;
+	/** Listen to a session event. */
 	on(event: never, handler: never): void;
+	/** The names of the tools the model is offered now. */
 	getActiveTools(): string[];
+	/** Set the tools the model is offered. */
 	setActiveTools(names: string[]): void;
+	/** Every registered tool. */
 	getAllTools(): { name: string }[];
+	/** Add a slash command (keel's /keel-undo). */
 	registerCommand?(
 		name: string,
 		options: { description?: string; handler: (args: string, ctx: never) => unknown },
 	): void;
 }
 
+/** pi's extension entry: registers keel's tools in place of pi's built-in ones, and keel's flags and commands. */
 export default function keel(piHost: PiExtensionHost): void {
 	const pi = piHost as unknown as ExtensionAPI;
 	for (const [key, name] of Object.entries(FLAGS) as [FlagKey, string][]) {

@@ -22,6 +22,7 @@ import type { Backend } from "../types.js";
 /** What keel uses of the AI SDK's Experimental_SandboxSession. */
 export interface AiSdkSandboxSession {
 	readonly description?: string;
+	/** Run a command to its end. */
 	run(options: {
 		command: string;
 		workingDirectory?: string;

@@ -16,19 +16,25 @@ import type { SdkLauncher } from "./sdk-process.js";
 
 /** What keel uses of Daytona's `Process` (sandbox.process). */
 export interface DaytonaProcess {
+	/** Open a shell session. */
 	createSession(sessionId: string): Promise<void>;
+	/** Start a command in a session. */
 	executeSessionCommand(
 		sessionId: string,
 		req: { command: string; runAsync?: boolean; suppressInputEcho?: boolean },
 	): Promise<{ cmdId: string }>;
+	/** Follow a command's output. */
 	getSessionCommandLogs(
 		sessionId: string,
 		commandId: string,
 		onStdout: (chunk: string) => void,
 		onStderr: (chunk: string) => void,
 	): Promise<void>;
+	/** A command's state (its exit code once it ended). */
 	getSessionCommand(sessionId: string, commandId: string): Promise<{ exitCode?: number }>;
+	/** Write to a command's stdin. */
 	sendSessionCommandInput(sessionId: string, commandId: string, data: string): Promise<void>;
+	/** Close a shell session. */
 	deleteSession(sessionId: string): Promise<void>;
 }
 
@@ -38,6 +44,7 @@ export interface DaytonaSandbox {
 	readonly process: DaytonaProcess;
 }
 
+/** How keel starts its host helper in a Daytona sandbox. */
 export function daytonaLauncher(sandbox: DaytonaSandbox): SdkLauncher {
 	const p = sandbox.process;
 	return {

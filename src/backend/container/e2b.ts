@@ -14,8 +14,11 @@ import type { SdkLauncher } from "./sdk-process.js";
 /** What keel uses of E2B's `CommandHandle`. */
 export interface E2bCommandHandle {
 	readonly pid: number;
+	/** Write to the command's stdin. */
 	sendStdin(data: string | Uint8Array): Promise<void>;
+	/** Close the command's stdin. */
 	closeStdin(): Promise<void>;
+	/** Kill the command. */
 	kill(): Promise<boolean>;
 	/** Rejects with a CommandExitError (carrying exitCode) when the command exits non-zero. */
 	wait(): Promise<{ exitCode: number }>;
@@ -25,6 +28,7 @@ export interface E2bCommandHandle {
 export interface E2bSandbox {
 	readonly sandboxId?: string;
 	commands: {
+		/** Start a command in the background. */
 		run(
 			cmd: string,
 			opts: {
@@ -39,6 +43,7 @@ export interface E2bSandbox {
 	};
 }
 
+/** How keel starts its host helper in an E2B sandbox. */
 export function e2bLauncher(sandbox: E2bSandbox): SdkLauncher {
 	return {
 		label: `E2B sandbox${sandbox.sandboxId ? ` ${sandbox.sandboxId}` : ""}`,

@@ -15,12 +15,14 @@ import { childShellPipe, execPerCall } from "./pipe.js";
 import { createShellPool } from "./shell-transport.js";
 import type { ContainerTarget } from "./targets.js";
 
+/** Options of createContainerBackend: the target and how files and commands reach it. */
 export interface ContainerBackendOptions {
 	/** Persistent shells at most (default 4): concurrent calls beyond this wait. */
 	maxShells?: number;
 	searchEngine?: ExecSearchEngine;
 }
 
+/** A backend in a running container or pod, reached through its engine's exec. */
 export interface ContainerBackend extends Backend {
 	readonly label: string;
 	/** The transport the backend runs on (tests, the benchmarks). */

@@ -15,12 +15,14 @@ export interface ModalContainerProcess {
 	stdin: WritableStream<Uint8Array>;
 	stdout: ReadableStream<Uint8Array>;
 	stderr: ReadableStream<Uint8Array>;
+	/** The exit code, once it ended. */
 	wait(): Promise<number>;
 }
 
 /** What keel uses of Modal's `Sandbox`. */
 export interface ModalSandbox {
 	readonly sandboxId?: string;
+	/** Start a command. */
 	exec(
 		command: string[],
 		params: { mode: "binary"; env?: Record<string, string>; stdout?: "pipe"; stderr?: "pipe" },
@@ -36,6 +38,7 @@ async function drain(stream: ReadableStream<Uint8Array>, onChunk: (c: Uint8Array
 	}
 }
 
+/** How keel starts its host helper in a Modal sandbox. */
 export function modalLauncher(sandbox: ModalSandbox): SdkLauncher {
 	return {
 		label: `Modal sandbox${sandbox.sandboxId ? ` ${sandbox.sandboxId}` : ""}`,

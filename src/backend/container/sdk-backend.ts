@@ -11,6 +11,7 @@ import type { Backend } from "../types.js";
 import { type SdkLauncher, sdkShellPipe, sdkTransport } from "./sdk-process.js";
 import { createShellPool } from "./shell-transport.js";
 
+/** Options of a sandbox SDK backend (E2B, Vercel, Daytona, Modal): the workspace there and the helper's bounds. */
 export interface SdkBackendOptions {
 	/** Persistent shells at most (default 4). */
 	maxShells?: number;
@@ -19,6 +20,7 @@ export interface SdkBackendOptions {
 	kind?: string;
 }
 
+/** A backend in a sandbox reached through its vendor's SDK. */
 export interface SdkBackend extends Backend {
 	readonly label: string;
 	readonly transport: ExecTransport;

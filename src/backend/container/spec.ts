@@ -9,6 +9,7 @@ import { type ContainerTarget, engineTarget, kubectlTarget } from "./targets.js"
 
 export const CONTAINER_SCHEMES = ["docker://", "podman://", "k8s://"] as const;
 
+/** A parsed `docker://`, `podman://` or `k8s://` backend spec: the target and the workspace path in it. */
 export interface ContainerSpec {
 	target: ContainerTarget;
 	/** Absolute path inside the container, or undefined when the spec names none. */
@@ -22,6 +23,7 @@ export function isContainerSpec(spec: string): boolean {
 	return CONTAINER_SCHEMES.some((s) => spec.startsWith(s));
 }
 
+/** Parse a container backend spec (`podman://CONTAINER/path`, `k8s://NS/POD[/CONTAINER]/path`); INVALID_ARGS when malformed. */
 export function parseContainerSpec(spec: string): ContainerSpec {
 	const scheme = CONTAINER_SCHEMES.find((s) => spec.startsWith(s));
 	const usage =

@@ -5,6 +5,7 @@
  */
 import type { ExecPrefix } from "./pipe.js";
 
+/** How to run a command in a container: the argv prefix of its engine's exec, and its name for messages. */
 export interface ContainerTarget {
 	/** "podman" | "docker" | "k8s": the backend's kind. */
 	kind: string;
@@ -14,6 +15,7 @@ export interface ContainerTarget {
 	label: string;
 }
 
+/** A container of docker or podman, by name or id. */
 export interface EngineTarget {
 	engine: "podman" | "docker";
 	container: string;
@@ -25,6 +27,7 @@ export interface EngineTarget {
 	user?: string;
 }
 
+/** A pod (and optionally one of its containers), reached with kubectl exec. */
 export interface KubectlTarget {
 	namespace: string;
 	pod: string;
@@ -35,6 +38,7 @@ export interface KubectlTarget {
 	globalArgs?: string[];
 }
 
+/** The target of a docker or podman container. */
 export function engineTarget(t: EngineTarget): ContainerTarget {
 	const prefix = [t.command ?? t.engine, ...(t.globalArgs ?? []), "exec", "-i"];
 	if (t.user) prefix.push("--user", t.user);
@@ -42,6 +46,7 @@ export function engineTarget(t: EngineTarget): ContainerTarget {
 	return { kind: t.engine, prefix, label: `${t.engine} container ${t.container}` };
 }
 
+/** The target of a Kubernetes pod. */
 export function kubectlTarget(t: KubectlTarget): ContainerTarget {
 	const prefix = [t.command ?? "kubectl", ...(t.globalArgs ?? []), "exec", "-i", "-n", t.namespace, t.pod];
 	if (t.container) prefix.push("-c", t.container);

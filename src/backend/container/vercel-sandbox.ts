@@ -14,14 +14,18 @@ import type { SdkLauncher } from "./sdk-process.js";
 
 /** What keel uses of Vercel's `Command`. */
 export interface VercelCommand {
+	/** The command's output as it comes. */
 	logs(): AsyncIterable<{ stream: "stdout" | "stderr"; data: string }>;
+	/** The exit code, once it ended. */
 	wait(): Promise<{ exitCode: number | null }>;
+	/** Kill the command. */
 	kill(signal?: "SIGKILL"): Promise<void>;
 }
 
 /** What keel uses of Vercel's `Sandbox`. */
 export interface VercelSandbox {
 	readonly name?: string;
+	/** Start a detached command. */
 	runCommand(params: {
 		cmd: string;
 		args?: string[];
@@ -30,6 +34,7 @@ export interface VercelSandbox {
 	}): Promise<VercelCommand>;
 }
 
+/** How keel starts its host helper in a Vercel sandbox. */
 export function vercelLauncher(sandbox: VercelSandbox): SdkLauncher {
 	return {
 		label: `Vercel sandbox${sandbox.name ? ` ${sandbox.name}` : ""}`,

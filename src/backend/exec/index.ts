@@ -12,6 +12,7 @@ import { createExecProcess } from "./spawn.js";
 import { createTarget } from "./target.js";
 import type { ExecTransport } from "./transport.js";
 
+/** Options of createExecBackend: the transport that runs an argv where the files are, and the workspace there. */
 export interface ExecBackendOptions {
 	transport: ExecTransport;
 	/** Shell for commands (default: bash when the target has it, else sh). */

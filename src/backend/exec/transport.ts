@@ -23,6 +23,7 @@ export interface TransportOptions {
 	onData?: (chunk: Buffer, stream: OutputStream) => void;
 }
 
+/** Runs one argv where the backend's files are (a container's exec, a sandbox SDK), streaming its output. */
 export type ExecTransport = (argv: string[], opts: TransportOptions) => Promise<{ exitCode: number | null }>;
 
 export interface ScriptResult {

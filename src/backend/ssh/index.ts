@@ -9,6 +9,7 @@ import type { SshBackend, SshBackendOptions } from "./options.js";
 
 export type { SshBackend, SshBackendOptions, SshFsOptions, SshSearchEngine } from "./options.js";
 
+/** A remote host over one ssh2 connection: files over SFTP, commands and searches on the host, the workspace a path there. */
 export function createSshBackend(opts: SshBackendOptions): SshBackend {
 	const conn = new SshConnection(opts);
 	// Files, commands, search and processes over the connection: their code is imported by the

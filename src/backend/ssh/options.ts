@@ -14,11 +14,13 @@ export interface SshFsOptions {
 
 export type SshSearchEngine = "auto" | "native" | "fallback";
 
+/** Options of createSshBackend: how to connect (host, user, keys, ~/.ssh/config alias) and how files are reached. */
 export interface SshBackendOptions extends SshConnectOptions, SshFsOptions {
 	/** "auto" (default): rg/fd when the host has them, else the find/grep fallback. */
 	searchEngine?: SshSearchEngine;
 }
 
+/** A backend on a remote host over ssh. */
 export interface SshBackend extends Backend {
 	readonly kind: "ssh";
 	/** user@host:port, or `alias (user@host:port)` when ~/.ssh/config maps the name to another host. */

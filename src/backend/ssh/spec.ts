@@ -4,6 +4,7 @@
  */
 import { KeelError } from "../../boundary/errors.js";
 
+/** A parsed `ssh://user@host[:port]/path` backend spec. */
 export interface SshSpec {
 	/** Undefined when the spec names no user (then ~/.ssh/config's User, else the local user name). */
 	username?: string;
