@@ -276,7 +276,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 			conn.use(async (live) => {
 				const r = await live.helper.request("k_sweep", dir, String(staleMinutes));
 				if (r.status !== 0) return 0;
-				return r.out.split("\n").filter((l) => l.includes("/.keel-tmp-")).length;
+				return r.out.split("\0").length - 1;
 			}),
 	};
 }

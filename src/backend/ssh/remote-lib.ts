@@ -1,6 +1,6 @@
 /**
  * The shell functions keel defines once in each persistent remote shell (bash --noprofile --norc,
- * or sh): src/backend/remote/host/shell_lib.sh. POSIX sh plus GNU-style coreutils (stat -c,
+ * or sh): src/backend/remote/host/shell_lib.sh and the sh library host_lib.sh. POSIX sh plus GNU-style coreutils (stat -c,
  * sha256sum, realpath -e, mkfifo, setsid).
  *
  * Records (see framing.ts) are `\037<marker><body>\n`:
@@ -14,11 +14,11 @@
  * A job's output goes through its own FIFO and relay (`cat`), so a background child that keeps
  * the output open can be cut off by killing the relay without touching the shell's stream.
  */
-import { hostProgram, readHostFile } from "../remote/host-programs.js";
+import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 
-/** Sent at the start of every helper shell. */
-const shellLib = hostProgram(() => readHostFile("shell_lib.sh"));
+/** Sent at the start of every helper shell: its own steps, then the sh library it shares with the exec scripts. */
+const shellLib = hostProgram(() => joinHostFiles(["shell_lib.sh", "host_lib.sh"]));
 
 /** What a new channel runs: bash without rc files when the host has it, else sh. */
 export const START_SHELL = "command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc; exec sh";

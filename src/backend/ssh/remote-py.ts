@@ -31,11 +31,12 @@ export const PY_FUNCS = new Set([
 
 /**
  * The helper's Python program (it serves requests on stdin until EOF), read on first use: the
- * primitives (the stat line, the pinned walk, opening without following a link), k_look, then the
- * request functions and the loop.
+ * durable replace it shares with the exec backend (durable.py: the stat line, the attributes, the
+ * compare-and-swap), its own primitives (the pinned walk, opening without following a link),
+ * k_look, then the request functions and the loop.
  */
 export const pyHelperSource = hostProgram(() =>
-	joinHostFiles(["file_helper_core.py", "file_helper_look.py", "file_helper.py"]),
+	joinHostFiles(["durable.py", "file_helper_core.py", "file_helper_look.py", "file_helper.py"]),
 );
 
 /** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
