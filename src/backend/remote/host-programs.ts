@@ -54,6 +54,8 @@ export const HOST_FILES = [
 	"exec_list_tree.sh",
 	"exec_fetch_files.sh",
 	"checkpoint_ignore.py",
+	"checkpoint_store.py",
+	"checkpoint_scan.py",
 	"checkpoint.py",
 ] as const;
 

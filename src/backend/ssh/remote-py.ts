@@ -13,7 +13,7 @@
  * small file, compare-and-swap included, in one request).
  */
 import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
-import { shq } from "../shell-quote.js";
+import { pythonInit } from "./remote-lib.js";
 
 /** The functions the fast helper answers (all else goes to the shell helper). */
 export const PY_FUNCS = new Set([
@@ -41,8 +41,7 @@ export const pyHelperSource = hostProgram(() =>
 
 /** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
 export function pyInit(path?: string): string {
-	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(pyHelperSource())}\n`;
+	return pythonInit(pyHelperSource(), path, ["-u"]);
 }
 
 /** A request line for the fast helper. */
