@@ -28,6 +28,7 @@ import {
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { AfterCommitError, fromSystemError, KeelError } from "../boundary/errors.js";
+import { changed, writeCollision } from "./changed-errors.js";
 import { holdsExpected, READ_FLAGS } from "./local-bytes.js";
 import { lockDir } from "./local-dir-lock.js";
 import { type SwapNames, swapWatched } from "./local-lease.js";
@@ -38,14 +39,6 @@ import type { XattrCopier, XattrSnapshot } from "./local-xattrs.js";
 import { isMountPoint } from "./mount-table.js";
 import { sameIdentity, tempNameFor } from "./temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "./types.js";
-
-export function changed(target: string): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`${target} changed on disk after it was read; read it again and redo the change.`,
-		{ path: target },
-	);
-}
 
 const fsyncFd = promisify(fsync);
 const closeFd = promisify(close);
@@ -266,11 +259,7 @@ export async function commitVia(
 				linkSync(temp, at);
 			} catch (e) {
 				if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-				throw new KeelError(
-					"WRITE_COLLISION",
-					`${target} already exists; choose another path, or read it first to overwrite it.`,
-					{ path: target },
-				);
+				throw writeCollision(target);
 			}
 			committed = true;
 			unlinkSync(temp);

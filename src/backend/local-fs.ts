@@ -10,6 +10,7 @@ import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { AfterCommitError, KeelError } from "../boundary/errors.js";
+import { changed, changedWhileRead, swapped } from "./changed-errors.js";
 import { type ChunkArena, createChunkArena } from "./chunk-arena.js";
 import {
 	hashHandle,
@@ -20,7 +21,7 @@ import {
 	SYNC_IO_BYTES,
 	writeAll,
 } from "./local-bytes.js";
-import { type CommitHooks, type CommitKit, changed, commitVia, fsyncDir } from "./local-commit.js";
+import { type CommitHooks, type CommitKit, commitVia, fsyncDir } from "./local-commit.js";
 import { lazyLibc } from "./local-libc.js";
 import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
 import { toFileStat, typeOf } from "./local-stat.js";
@@ -44,18 +45,6 @@ export interface LocalFileOps extends FileOps {
 	readonly pins: DirPins;
 	pinRoots(roots: readonly string[]): void;
 	close(): void;
-}
-
-function swapped(path: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
-		path,
-	});
-}
-
-function changedWhileRead(path: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${path} changed while it was being read; read it again.`, {
-		path,
-	});
 }
 
 function notAFile(path: string): KeelError {

@@ -13,9 +13,10 @@
  * The walk uses synchronous calls: each step is one open(2) of ~3 µs, far less than the
  * thread-pool round trip (~20 µs) an async call costs.
  */
+
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, rmdirSync } from "node:fs";
 import { posix } from "node:path";
-import { KeelError } from "../boundary/errors.js";
+import { swappedDir as swappedError } from "./changed-errors.js";
 
 /** Linux's O_PATH (Node does not name it): a handle for lookups only, never blocks, needs no read permission. */
 const O_PATH = 0o10000000;
@@ -42,14 +43,7 @@ function procPath(fd: number): string {
 	return `/proc/self/fd/${fd}`;
 }
 
-/** A directory on the path was swapped for a link (or something else) after the guard checked it. */
-export function swappedError(path: string): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`${path} changed while it was being opened (a directory on its path was replaced, e.g. by a link); try again.`,
-		{ path },
-	);
-}
+export { swappedError };
 
 function errno(e: unknown): string | undefined {
 	return (e as NodeJS.ErrnoException)?.code;

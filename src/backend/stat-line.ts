@@ -1,7 +1,8 @@
 /**
- * File identity from a remote `stat -c '%f %s %d %i %.9Y %.9Z'` line (whole seconds where stat
- * cannot print fractions): the fields the local backend compares. Shared by the exec and ssh
- * backends, whose shell scripts print and compare these lines.
+ * The stat line: `stat -c '%f %s %d %i %.9Y %.9Z'` (raw mode in hex, size, dev, ino, mtime,
+ * ctime; whole seconds where stat cannot print fractions), the fields the local backend compares.
+ * Every host program prints it (the sh library, the Python helpers) and compares an entry with
+ * one keel formats here: the one encoding of a file's identity for the exec and ssh backends.
  */
 import type { EntryType, FileStat } from "./types.js";
 
@@ -53,4 +54,16 @@ export function parseStatLine(line: string): FileStat | undefined {
 		mtimeNs: parseTime(f[4]),
 		ctimeNs: parseTime(f[5]),
 	};
+}
+
+/**
+ * The stat line the host programs would print for an entry with this stat, for them to compare
+ * with what is there now; undefined for a type it cannot be rebuilt for (compared as changed:
+ * fail closed).
+ */
+export function formatStatLine(st: FileStat, fractions: boolean): string | undefined {
+	const bits = TYPE_BITS[st.type];
+	if (bits === undefined) return undefined;
+	const t = (ns: bigint) => formatTime(ns, fractions);
+	return `${(bits | st.mode).toString(16)} ${st.size} ${st.dev} ${st.ino} ${t(st.mtimeNs)} ${t(st.ctimeNs)}`;
 }

@@ -27,7 +27,7 @@ interface Reply {
 
 /** The helper's program: the ignore rules, then the store, the scan and the request loop. */
 export const checkpointHelperSource = hostProgram(() =>
-	joinHostFiles(["checkpoint_ignore.py", "checkpoint.py"]),
+	joinHostFiles(["checkpoint_ignore.py", "checkpoint_store.py", "checkpoint_scan.py", "checkpoint.py"]),
 );
 
 /** The argv that starts the helper with the host's python3. */

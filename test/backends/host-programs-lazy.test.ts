@@ -64,7 +64,7 @@ describe("host programs are read on first use", () => {
 		const precise = writeScript(statFormat(true), true);
 		expect(writeScript(statFormat(false), false)).not.toBe(precise);
 		expect(writeScript(statFormat(true), true)).toBe(precise);
-		expect(hostReads().sort()).toEqual(["exec_ident.sh", "exec_replace.py", "exec_write.sh"]);
+		expect(hostReads().sort()).toEqual(["durable.py", "exec_replace.py", "exec_write.sh", "host_lib.sh"]);
 
 		runnerSource();
 		runnerSource();

@@ -25,10 +25,18 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/backend/exec/errors.js";
 import { readCurrentScript } from "../../src/backend/exec/read-current.js";
-import { lstatScript, statFormat, sweepScript, writeScript } from "../../src/backend/exec/scripts.js";
-import { fillPlaceholders, readHostFile } from "../../src/backend/remote/host-programs.js";
+import {
+	killScript,
+	lstatScript,
+	statFormat,
+	sweepScript,
+	writeScript,
+} from "../../src/backend/exec/scripts.js";
+import { fillPlaceholders } from "../../src/backend/remote/host-programs.js";
+import { shellInit } from "../../src/backend/ssh/remote-lib.js";
 import { pyHelperSource } from "../../src/backend/ssh/remote-py.js";
 import { runnerSource } from "../../src/backend/ssh/remote-run.js";
+import { processesWith, waitFor } from "../fixtures/processes.js";
 
 const FMT = statFormat(true);
 /** The interpreter itself (a version manager's shim on PATH costs a shell per start). */
@@ -86,8 +94,7 @@ describe.skipIf(!PYTHON)("host programs against a temp directory", () => {
 		writeFileSync(p, "twelve bytes");
 		const want = expectedIdent(p);
 		expect(helper(["k_lstat", p])[0]).toEqual({ body: Buffer.from(`${want}\n`), status: 0 });
-		const lib = readHostFile("shell_lib.sh");
-		expect(sh(`${lib}\nk_lstat "$1"`, [p]).stdout.toString()).toBe(`${want}\n`);
+		expect(sh(`${shellInit()}k_lstat "$1"`, [p]).stdout.toString()).toBe(`${want}\n`);
 		expect(sh(lstatScript(FMT), [p]).stdout.toString()).toBe(`${want}\n`);
 	});
 
@@ -207,18 +214,12 @@ describe.skipIf(!PYTHON)("host programs against a temp directory", () => {
 			it(`${label}: a rival's write between plan and commit is CHANGED; the file as planned is replaced`, () => {
 				const p = join(dir, "f\nn");
 				writeFileSync(p, "old");
-				const planned = [
-					sha("old"),
-					expectedIdent(p).replace(/^[0-9a-f]+/, (m) => String(Number.parseInt(m, 16))),
-				];
+				const planned = [sha("old"), expectedIdent(p)];
 				writeFileSync(p, "rival!");
 				expect(write(p, "mine", "cas", planned).status).toBe(EXIT.CHANGED);
 				expect(readFileSync(p, "utf8")).toBe("rival!");
 				expect(temps(dir)).toEqual([]);
-				const now = [
-					sha("rival!"),
-					expectedIdent(p).replace(/^[0-9a-f]+/, (m) => String(Number.parseInt(m, 16))),
-				];
+				const now = [sha("rival!"), expectedIdent(p)];
 				const r = write(p, "mine", "cas", now);
 				expect(r.status).toBe(0);
 				expect(r.stdout.toString().trim()).toBe(expectedIdent(p));
@@ -232,6 +233,121 @@ describe.skipIf(!PYTHON)("host programs against a temp directory", () => {
 				expect(readFileSync(p, "utf8")).toBe("old");
 				expect(temps(dir)).toEqual([]);
 			});
+		}
+	});
+
+	describe("the one compare-and-swap, on every host: a rival's plant between plan and commit is refused at once", () => {
+		/** Each host's replace of `p` (planned as `want`) by "mine": whether it answered changed. */
+		const TEMP = ".keel-tmp-0-cas";
+		const hosts: [string, (p: string, want: string[]) => boolean][] = [
+			[
+				"the file helper (ssh, python3)",
+				(p, want) => {
+					writeFileSync(join(dir, TEMP), "mine");
+					const [a] = helper(["k_swap", join(dir, TEMP), p, dir, ...want]);
+					rmSync(join(dir, TEMP), { force: true }); // as the ssh backend does after a refusal
+					return a.body.toString() === "changed\n";
+				},
+			],
+			[
+				"the shell library (ssh, containers without python3)",
+				(p, want) => {
+					writeFileSync(join(dir, TEMP), "mine");
+					// timeout kills its whole group: a subshell stuck opening a FIFO fails the case, not the run.
+					const r = spawnSync(
+						"timeout",
+						["-s", "KILL", "10", "sh", "-c", `${shellInit()}k_swap "$@"; rm -f -- "$1"`, "keel"].concat(
+							join(dir, TEMP),
+							p,
+							dir,
+							...want,
+						),
+					);
+					return r.status === 0 && r.stdout.toString() === "changed\n";
+				},
+			],
+			...[PYTHON, ""].map((py): [string, (p: string, want: string[]) => boolean] => [
+				`the exec write script (${py ? "python3" : "sh only"})`,
+				(p, want) => {
+					const args = [p, join(dir, TEMP), "644", "cas", ...want, sha("mine"), "", "", py];
+					return sh(writeScript(FMT, true), args, "mine").status === EXIT.CHANGED;
+				},
+			]),
+		];
+		/** A rival's move after the plan: what `p` is at the commit, and what must be left as it was. */
+		const plants: [string, (p: string) => string[]][] = [
+			[
+				"a rival's write",
+				(p) => {
+					writeFileSync(p, "rival!");
+					return [p];
+				},
+			],
+			[
+				"a link to a file with the planned bytes",
+				(p) => {
+					writeFileSync(join(dir, "outside"), "old");
+					rmSync(p);
+					symlinkSync(join(dir, "outside"), p);
+					return [join(dir, "outside")];
+				},
+			],
+			[
+				"a FIFO (no writer ever comes)",
+				(p) => {
+					rmSync(p);
+					expect(spawnSync("mkfifo", [p]).status).toBe(0);
+					return [];
+				},
+			],
+			[
+				"a link to a FIFO",
+				(p) => {
+					expect(spawnSync("mkfifo", [join(dir, "pipe")]).status).toBe(0);
+					rmSync(p);
+					symlinkSync(join(dir, "pipe"), p);
+					return [];
+				},
+			],
+		];
+		for (const [host, replace] of hosts) {
+			for (const [plant, move] of plants) {
+				it(`${host}: ${plant}`, () => {
+					const p = join(dir, "f");
+					writeFileSync(p, "old");
+					const want = [sha("old"), expectedIdent(p)];
+					const kept = move(p).map((f) => [f, readFileSync(f, "utf8")]);
+					const before = expectedIdent(p);
+					expect(replace(p, want)).toBe(true);
+					expect(expectedIdent(p)).toBe(before);
+					for (const [f, text] of kept) expect(readFileSync(f, "utf8")).toBe(text);
+					expect(temps(dir)).toEqual([]);
+				});
+			}
+		}
+	});
+
+	it("the exec backend's kill ends a command's whole group, background children included", async () => {
+		const marker = `keelhostkill${process.pid}x${Date.now()}`;
+		const leader = spawn("setsid", ["sh", "-c", `sleep 300 & sleep 301 & sleep 302; : ${marker}`], {
+			stdio: "ignore",
+		});
+		try {
+			expect(await waitFor(() => processesWith(marker).length > 0, 5000)).toBe(true);
+			const pgid = Number(
+				spawnSync("ps", ["-o", "pgid=", "-p", processesWith(marker)[0].split(" ")[0]])
+					.stdout.toString()
+					.trim(),
+			);
+			const group = () =>
+				spawnSync("pgrep", ["-g", String(pgid)], { encoding: "utf8" })
+					.stdout.split("\n")
+					.filter(Boolean);
+			expect(await waitFor(() => group().length === 4, 5000)).toBe(true);
+			expect(sh(killScript(), [String(pgid)]).status).toBe(0);
+			expect(await waitFor(() => group().length === 0, 5000)).toBe(true);
+		} finally {
+			leader.kill("SIGKILL");
 		}
 	});
 
@@ -260,7 +376,7 @@ describe.skipIf(!PYTHON)("host programs against a temp directory", () => {
 		rmSync(dir, { recursive: true });
 		mkdirSync(dir);
 		plant();
-		sh(`${readHostFile("shell_lib.sh")}\nk_sweep "$1" 15`, [dir]);
+		sh(`${shellInit()}k_sweep "$1" 15`, [dir]);
 		expect(readdirSync(dir).sort()).toEqual(left);
 		expect(existsSync(join(dir, "target"))).toBe(true);
 	});

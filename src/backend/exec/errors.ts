@@ -5,6 +5,7 @@
  * failures of coreutils the message (LC_ALL=C) names the errno.
  */
 import { KeelError } from "../../boundary/errors.js";
+import { changed as changedError, swapped as swappedError } from "../changed-errors.js";
 import type { ScriptResult } from "./transport.js";
 
 /** Exit statuses the scripts use for conditions they detect themselves. */
@@ -55,19 +56,7 @@ export function errnoError(code: string, path: string, detail?: string): NodeJS.
 	return err;
 }
 
-export function changedError(path: string): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`${path} changed on disk after it was read; read it again and redo the change.`,
-		{ path },
-	);
-}
-
-export function swappedError(path: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
-		path,
-	});
-}
+export { changedError, swappedError };
 
 /** The error for a script that did not exit 0. */
 export function scriptError(r: ScriptResult, path: string): Error {

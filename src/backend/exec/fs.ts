@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
+import { writeCollision } from "../changed-errors.js";
 import { tempNameFor } from "../temp-names.js";
 import type { DirEntry, EntryType, FileOps, FileStat, ReadCurrent, WriteOptions } from "../types.js";
 import { EXIT, keepRefused, scriptError } from "./errors.js";
@@ -98,11 +99,7 @@ export function createExecFs(target: Target): FileOps {
 		if (r.exitCode === 0) return parseStat(r.stdout.toString("utf8"));
 		switch (r.exitCode) {
 			case EXIT.EXISTS:
-				throw new KeelError(
-					"WRITE_COLLISION",
-					`${target_} already exists; choose another path, or read it first to overwrite it.`,
-					{ path: target_ },
-				);
+				throw writeCollision(target_);
 			case EXIT.SOURCE_CHANGED:
 				throw new KeelError(
 					"CHANGED_ON_DISK",

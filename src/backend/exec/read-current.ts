@@ -17,12 +17,12 @@
  * the open is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
  */
 import { KeelError } from "../../boundary/errors.js";
-import { readHostFile } from "../remote/host-programs.js";
+
 import type { FileStat } from "../types.js";
-import { perFormat } from "./scripts.js";
+import { joined, perFormat } from "./scripts.js";
 
 /** readCurrent PATH LIMIT (LIMIT empty: unbounded). */
-export const readCurrentScript = perFormat(() => readHostFile("exec_read_current.sh"));
+export const readCurrentScript = perFormat(joined("exec_read_checks.sh", "exec_read_current.sh"));
 
 /** The script's output: its stat line and the bytes (null: larger than the bound). */
 export function parseReadCurrent(

@@ -1,5 +1,6 @@
 /**
- * The tail of the exec backend's replace where the target has python3 (exec_replace.py): the
+ * The tail of the exec backend's replace where the target has python3 (durable.py, the replace the
+ * ssh file helper runs too, called by exec_replace.py): the
  * target's extended attributes onto the temp file, then the compare-and-swap and the rename, in
  * one python3 process inside the same script (no extra transport call).
  *
@@ -17,12 +18,12 @@
  * The write script (exec_write.sh) runs it as `"$py" -I -S -c '<source>' ARGS...` when the target
  * is a regular file; fillPlaceholders refuses a source holding a single quote.
  */
-import { fillPlaceholders, hostProgram, readHostFile } from "../remote/host-programs.js";
+import { fillPlaceholders, hostProgram, joinHostFiles } from "../remote/host-programs.js";
 import { EXIT } from "./errors.js";
 
 /** The program, its exit codes filled in (CHANGED and DENIED: the write script passes them on). */
 export const replacePy = hostProgram(() =>
-	fillPlaceholders(readHostFile("exec_replace.py"), {
+	fillPlaceholders(joinHostFiles(["durable.py", "exec_replace.py"]), {
 		EXIT_CHANGED: String(EXIT.CHANGED),
 		EXIT_DENIED: String(EXIT.DENIED),
 	}),

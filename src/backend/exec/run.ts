@@ -14,6 +14,7 @@ import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
+import { killScript } from "./scripts.js";
 import type { Target } from "./target.js";
 import { unreachable } from "./transport.js";
 
@@ -54,8 +55,7 @@ export function createExecOps(target: Target): ExecOps {
 	const { transport } = target;
 	const killGroup = async (pgid: number) => {
 		const signal = AbortSignal.timeout(KILL_TIMEOUT_MS);
-		// The shell's kill builtin: no dependency on a kill(1) binary; "-s KILL --" is what dash accepts.
-		await transport(["sh", "-c", 'kill -s KILL -- "-$1"', "sh", String(pgid)], { signal }).catch(() => {});
+		await transport(["sh", "-c", killScript(), "keel", String(pgid)], { signal }).catch(() => {});
 	};
 
 	return {

@@ -9,7 +9,13 @@
  * busybox has `stat -c` without precision, no `-z`, no `ln -T` and no `conv=excl`: the probe
  * (probeScript below) refuses such a target rather than run with weaker guarantees.
  */
-import { fillPlaceholders, type HostFile, hostProgram, readHostFile } from "../remote/host-programs.js";
+import {
+	fillPlaceholders,
+	type HostFile,
+	hostProgram,
+	joinHostFiles,
+	readHostFile,
+} from "../remote/host-programs.js";
 import { EXIT } from "./errors.js";
 import { replacePy } from "./replace-py.js";
 
@@ -20,8 +26,15 @@ export function execPlaceholders(fmt?: string): Record<string, string> {
 	return values;
 }
 
+/** Host files joined in this order, one script: a library's functions first, then the call. */
+export const joined =
+	(...names: HostFile[]) =>
+	(): string =>
+		joinHostFiles(names);
+
 /** A script that takes no stat format. */
-const fixed = (name: HostFile) => hostProgram(() => fillPlaceholders(readHostFile(name), execPlaceholders()));
+const fixed = (...names: HostFile[]) =>
+	hostProgram(() => fillPlaceholders(joined(...names)(), execPlaceholders()));
 
 /**
  * A script that takes the stat format: `text` read and filled on the first call, for both formats a
@@ -73,20 +86,16 @@ export const readlinkScript = fixed("exec_readlink.sh");
  * readFile PATH [DEV INO]: refuses a link at the last component; with DEV INO the opened file must
  * be that one (fstat of the open descriptor, so a swap after the check is caught).
  */
-export const readFileScript = fixed("exec_read_file.sh");
+export const readFileScript = fixed("exec_read_checks.sh", "exec_read_file.sh");
 
 /** readdir DIR [DEV INO]: "TYPE-LETTER NAME\\0" per entry; DIR must be DEV INO before and after. */
 export const readdirScript = fixed("exec_readdir.sh");
 
 export const mkdirpScript = fixed("exec_mkdirp.sh");
 
-/**
- * `ident PATH` (exec_ident.sh, the prelude of the scripts that compare identities): raw mode (type
- * and permission bits, decimal), size, dev, ino, mtime, ctime of the entry itself (lstat). The
- * mode counts: a chmod within one ctime tick leaves ctime as it was.
- */
-const withIdent = (name: HostFile) => () => readHostFile("exec_ident.sh") + readHostFile(name);
-const filledWrite = perFormat(withIdent("exec_write.sh"), () => ({ REPLACE_PY: replacePy() }));
+/** The sh library the persistent shell loads too (host_lib.sh): the commit, unlink, sweep and kill steps. */
+const withLib = (name: HostFile) => joined("host_lib.sh", name);
+const filledWrite = perFormat(withLib("exec_write.sh"), () => ({ REPLACE_PY: replacePy() }));
 
 /**
  * The durable commit, run remotely:
@@ -94,8 +103,8 @@ const filledWrite = perFormat(withIdent("exec_write.sh"), () => ({ REPLACE_PY: r
  * EXPECT is absent | cas | none. The temp file is created exclusively (dd conv=excl) beside the
  * target, filled from stdin (or from SOURCE, which must still be SOURCE_ID), checked against
  * NEW_HASH (a transport that died mid-stream leaves a short temp: never committed), chmod'ed,
- * fsynced; then `ln -T` (no-clobber create), or hash + identity + `mv -T` (compare-and-swap), or
- * `mv -T`; then the directory is fsynced and the new stat printed. ANCESTORS (deepest first) are
+ * fsynced; then `ln -T` (no-clobber create), or the library's compare-and-swap (k_cas: hash + identity +
+ * `mv -T`, or `mv -T` alone); then the directory is fsynced and the new stat printed. ANCESTORS (deepest first) are
  * given when missing parents may be created; a failed commit removes the ones it made. With
  * PYTHON (the probed python3), a replace of a regular file ends in exec_replace.py instead
  * (replace-py.ts), which also keeps the extended attributes; without it the sh tail keeps the
@@ -110,10 +119,10 @@ export function writeScript(fmt: string, precise: boolean): string {
 export const hashFileScript = fixed("exec_hash_file.sh");
 
 /** unlink PATH DIR [WANT_ID]: a file or link, never a directory; with WANT_ID it must still be that. */
-export const unlinkScript = perFormat(withIdent("exec_unlink.sh"));
+export const unlinkScript = perFormat(withLib("exec_unlink.sh"));
 
-/**
- * Remove keel temp files in DIR older than MINUTES. A temp name's pid means nothing on this side
- * of the transport, so age decides: a live writer keeps its temp's mtime fresh until it commits.
- */
-export const sweepScript = fixed("exec_sweep_temps.sh");
+/** Remove keel temp files in DIR older than MINUTES (k_sweep), each named with a NUL after it. */
+export const sweepScript = fixed("host_lib.sh", "exec_sweep_temps.sh");
+
+/** Kill the process group PGID (k_kill): a command's abort or timeout, from a call of its own. */
+export const killScript = fixed("host_lib.sh", "exec_kill.sh");

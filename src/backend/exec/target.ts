@@ -4,7 +4,7 @@
  * unreachable for a moment).
  */
 import { KeelError } from "../../boundary/errors.js";
-import { formatTime, parseStatLine, TYPE_BITS } from "../stat-line.js";
+import { formatStatLine, parseStatLine } from "../stat-line.js";
 import type { FileStat } from "../types.js";
 import { probeScript, statFormat } from "./scripts.js";
 import { type ExecTransport, runScript } from "./transport.js";
@@ -67,12 +67,9 @@ export function parseStat(line: string): FileStat {
 }
 
 /**
- * What the scripts' `ident` prints for an entry with this stat (replace-py.ts prints the same);
- * an entry whose type has no bits here ("other") never matches, so a check against it fails closed.
+ * The stat line the scripts compare an entry with (stat-line.ts); "?" for a type that has none,
+ * which never matches, so a check against it fails closed.
  */
 export function identity(st: FileStat, precise: boolean): string {
-	const bits = TYPE_BITS[st.type];
-	if (bits === undefined) return "?";
-	const t = (ns: bigint) => formatTime(ns, precise);
-	return `${bits | st.mode} ${st.size} ${st.dev} ${st.ino} ${t(st.mtimeNs)} ${t(st.ctimeNs)}`;
+	return formatStatLine(st, precise) ?? "?";
 }

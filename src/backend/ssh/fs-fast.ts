@@ -11,7 +11,7 @@
  *    temp file before answering. The bytes travel base64 in the request.
  */
 import { posix } from "node:path";
-import { KeelError } from "../../boundary/errors.js";
+import { writeCollision } from "../changed-errors.js";
 import { sameObject, tempNameFor } from "../temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "../types.js";
 import { sysError } from "./errors.js";
@@ -122,11 +122,7 @@ export async function putFast(
 	const verdict = r.out.split("\n", 1)[0];
 	if (verdict === "changed") throw changed(target);
 	if (verdict === "exists") {
-		throw new KeelError(
-			"WRITE_COLLISION",
-			`${target} already exists; choose another path, or read it first to overwrite it.`,
-			{ path: target },
-		);
+		throw writeCollision(target);
 	}
 	if (verdict !== "moved" && verdict !== "linked") throw replyError(r.out, target);
 	// Committed: only the new stat is missing if the target went away right after.

@@ -3,47 +3,20 @@
  * compare-and-swap or an identity check turns into. Shared by fs.ts and fs-fast.ts.
  */
 import { KeelError } from "../../boundary/errors.js";
+import { swappedDir } from "../changed-errors.js";
 import type { FileStat } from "../types.js";
 import { shellError, sysError } from "./errors.js";
 import { parseIdentity } from "./identity.js";
 import { ask, type Live } from "./live.js";
 import type { HelperReply } from "./shell.js";
 
-export function changed(target: string): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`${target} changed on disk after it was read; read it again and redo the change.`,
-		{ path: target },
-	);
-}
-
-export function swapped(path: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${path} was replaced while it was being opened; try again.`, {
-		path,
-	});
-}
+export { changed, changedWhileRead, swapped, swappedDir } from "../changed-errors.js";
 
 export function sourceChanged(source: string, during: boolean): KeelError {
 	return new KeelError(
 		"CHANGED_ON_DISK",
 		`The source of this content (${source}) changed ${during ? "during the copy" : "since it was written"}; send the content again.`,
 		{ path: source },
-	);
-}
-
-/** A file truncated between its open and the read of the size it had then. */
-export function changedWhileRead(path: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${path} changed while it was being read; read it again.`, {
-		path,
-	});
-}
-
-/** A directory on the path was swapped for a link after the guard checked it (the fast helper saw one). */
-export function swappedDir(path: string): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`${path} changed while it was being opened (a directory on its path was replaced, e.g. by a link); try again.`,
-		{ path },
 	);
 }
 

@@ -12,7 +12,7 @@
  */
 import { posix } from "node:path";
 import type { SFTPWrapper } from "ssh2";
-import { KeelError } from "../../boundary/errors.js";
+import { writeCollision } from "../changed-errors.js";
 import { sameIdentity, sameObject, tempNameFor } from "../temp-names.js";
 import type { DirEntry, Expected, FileOps, FileStat, ReadCurrent, WriteOptions } from "../types.js";
 import type { SshConnection } from "./connection.js";
@@ -131,11 +131,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 					// SFTP v3 reports EEXIST as a generic failure: look whether something is there now.
 					const there = await ask(live, "k_lstat", target);
 					if (there.status !== 0) throw e;
-					throw new KeelError(
-						"WRITE_COLLISION",
-						`${target} already exists; choose another path, or read it first to overwrite it.`,
-						{ path: target },
-					);
+					throw writeCollision(target);
 				}
 				committed = true;
 				after = await ask(live, "k_fin", temp, target, dir);
@@ -276,7 +272,7 @@ export function createSshFs(conn: SshConnection, opts: SshFsOptions = {}): FileO
 			conn.use(async (live) => {
 				const r = await live.helper.request("k_sweep", dir, String(staleMinutes));
 				if (r.status !== 0) return 0;
-				return r.out.split("\n").filter((l) => l.includes("/.keel-tmp-")).length;
+				return r.out.split("\0").length - 1;
 			}),
 	};
 }

@@ -1,6 +1,6 @@
 /**
  * The shell functions keel defines once in each persistent remote shell (bash --noprofile --norc,
- * or sh): src/backend/remote/host/shell_lib.sh. POSIX sh plus GNU-style coreutils (stat -c,
+ * or sh): src/backend/remote/host/shell_lib.sh and the sh library host_lib.sh. POSIX sh plus GNU-style coreutils (stat -c,
  * sha256sum, realpath -e, mkfifo, setsid).
  *
  * Records (see framing.ts) are `\037<marker><body>\n`:
@@ -14,16 +14,28 @@
  * A job's output goes through its own FIFO and relay (`cat`), so a background child that keeps
  * the output open can be cut off by killing the relay without touching the shell's stream.
  */
-import { hostProgram, readHostFile } from "../remote/host-programs.js";
+import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 
-/** Sent at the start of every helper shell. */
-const shellLib = hostProgram(() => readHostFile("shell_lib.sh"));
+/** Sent at the start of every helper shell: its own steps, then the sh library it shares with the exec scripts. */
+const shellLib = hostProgram(() => joinHostFiles(["shell_lib.sh", "host_lib.sh"]));
 
 /** What a new channel runs: bash without rc files when the host has it, else sh. */
 export const START_SHELL = "command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc; exec sh";
 
+/** `path` as the remote PATH (tests: a host without rg/fd), or nothing. */
+const setPath = (path: string | undefined) => (path === undefined ? "" : `export PATH=${shq(path)}\n`);
+
 /** The init text for a new shell; `path` replaces the remote PATH (tests: a host without rg/fd). */
 export function shellInit(path?: string): string {
-	return `${path === undefined ? "" : `export PATH=${shq(path)}\n`}${shellLib()}\n`;
+	return `${setPath(path)}${shellLib()}\n`;
+}
+
+/**
+ * Sent to a fresh START_SHELL channel: become a long-lived python3 program (the file helper, the
+ * command runner) run isolated (-I -S) with `flags`, or exit 127 when the host has no python3.
+ */
+export function pythonInit(program: string, path: string | undefined, flags: readonly string[] = []): string {
+	const argv = ["python3", "-I", "-S", ...flags, "-c"].join(" ");
+	return `${setPath(path)}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec ${argv} ${shq(program)}\n`;
 }

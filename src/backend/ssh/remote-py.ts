@@ -13,7 +13,7 @@
  * small file, compare-and-swap included, in one request).
  */
 import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
-import { shq } from "../shell-quote.js";
+import { pythonInit } from "./remote-lib.js";
 
 /** The functions the fast helper answers (all else goes to the shell helper). */
 export const PY_FUNCS = new Set([
@@ -31,17 +31,17 @@ export const PY_FUNCS = new Set([
 
 /**
  * The helper's Python program (it serves requests on stdin until EOF), read on first use: the
- * primitives (the stat line, the pinned walk, opening without following a link), k_look, then the
- * request functions and the loop.
+ * durable replace it shares with the exec backend (durable.py: the stat line, the attributes, the
+ * compare-and-swap), its own primitives (the pinned walk, opening without following a link),
+ * k_look, then the request functions and the loop.
  */
 export const pyHelperSource = hostProgram(() =>
-	joinHostFiles(["file_helper_core.py", "file_helper_look.py", "file_helper.py"]),
+	joinHostFiles(["durable.py", "file_helper_core.py", "file_helper_look.py", "file_helper.py"]),
 );
 
 /** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
 export function pyInit(path?: string): string {
-	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -u -c ${shq(pyHelperSource())}\n`;
+	return pythonInit(pyHelperSource(), path, ["-u"]);
 }
 
 /** A request line for the fast helper. */

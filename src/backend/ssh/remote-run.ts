@@ -25,7 +25,7 @@
  * done (always last for an id). Frames are written together once per turn of the loop.
  */
 import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
-import { shq } from "../shell-quote.js";
+import { pythonInit } from "./remote-lib.js";
 
 /**
  * The runner's Python program, read on first use: its globals and frames, the process handling
@@ -38,6 +38,5 @@ export const runnerSource = hostProgram(() =>
 
 /** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
 export function runnerInit(path?: string): string {
-	const setPath = path === undefined ? "" : `export PATH=${shq(path)}\n`;
-	return `${setPath}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec python3 -I -S -c ${shq(runnerSource())}\n`;
+	return pythonInit(runnerSource(), path);
 }

@@ -1,7 +1,3 @@
-LC_ALL=C; export LC_ALL
-if [ -L "$1" ]; then exit @@EXIT_ELOOP@@; fi
-if [ ! -e "$1" ]; then exit @@EXIT_ENOENT@@; fi
-if [ -d "$1" ]; then exit @@EXIT_EISDIR@@; fi
 [ -f "$1" ] || exit @@EXIT_SWAPPED@@
 exec <"$1" || exit 1
 s=$(stat -L -c '@@FMT@@' -) || exit 1

@@ -1,3 +1,5 @@
+# shellcheck disable=SC2034 # read by host_lib.sh
+k_fmt='@@FMT@@' k_T=-T
 t=$1 tmp=$2 mode=$3 expect=$4 want_hash=$5 want_id=$6 new_hash=$7 src=$8 src_id=$9 py=${10}
 shift 10
 dir=${tmp%/*}; [ -n "$dir" ] || dir=/
@@ -21,7 +23,7 @@ if [ -f "$t" ] && [ ! -L "$t" ]; then
   mode=${m%% *} owner=${m#* }
 fi
 if [ -n "$src" ]; then
-  [ "$(ident "$src")" = "$src_id" ] || { code=@@EXIT_SOURCE_CHANGED@@; fail "$@"; }
+  [ "$(k_lstat "$src")" = "$src_id" ] || { code=@@EXIT_SOURCE_CHANGED@@; fail "$@"; }
   (umask 077; exec dd if="$src" iflag=nofollow of="$tmp" conv=excl bs=65536 status=none) || { code=1; fail "$@"; }
 else
   (umask 077; exec dd of="$tmp" conv=excl bs=65536 status=none) || { code=1; fail "$@"; }
@@ -53,16 +55,16 @@ absent)
     fail "$@"
   fi
   rm -f -- "$tmp" ;;
-cas)
-  { [ -f "$t" ] && [ ! -L "$t" ]; } || { code=@@EXIT_CHANGED@@; fail "$@"; }
-  h=$(sha256sum < "$t") || { code=@@EXIT_CHANGED@@; fail "$@"; }
-  [ "${h%% *}" = "$want_hash" ] || { code=@@EXIT_CHANGED@@; fail "$@"; }
-  [ "$(ident "$t")" = "$want_id" ] || { code=@@EXIT_CHANGED@@; fail "$@"; }
-  mv -f -T -- "$tmp" "$t" || { code=1; fail "$@"; } ;;
 *)
-  mv -f -T -- "$tmp" "$t" || { code=1; fail "$@"; } ;;
+  [ "$expect" = cas ] || want_hash=
+  k_cas "$tmp" "$t" "$want_hash" "$want_id"
+  code=$?
+  if [ "$code" != 0 ]; then
+    [ "$code" = 3 ] && code=@@EXIT_CHANGED@@ || code=1
+    fail "$@"
+  fi ;;
 esac
 trap - HUP INT TERM PIPE
 # Committed: the directory fsync is best effort from here on, the new file is in place.
 sync -- "$dir" 2>/dev/null
-exec stat -c '@@FMT@@' -- "$t"
+exec stat -c "$k_fmt" -- "$t"

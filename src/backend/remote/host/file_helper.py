@@ -1,11 +1,11 @@
 def k_lstat(p):
-    return ident(lstat_at(p)) + "\n"
+    return stat_line(lstat_at(p)) + "\n"
 
 def k_stat(p):
     # Follows a link in the last component only (stat -L); the directories on the way are pinned.
     fd, name = walk(p)
     try:
-        return ident(os.stat(name, dir_fd=fd)) + "\n"
+        return stat_line(os.stat(name, dir_fd=fd)) + "\n"
     finally:
         os.close(fd)
 
@@ -19,7 +19,7 @@ def k_hash(p):
 def k_read(p):
     f, st = open_regular(p)
     try:
-        return b"st " + ident(st).encode() + b"\n" + read_fd(f)
+        return b"st " + stat_line(st).encode() + b"\n" + read_fd(f)
     finally:
         os.close(f)
 
@@ -29,7 +29,7 @@ def k_readc(p, limit):
     # truncated meanwhile; what is appended meanwhile is not read).
     f, st = open_regular(p)
     try:
-        head = ident(st).encode()
+        head = stat_line(st).encode()
         if limit == "":
             return b"st " + head + b"\n" + read_fd(f)
         size = st.st_size
@@ -46,73 +46,14 @@ def k_readc(p, limit):
     finally:
         os.close(f)
 
-def unchanged(fd, name, sha, want):
-    try:
-        if hash_in(fd, name, name) != sha:
-            return False
-        return ident(os.lstat(name, dir_fd=fd)) == want
-    except (OSError, Fail):
-        return False
-
-# Not copied to a replacement: file capabilities, which a write in place drops too.
-NOT_COPIED = ("security.capability",)
-
-class AttrFail(Exception):
-    pass
-
-def attrs_of(fd, name):
-    # Every extended attribute of entry name (never following a link); None if it is gone.
-    try:
-        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC, dir_fd=fd)
-    except OSError:
-        return None
-    try:
-        return [(n, os.getxattr(f, n)) for n in os.listxattr(f)]
-    except OSError as e:
-        if e.errno in (errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", errno.ENOTSUP)):
-            return []
-        raise
-    finally:
-        os.close(f)
-
-def keep_attrs(fd, name, tname):
-    # The target's extended attributes onto the temp file, made durable with it.
-    attrs = attrs_of(fd, name)
-    if not attrs:
-        return attrs
-    t = os.open(tname, os.O_RDONLY | os.O_NOFOLLOW | CLOEXEC, dir_fd=fd)
-    try:
-        for n, v in attrs:
-            if n in NOT_COPIED:
-                continue
-            if n.startswith("security."):
-                try:
-                    if os.getxattr(t, n) == v:
-                        continue  # the label policy already gave the new file
-                except OSError:
-                    pass
-            try:
-                os.setxattr(t, n, v)
-            except OSError as e:
-                raise AttrFail("%s (%s)" % (n, errno.errorcode.get(e.errno, e.errno)))
-        os.fsync(t)
-    finally:
-        os.close(t)
-    return attrs
-
 def swap_at(fd, name, tname, sha, want):
+    # The replace with the target's attributes and, with sha, the compare-and-swap (durable.py).
     try:
-        kept = keep_attrs(fd, name, tname)
-    except AttrFail as e:
-        return "attrs %s\n" % e
-    # ctime misses an attribute changed within one clock tick (kernels before 6.13): compare them.
-    # How many there are is up to whoever sets them: before the final check, never inside it.
-    if sha and kept and attrs_of(fd, name) != kept:
+        replace(fd, name, tname, sha, want)
+    except Changed:
         return "changed\n"
-    if sha and not unchanged(fd, name, sha, want):
-        return "changed\n"
-    os.rename(tname, name, src_dir_fd=fd, dst_dir_fd=fd)
-    sync_dir(fd)
+    except Refused as e:
+        return "attrs %s\n" % str(e).replace("attr set ", "", 1)
     return "moved\n" + st_line(fd, name)
 
 def k_swap(temp, target, d, sha, want):
@@ -140,7 +81,7 @@ def k_rm(p, d, want):
             if want:
                 return "changed\n"
             raise
-        if want and ident(st) != want:
+        if want and stat_line(st) != want:
             return "changed\n"
         if S.S_ISDIR(st.st_mode):
             raise Fail("rm: %s: Is a directory" % p)

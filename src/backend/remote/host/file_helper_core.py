@@ -1,6 +1,5 @@
-import base64, errno, hashlib, json, os, stat as S, sys
+import base64, json, sys
 out = sys.stdout.buffer
-CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # A lookup-only handle where the host has one (Linux): no read permission needed, never blocks.
 DIRF = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | CLOEXEC
 # A lookup-only handle that follows links, named through /proc (k_look); None without either.
@@ -11,11 +10,6 @@ class Fail(Exception):
 
 class Swapped(Exception):
     pass
-
-def ident(st):
-    m, c = st.st_mtime_ns, st.st_ctime_ns
-    return "%x %d %d %d %d.%09d %d.%09d" % (st.st_mode, st.st_size, st.st_dev, st.st_ino,
-                                            m // 10**9, m % 10**9, c // 10**9, c % 10**9)
 
 def walk(p):
     # Open the parent of p from / one directory at a time, never following a link. The path is
@@ -83,24 +77,9 @@ def read_fd(f, limit=None):
 def hash_in(fd, name, p):
     f, _ = open_in(fd, name, p)
     try:
-        h = hashlib.sha256()
-        while True:
-            b = os.read(f, 1 << 20)
-            if not b:
-                return h.hexdigest()
-            h.update(b)
+        return sha256_fd(f)
     finally:
         os.close(f)
-
-def sync_dir(fd):
-    try:
-        d = os.open(".", os.O_RDONLY | os.O_DIRECTORY | CLOEXEC, dir_fd=fd)
-        try:
-            os.fsync(d)
-        finally:
-            os.close(d)
-    except OSError:
-        pass
 
 def unlink_quiet(fd, name):
     try:
@@ -111,7 +90,7 @@ def unlink_quiet(fd, name):
 def st_line(fd, name):
     # After a commit: the new stat, or nothing if it is already gone (the commit still counts).
     try:
-        return "st " + ident(os.lstat(name, dir_fd=fd)) + "\n"
+        return "st " + stat_line(os.lstat(name, dir_fd=fd)) + "\n"
     except OSError:
         return ""
 

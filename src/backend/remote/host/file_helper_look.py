@@ -80,5 +80,5 @@ def utf8_or_fail(real):
         raise Fail("keel: not UTF-8")
 
 def look_answer(real, st, data):
-    head = json.dumps([real, ident(st), -1 if data is None else len(data)])
+    head = json.dumps([real, stat_line(st), -1 if data is None else len(data)])
     return head.encode() + b"\n" + (data or b"")

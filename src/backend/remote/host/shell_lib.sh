@@ -3,6 +3,7 @@ unset BASH_ENV ENV CDPATH HISTFILE
 k_fmt='%f %s %d %i %.9Y %.9Z'
 stat -c '%.9Y' / 2>/dev/null | grep -q '[.]' || k_fmt='%f %s %d %i %Y %Z'
 k_T=
+# shellcheck disable=SC2034 # read by host_lib.sh
 mv --help 2>&1 | grep -q -e --no-target-directory && k_T=-T
 k_sh=$(command -v bash 2>/dev/null || command -v sh)
 # Debian's bash sources ~/.bashrc in any non-interactive bash that sees SSH_CLIENT; --norc stops it.
@@ -26,8 +27,6 @@ k_caps() {
   printf 'shell %s\n' "$k_sh"
   printf 'home %s\n' "$HOME"
 }
-k_lstat() { stat -c "$k_fmt" -- "$1"; }
-k_stat() { stat -L -c "$k_fmt" -- "$1"; }
 k_real() { realpath -e -- "$1"; }
 k_which() { command -v "$1" || :; }
 k_hash() {
@@ -46,13 +45,8 @@ k_prep() {
   return 0
 }
 k_swap() {
-  if [ -n "$4" ]; then
-    k_h=$(sha256sum < "$2" 2>/dev/null) || k_h=
-    if [ "${k_h%% *}" != "$4" ]; then echo changed; return 0; fi
-    k_i=$(k_lstat "$2" 2>/dev/null) || k_i=
-    if [ "$k_i" != "$5" ]; then echo changed; return 0; fi
-  fi
-  mv -f $k_T -- "$1" "$2" || return 1
+  k_cas "$1" "$2" "$4" "$5"
+  case $? in 0) ;; 3) echo changed; return 0 ;; *) return 1 ;; esac
   echo moved
   sync -- "$3" 2>/dev/null
   printf 'st '; k_lstat "$2"
@@ -60,21 +54,10 @@ k_swap() {
 k_fin() { rm -f -- "$1"; sync -- "$3" 2>/dev/null; printf 'st '; k_lstat "$2"; }
 k_copy() { cat -- "$1" > "$2" && sync -- "$2" 2>/dev/null; sha256sum < "$2"; }
 k_rm() {
-  if [ -n "$3" ]; then
-    k_i=$(k_lstat "$1" 2>/dev/null) || k_i=
-    if [ "$k_i" != "$3" ]; then echo changed; return 0; fi
-  fi
-  if [ -d "$1" ] && [ ! -L "$1" ]; then echo "rm: $1: Is a directory"; return 1; fi
-  rm -- "$1" || return 1
-  sync -- "$2" 2>/dev/null
-  echo ok
+  k_unlink "$@"
+  case $? in 0) echo ok ;; 3) echo changed ;; *) return 1 ;; esac
 }
 k_mkdirp() { mkdir -p -- "$1"; }
-k_sweep() { find "$1" -maxdepth 1 -type f -name '.keel-tmp-*' -mmin "+$2" -print -exec rm -f -- {} +; }
-k_kill() {
-  if [ "$1" != - ]; then kill -s KILL -- "-$1" "$1" 2>/dev/null; fi
-  shift; if [ $# -gt 0 ]; then kill -s KILL -- "$@" 2>/dev/null; fi; return 0
-}
 # Kill the group led by $1 if its leader is still the process that started at $2 (after a drop).
 k_reap() {
   k_t=
