@@ -7,6 +7,7 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import { object, string } from "../boundary/schema.js";
+import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { renderDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { parsePatch } from "../patch/parse.js";
@@ -20,7 +21,15 @@ import {
 	syntaxLine,
 } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
-import { type CheckInput, checkAborted, checkArgument, checkModeFor, checkSyntax } from "./common.js";
+import {
+	type CheckInput,
+	checkAborted,
+	checkArgument,
+	checkLines,
+	checkModeFor,
+	checkSyntax,
+	commitDiagnosed,
+} from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 export interface ApplyPatchArgs {
@@ -54,6 +63,7 @@ export async function applyPatch(
 	mode: CheckMode = host.checkMode,
 ): Promise<ToolResult> {
 	let syntax: SyntaxReport | undefined;
+	let diagnostics: DiagnosticsReport | undefined;
 	const ops = parsePatch(input);
 	const resolved = await resolveOps(host, ops);
 	const keys = resolved.flatMap((r) =>
@@ -76,12 +86,16 @@ export async function applyPatch(
 			}
 		}
 		// Checked before the commit: in "refuse" mode a new syntax error changes no file.
-		syntax = await checkSyntax(host, mode, plans.flatMap(patchSyntaxInput));
+		const inputs = plans.flatMap(patchSyntaxInput);
+		syntax = await checkSyntax(host, mode, inputs);
 		refuseIfIntroduced(syntax, mode);
 		checkAborted(signal);
 		const changes = plans.flatMap((p) => p.changes);
 		for (const c of changes) if (c.after.kind !== "absent") await host.sweepOnce(parentOf(c.canonical));
-		if (changes.length > 0) await commitChanges(host, changes);
+		if (changes.length > 0)
+			({ diagnostics } = await commitDiagnosed(host, mode, inputs, signal, () =>
+				commitChanges(host, changes),
+			));
 		return plans;
 	});
 	const files: PatchFileResult[] = planned.map((p) => {
@@ -97,10 +111,13 @@ export async function applyPatch(
 		const how = lenient.length ? ` (matched: ${p.matched!.join(", ")})` : "";
 		return `${LETTER[p.action]} ${p.path}${p.movedTo ? ` -> ${p.movedTo}` : ""}${how}`;
 	});
-	const line = syntaxLine(syntax);
 	return {
-		content: [text(`Success. Updated the following files:\n${lines.join("\n")}${line ? `\n${line}` : ""}`)],
-		details: { files, ...syntaxDetails(syntax) },
+		content: [
+			text(
+				`Success. Updated the following files:\n${lines.join("\n")}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`,
+			),
+		],
+		details: { files, ...syntaxDetails(syntax), ...diagnosticsDetails(diagnostics) },
 	};
 }
 

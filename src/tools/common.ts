@@ -4,6 +4,7 @@ import { sameObject } from "../backend/temp-names.js";
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { oneOf, optional } from "../boundary/schema.js";
+import type { DiagnosticsReport } from "../diagnostics/diagnostics.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
 import {
 	CHECK_MODES,
@@ -96,4 +97,30 @@ export async function checkSyntax(
 	return host.syntax.files(
 		checked.map((c) => ({ path: c.path, key: c.key, before: c.before, after: c.after() })),
 	);
+}
+
+/**
+ * `commit` run inside the workspace's checkers' runs (diagnostics/diagnostics.ts): its value, and
+ * the errors the change introduced; the commit alone when no checker covers the changes or the
+ * mode is "off".
+ */
+export async function commitDiagnosed<T>(
+	host: ToolHost,
+	mode: CheckMode,
+	changes: CheckInput[],
+	signal: AbortSignal | undefined,
+	commit: () => Promise<T>,
+): Promise<{ value: T; diagnostics?: DiagnosticsReport }> {
+	const checkers = host.diagnostics;
+	if (mode === "off" || !checkers?.covers(changes.map((c) => c.path))) return { value: await commit() };
+	const { value, report } = await checkers.around(changes, signal, commit);
+	return { value, diagnostics: report };
+}
+
+/** The result's extra lines (the syntax check's, the checkers'), each after a newline; "" for none. */
+export function checkLines(...lines: string[]): string {
+	return lines
+		.filter((l) => l !== "")
+		.map((l) => `\n${l}`)
+		.join("");
 }

@@ -7,6 +7,7 @@
 
 import { KeelError } from "../boundary/errors.js";
 import { array, object, string } from "../boundary/schema.js";
+import { diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { applyEdits, driftNote } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
@@ -16,7 +17,14 @@ import { commit } from "../safety/commit.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
 import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
 import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import {
+	type CheckInput,
+	checkAborted,
+	checkLines,
+	checkModeFor,
+	checkSyntax,
+	commitDiagnosed,
+} from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const replaceSchema = object({
@@ -110,7 +118,7 @@ export const editTool = defineTool<EditArgs>({
 			// Anchored by text: a file another writer changed meanwhile is re-planned (edit/replan.ts).
 			const mode = checkModeFor(ctx);
 			const {
-				result: { plan: applied, syntax },
+				result: { plan: applied, syntax, diagnostics },
 				replans,
 			} = await commitReplanning(
 				{
@@ -118,28 +126,29 @@ export const editTool = defineTool<EditArgs>({
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
 						// Checked before the commit, so that in "refuse" mode nothing is written.
-						const syntax = await checkSyntax(host, mode, [
-							{
-								path: args.path,
-								key: target.canonical,
-								before: snap.decoded.text,
-								after: () => plan.text,
-								length: snap.decoded.text.length,
-							},
-						]);
+						const change: CheckInput = {
+							path: args.path,
+							key: target.canonical,
+							before: snap.decoded.text,
+							after: () => plan.text,
+							length: snap.decoded.text.length,
+						};
+						const syntax = await checkSyntax(host, mode, [change]);
 						refuseIfIntroduced(syntax, mode, args.path);
 						// The scope answers without making the call's signal (boundary/call-scope.ts).
 						checkAborted(ctx.scope ?? ctx.signal);
-						await commit(host, {
-							canonical: target.canonical,
-							shown: args.path,
-							data:
-								snap.decoded.encoding === "utf-8"
-									? plan.encode(snap.decoded.bom, takeSpare(snap))
-									: encodeText(plan.text, snap.decoded, args.path),
-							expect: snap.expect,
-						});
-						return { plan, syntax };
+						const { diagnostics } = await commitDiagnosed(host, mode, [change], ctx.signal, () =>
+							commit(host, {
+								canonical: target.canonical,
+								shown: args.path,
+								data:
+									snap.decoded.encoding === "utf-8"
+										? plan.encode(snap.decoded.bom, takeSpare(snap))
+										: encodeText(plan.text, snap.decoded, args.path),
+								expect: snap.expect,
+							}),
+						);
+						return { plan, syntax, diagnostics };
 					},
 				},
 				{ replannable: true, shown: args.path },
@@ -148,7 +157,7 @@ export const editTool = defineTool<EditArgs>({
 			return {
 				content: [
 					text(
-						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}${syntaxLine(syntax) ? `\n${syntaxLine(syntax)}` : ""}`,
+						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`,
 					),
 				],
 				details: {
@@ -157,6 +166,7 @@ export const editTool = defineTool<EditArgs>({
 					matched: applied.matched,
 					...(replans ? { replanned: replans } : {}),
 					...syntaxDetails(syntax),
+					...diagnosticsDetails(diagnostics),
 				},
 			};
 		});

@@ -5,11 +5,12 @@
  * every query's file changes, or none does.
  */
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
 import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
 import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import { checkAborted, checkLines, checkModeFor, checkSyntax, commitDiagnosed } from "./common.js";
 import {
 	type Prepared,
 	preparePlan,
@@ -69,6 +70,7 @@ const fileSpec: ToolSpec<FileArgs> = {
 		const multi = plans.length > 1;
 		const mode = checkModeFor(ctx, args.check);
 		let syntax: SyntaxReport | undefined;
+		let diagnostics: DiagnosticsReport | undefined;
 		const where = (p: Plan) => (multi ? `queries[${p.i}] (${p.q.type} ${p.q.path}): ` : "");
 		const results = await withPaths(
 			host,
@@ -93,19 +95,18 @@ const fileSpec: ToolSpec<FileArgs> = {
 					}
 					for (const [k, x] of prepared.entries()) if (x.replanned) replans[k]++;
 					// Checked before the commit: in "refuse" mode a new syntax error changes no file.
-					syntax = await checkSyntax(
-						host,
-						mode,
-						prepared.flatMap((x) => syntaxInput(host, x)),
-					);
+					const inputs = prepared.flatMap((x) => syntaxInput(host, x));
+					syntax = await checkSyntax(host, mode, inputs);
 					refuseIfIntroduced(syntax, mode);
 					checkAborted(signal);
 					let outcomes: Awaited<ReturnType<typeof commitChanges>>;
 					try {
-						outcomes = await commitChanges(
-							host,
-							prepared.map((x) => x.change),
-						);
+						({ value: outcomes, diagnostics } = await commitDiagnosed(host, mode, inputs, signal, () =>
+							commitChanges(
+								host,
+								prepared.map((x) => x.change),
+							),
+						));
 					} catch (e) {
 						const err = e as KeelError;
 						const undone = ["rolled-back", "nothing-committed"].includes(String(err.details?.allOrNothing));
@@ -133,10 +134,9 @@ const fileSpec: ToolSpec<FileArgs> = {
 		const lines = results.map((r) =>
 			r.contentRef ? `${r.summary} [contentRef ${r.contentRef}]` : r.summary,
 		);
-		const line = syntaxLine(syntax);
 		return {
-			content: [text(line ? `${lines.join("\n")}\n${line}` : lines.join("\n"))],
-			details: { results, ...syntaxDetails(syntax) },
+			content: [text(`${lines.join("\n")}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`)],
+			details: { results, ...syntaxDetails(syntax), ...diagnosticsDetails(diagnostics) },
 		};
 	},
 };

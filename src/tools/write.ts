@@ -6,11 +6,20 @@
 
 import { KeelError } from "../boundary/errors.js";
 import { object, string } from "../boundary/schema.js";
+import { diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { isWellFormed } from "../edit/apply.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax, refuseWrittenPlaceholder } from "./common.js";
+import {
+	type CheckInput,
+	checkAborted,
+	checkLines,
+	checkModeFor,
+	checkSyntax,
+	commitDiagnosed,
+	refuseWrittenPlaceholder,
+} from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const schema = object({
@@ -53,24 +62,34 @@ export const writeTool = defineTool<WriteArgs>({
 			await refuseWrittenPlaceholder(host, target.canonical, before, args.content, args.path);
 			const mode = checkModeFor(ctx);
 			// The file's old text is read only when the new one has errors (to leave out the old ones).
-			const syntax = await checkSyntax(host, mode, [
-				{
-					path: args.path,
-					key: target.canonical,
-					before: before
-						? () => host.files.readFile(target.canonical, before).then((b) => b.toString("utf8"))
-						: undefined,
-					after: () => args.content,
-					length: args.content.length,
-				},
-			]);
+			let beforeText: Promise<string> | undefined;
+			const change: CheckInput = {
+				path: args.path,
+				key: target.canonical,
+				// Read once, and only when a check needs it.
+				before: before
+					? () => {
+							beforeText ??= host.files.readFile(target.canonical, before).then((b) => b.toString("utf8"));
+							return beforeText;
+						}
+					: undefined,
+				after: () => args.content,
+				length: args.content.length,
+			};
+			const syntax = await checkSyntax(host, mode, [change]);
 			refuseIfIntroduced(syntax, mode, args.path);
 			checkAborted(signal);
-			await commit(host, { canonical: target.canonical, shown: args.path, data, expect });
-			const line = syntaxLine(syntax);
+			const { diagnostics } = await commitDiagnosed(host, mode, [change], signal, () =>
+				commit(host, { canonical: target.canonical, shown: args.path, data, expect }),
+			);
+			const details = { ...syntaxDetails(syntax), ...diagnosticsDetails(diagnostics) };
 			return {
-				content: [text(`Successfully wrote ${data.length} bytes to ${args.path}${line ? `\n${line}` : ""}`)],
-				...(syntax ? { details: syntaxDetails(syntax) } : {}),
+				content: [
+					text(
+						`Successfully wrote ${data.length} bytes to ${args.path}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`,
+					),
+				],
+				...(syntax || diagnostics ? { details } : {}),
 			};
 		});
 	},
