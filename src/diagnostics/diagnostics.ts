@@ -119,6 +119,9 @@ const ABSENT = "absent";
 const hashOf = (text: string | undefined) =>
 	text === undefined ? ABSENT : createHash("sha256").update(text).digest("base64");
 
+/** Whether `checker` is given the changed files (else it checks the whole project). */
+const perFile = (checker: Checker) => checker.command.includes("{files}");
+
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 function lineOf(text: string, line: number): string {
@@ -177,8 +180,13 @@ export class Diagnostics {
 						} as Run,
 						kept: true,
 					};
-				const run = await this.run(c, changes, signal);
-				if (run.status === "ok") this.keep(c.name, run, beforeHash, kept);
+				// A checker of the files it is given checks only those that exist before the change.
+				const existing = changes.filter((ch) => before.get(ch.key) !== undefined);
+				const run: Run =
+					perFile(c) && !existing.some((ch) => checksPath(c, ch.path))
+						? { status: "ok", errors: [], outsideRoots: 0, outputCut: false }
+						: await this.run(c, existing, signal);
+				if (run.status === "ok") this.keep(c, run, beforeHash, kept);
 				return { run, kept: false };
 			}),
 		);
@@ -196,18 +204,20 @@ export class Diagnostics {
 					this.kept.delete(c.name);
 					return { ...empty, status: run.status, reason: run.reason };
 				}
-				this.keep(c.name, run, afterHash, this.kept.get(c.name));
+				this.keep(c, run, afterHash, this.kept.get(c.name));
 				return this.compare(c.name, base.run, run, before, after, changes, base.kept);
 			}),
 		);
 		return { value, report: { checkers: reports } };
 	}
 
-	/** Keeps `errors` as the checker's last result; the files it saw are the earlier ones plus `hashes`. */
-	private keep(name: string, run: OkRun, hashes: Map<string, string>, prior: Kept | undefined): void {
-		const seen = prior && prior.seen.size < MAX_SEEN_FILES ? new Map(prior.seen) : new Map<string, string>();
+	/** Keeps `run` as the checker's last result, with the texts of the files it saw. */
+	private keep(checker: Checker, run: OkRun, hashes: Map<string, string>, prior: Kept | undefined): void {
+		// A checker of the files it is given says nothing of the others: its result covers its run's files only.
+		const carried = prior && !perFile(checker) && prior.seen.size < MAX_SEEN_FILES;
+		const seen = carried ? new Map(prior.seen) : new Map<string, string>();
 		for (const [k, h] of hashes) seen.set(k, h);
-		this.kept.set(name, { errors: run.errors, outsideRoots: run.outsideRoots, seen });
+		this.kept.set(checker.name, { errors: run.errors, outsideRoots: run.outsideRoots, seen });
 	}
 
 	/** One run of `checker` on the files as they are now. */
