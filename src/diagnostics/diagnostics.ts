@@ -238,22 +238,26 @@ export class Diagnostics {
 		const chunks: Buffer[] = [];
 		let size = 0;
 		let outputCut = false;
-		const result = await this.exec.run({
-			command: this.commandPrefix ? `${this.commandPrefix}\n${command}` : command,
-			cwd: this.workspace,
-			timeoutMs: checker.timeoutMs,
-			signal,
-			onData: (chunk) => {
-				if (size >= MAX_OUTPUT_BYTES) {
-					outputCut = true;
-					return;
-				}
-				const part = chunk.subarray(0, MAX_OUTPUT_BYTES - size);
-				if (part.length < chunk.length) outputCut = true;
-				chunks.push(part);
-				size += part.length;
-			},
-		});
+		// A checker never fails the change: a backend that cannot run it is a status like any other.
+		const result = await this.exec
+			.run({
+				command: this.commandPrefix ? `${this.commandPrefix}\n${command}` : command,
+				cwd: this.workspace,
+				timeoutMs: checker.timeoutMs,
+				signal,
+				onData: (chunk) => {
+					if (size >= MAX_OUTPUT_BYTES) {
+						outputCut = true;
+						return;
+					}
+					const part = chunk.subarray(0, MAX_OUTPUT_BYTES - size);
+					if (part.length < chunk.length) outputCut = true;
+					chunks.push(part);
+					size += part.length;
+				},
+			})
+			.catch(() => undefined);
+		if (!result) return { status: "failed", reason: "could not be started through the backend" };
 		const seconds = `${Math.round(checker.timeoutMs / 100) / 10} s`;
 		if (result.timedOut) return { status: "timeout", reason: `did not finish within ${seconds}` };
 		if (result.aborted) return { status: "failed", reason: "the call was aborted" };

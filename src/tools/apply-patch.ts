@@ -13,23 +13,9 @@ import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { parsePatch } from "../patch/parse.js";
 import { type PlannedFile, planOp, resolveOps } from "../patch/plan.js";
 import { commitChanges, withPaths } from "../safety/transaction.js";
-import {
-	type CheckMode,
-	refuseIfIntroduced,
-	type SyntaxReport,
-	syntaxDetails,
-	syntaxLine,
-} from "../syntax/check.js";
+import { type CheckMode, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
-import {
-	type CheckInput,
-	checkAborted,
-	checkArgument,
-	checkLines,
-	checkModeFor,
-	checkSyntax,
-	commitDiagnosed,
-} from "./common.js";
+import { type CheckInput, checkArgument, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 export interface ApplyPatchArgs {
@@ -85,17 +71,13 @@ export async function applyPatch(
 				});
 			}
 		}
-		// Checked before the commit: in "refuse" mode a new syntax error changes no file.
+		// In "refuse" mode checked before the commit: a new syntax error changes no file.
 		const inputs = plans.flatMap(patchSyntaxInput);
-		syntax = await checkSyntax(host, mode, inputs);
-		refuseIfIntroduced(syntax, mode);
-		checkAborted(signal);
 		const changes = plans.flatMap((p) => p.changes);
-		for (const c of changes) if (c.after.kind !== "absent") await host.sweepOnce(parentOf(c.canonical));
-		if (changes.length > 0)
-			({ diagnostics } = await commitDiagnosed(host, mode, inputs, signal, () =>
-				commitChanges(host, changes),
-			));
+		({ syntax, diagnostics } = await checkedCommit(host, mode, inputs, signal, signal, async () => {
+			for (const c of changes) if (c.after.kind !== "absent") await host.sweepOnce(parentOf(c.canonical));
+			if (changes.length > 0) await commitChanges(host, changes);
+		}));
 		return plans;
 	});
 	const files: PatchFileResult[] = planned.map((p) => {

@@ -11,6 +11,7 @@ import {
 	type CheckedChange,
 	type CheckMode,
 	isChecked,
+	refuseIfIntroduced,
 	type SyntaxReport,
 } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
@@ -97,6 +98,36 @@ export async function checkSyntax(
 	return host.syntax.files(
 		checked.map((c) => ({ path: c.path, key: c.key, before: c.before, after: c.after() })),
 	);
+}
+
+/**
+ * A change's commit with its checks: the syntax check (in "refuse" mode first, failing the change
+ * with nothing written; in "report" mode alongside the commit, whose I/O goes on while the parse
+ * gives the event loop back between slices) and the workspace's checkers around it. `aborted` is
+ * checked just before the commit.
+ */
+export async function checkedCommit<T>(
+	host: ToolHost,
+	mode: CheckMode,
+	changes: CheckInput[],
+	aborted: { readonly aborted: boolean } | undefined,
+	signal: AbortSignal | undefined,
+	commit: () => Promise<T>,
+	path?: string,
+): Promise<{ value: T; syntax?: SyntaxReport; diagnostics?: DiagnosticsReport }> {
+	const checking = checkSyntax(host, mode, changes);
+	let syntax: SyntaxReport | undefined;
+	if (mode === "refuse") {
+		syntax = await checking;
+		refuseIfIntroduced(syntax, mode, path);
+	} else {
+		// Awaited after the commit; a commit that fails leaves it to finish unheard.
+		checking.catch(() => undefined);
+	}
+	checkAborted(aborted);
+	const { value, diagnostics } = await commitDiagnosed(host, mode, changes, signal, commit);
+	if (mode !== "refuse") syntax = await checking;
+	return { value, syntax, diagnostics };
 }
 
 /**

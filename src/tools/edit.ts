@@ -16,15 +16,8 @@ import { readRegular } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
 import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
-import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import {
-	type CheckInput,
-	checkAborted,
-	checkLines,
-	checkModeFor,
-	checkSyntax,
-	commitDiagnosed,
-} from "./common.js";
+import { syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { type CheckInput, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import { defineTool, text } from "./types.js";
 
 const replaceSchema = object({
@@ -125,7 +118,6 @@ export const editTool = defineTool<EditArgs>({
 					read,
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
-						// Checked before the commit, so that in "refuse" mode nothing is written.
 						const change: CheckInput = {
 							path: args.path,
 							key: target.canonical,
@@ -133,20 +125,25 @@ export const editTool = defineTool<EditArgs>({
 							after: () => plan.text,
 							length: snap.decoded.text.length,
 						};
-						const syntax = await checkSyntax(host, mode, [change]);
-						refuseIfIntroduced(syntax, mode, args.path);
-						// The scope answers without making the call's signal (boundary/call-scope.ts).
-						checkAborted(ctx.scope ?? ctx.signal);
-						const { diagnostics } = await commitDiagnosed(host, mode, [change], ctx.signal, () =>
-							commit(host, {
-								canonical: target.canonical,
-								shown: args.path,
-								data:
-									snap.decoded.encoding === "utf-8"
-										? plan.encode(snap.decoded.bom, takeSpare(snap))
-										: encodeText(plan.text, snap.decoded, args.path),
-								expect: snap.expect,
-							}),
+						// In "refuse" mode checked before the commit, so that nothing is written. The scope
+						// answers without making the call's signal (boundary/call-scope.ts).
+						const { syntax, diagnostics } = await checkedCommit(
+							host,
+							mode,
+							[change],
+							ctx.scope ?? ctx.signal,
+							ctx.signal,
+							() =>
+								commit(host, {
+									canonical: target.canonical,
+									shown: args.path,
+									data:
+										snap.decoded.encoding === "utf-8"
+											? plan.encode(snap.decoded.bom, takeSpare(snap))
+											: encodeText(plan.text, snap.decoded, args.path),
+									expect: snap.expect,
+								}),
+							args.path,
 						);
 						return { plan, syntax, diagnostics };
 					},

@@ -9,8 +9,8 @@ import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
 import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
-import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkLines, checkModeFor, checkSyntax, commitDiagnosed } from "./common.js";
+import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { checkAborted, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import {
 	type Prepared,
 	preparePlan,
@@ -94,20 +94,25 @@ const fileSpec: ToolSpec<FileArgs> = {
 						}
 					}
 					for (const [k, x] of prepared.entries()) if (x.replanned) replans[k]++;
-					// Checked before the commit: in "refuse" mode a new syntax error changes no file.
+					// In "refuse" mode checked before the commit: a new syntax error changes no file.
 					const inputs = prepared.flatMap((x) => syntaxInput(host, x));
-					syntax = await checkSyntax(host, mode, inputs);
-					refuseIfIntroduced(syntax, mode);
-					checkAborted(signal);
 					let outcomes: Awaited<ReturnType<typeof commitChanges>>;
+					// Only the commit's own failures are a commit failure (a refusal or an abort before it is not).
+					let committing = false;
 					try {
-						({ value: outcomes, diagnostics } = await commitDiagnosed(host, mode, inputs, signal, () =>
-							commitChanges(
+						({
+							value: outcomes,
+							syntax,
+							diagnostics,
+						} = await checkedCommit(host, mode, inputs, signal, signal, () => {
+							committing = true;
+							return commitChanges(
 								host,
 								prepared.map((x) => x.change),
-							),
-						));
+							);
+						}));
 					} catch (e) {
+						if (!committing) throw e;
 						const err = e as KeelError;
 						const undone = ["rolled-back", "nothing-committed"].includes(String(err.details?.allOrNothing));
 						if (err.code === "CHANGED_ON_DISK" && undone && plans.every(replannable)) {

@@ -10,14 +10,12 @@ import { diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.
 import { isWellFormed } from "../edit/apply.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
-import { refuseIfIntroduced, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { syntaxDetails, syntaxLine } from "../syntax/check.js";
 import {
 	type CheckInput,
-	checkAborted,
+	checkedCommit,
 	checkLines,
 	checkModeFor,
-	checkSyntax,
-	commitDiagnosed,
 	refuseWrittenPlaceholder,
 } from "./common.js";
 import { defineTool, text } from "./types.js";
@@ -76,11 +74,14 @@ export const writeTool = defineTool<WriteArgs>({
 				after: () => args.content,
 				length: args.content.length,
 			};
-			const syntax = await checkSyntax(host, mode, [change]);
-			refuseIfIntroduced(syntax, mode, args.path);
-			checkAborted(signal);
-			const { diagnostics } = await commitDiagnosed(host, mode, [change], signal, () =>
-				commit(host, { canonical: target.canonical, shown: args.path, data, expect }),
+			const { syntax, diagnostics } = await checkedCommit(
+				host,
+				mode,
+				[change],
+				signal,
+				signal,
+				() => commit(host, { canonical: target.canonical, shown: args.path, data, expect }),
+				args.path,
 			);
 			const details = { ...syntaxDetails(syntax), ...diagnosticsDetails(diagnostics) };
 			return {
