@@ -14,8 +14,10 @@ import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import type { DiagnosticsReport } from "../../src/diagnostics/diagnostics.js";
 import { type CallResult, Session, type SessionOptions } from "../../src/session.js";
+import { bwrapAvailable } from "../contract/backends.js";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const TSC = join(REPO, "node_modules/.bin/tsc");
@@ -165,6 +167,46 @@ describe("every tool that changes files", () => {
 			await unified.close();
 		}
 	}, 30_000);
+});
+
+const bwrap = await bwrapAvailable();
+
+describe("where the checker runs", () => {
+	// The checker tries to leave a mark outside the root, then reports the changed file's BAD lines.
+	const marking = (mark: string) => ({
+		...BAD_WORDS,
+		command: `touch '${mark}' 2>/dev/null; ${BAD_WORDS.command}`,
+	});
+	it.each([
+		["local", false],
+		["bwrap", true],
+	] as const)(
+		"%s: through the session's backend",
+		async (kind, sandboxed) => {
+			if (sandboxed && bwrap !== true) {
+				console.warn(`diagnostics test: bwrap case skipped (${bwrap})`);
+				return;
+			}
+			const mark = join(base, `mark-${kind}`);
+			const root = join(base, `ws-${kind}`);
+			await mkdir(root);
+			await writeFile(join(root, "a.txt"), "fine\n");
+			const session = await Session.create({
+				root,
+				diagnostics: [marking(mark)],
+				...(sandboxed ? { backend: createBwrapBackend({ roots: [root] }) } : {}),
+			});
+			try {
+				const r = await session.call("edit", { path: "a.txt", edits: [{ oldText: "fine", newText: "BAD" }] });
+				expect(newErrors(r)).toEqual(["a.txt:1 a"]);
+				// Outside the root only a command outside the sandbox could write.
+				expect(existsSync(mark)).toBe(!sandboxed);
+			} finally {
+				await session.close();
+			}
+		},
+		30_000,
+	);
 });
 
 describe.skipIf(!HAVE_PYTHON)("py_compile through the tools", () => {
