@@ -11,7 +11,8 @@
  * The grammar's one-time load (the first check in the process) is reported apart.
  * Goal: under 5 ms added to an edit of a 2,000-line file.
  *
- * Run after `npm run build`: node bench/syntax-check.mjs [N=30] [LINES: only files of that size]
+ * Run after `npm run build`: node bench/syntax-check.mjs [N=30] [LINES] [KINDS]
+ * (LINES: only files of that size; KINDS: only these situations, comma-separated, e.g. cold,next).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -19,6 +20,7 @@ import { join } from "node:path";
 
 const N = Number(process.argv[2] ?? 30);
 const SIZES = process.argv[3] ? [Number(process.argv[3])] : [40, 2000];
+const KINDS = process.argv[4] ? process.argv[4].split(",") : ["cold", "read", "read+0", "next"];
 const { Session } = await import(new URL("../dist/index.js", import.meta.url).href);
 
 const UNITS = {
@@ -134,7 +136,7 @@ const cell = (xs) => `${ms(pct(xs, 0.5))} / ${ms(pct(xs, 0.95))}`;
 for (const ext of ["ts", "py"]) {
 	loads.push(`.${ext} ${ms(await firstLoad(ext))}`);
 	for (const lines of SIZES) {
-		for (const kind of ["cold", "read", "read+0", "next"]) {
+		for (const kind of KINDS) {
 			const { off, on } = await situation(ext, lines, kind);
 			const added = (xs, ys, p) => ms(pct(ys, p) - pct(xs, p));
 			console.log(

@@ -27,7 +27,8 @@
  * Limits: a file changed outside keel between two of its changes (by a command, another program)
  * is caught through its own text only when it is one of the changed files: an error such a command
  * caused in another file can be reported as the later change's. A checker sees the files on disk,
- * so a run overlapping another writer's change sees that change too. Refusal ("refuse" mode) is for
+ * so a run overlapping another writer's change sees that change too (both changes can then report
+ * the same error; such a run's result is not kept as a baseline). Refusal ("refuse" mode) is for
  * syntax errors only: the checkers run after the change is written.
  */
 import { createHash } from "node:crypto";
@@ -138,6 +139,8 @@ function lineOf(text: string, line: number): string {
 /** The session's checkers, their last results, and how they are run. One per session. */
 export class Diagnostics {
 	private readonly kept = new Map<string, Kept>();
+	/** Changes committed through this object: a run that another one overlapped is not kept. */
+	private commits = 0;
 
 	constructor(
 		private readonly exec: ExecOps,
@@ -163,6 +166,15 @@ export class Diagnostics {
 	): Promise<{ value: T; report?: DiagnosticsReport }> {
 		const checkers = this.checkers.filter((c) => changes.some((ch) => checksPath(c, ch.path)));
 		if (checkers.length === 0) return { value: await commit() };
+		return this.checked(checkers, changes, signal, commit);
+	}
+
+	private async checked<T>(
+		checkers: Checker[],
+		changes: readonly DiagnosedChange[],
+		signal: AbortSignal | undefined,
+		commit: () => Promise<T>,
+	): Promise<{ value: T; report: DiagnosticsReport }> {
 		const before = new Map<string, string | undefined>();
 		for (const ch of changes)
 			before.set(ch.key, typeof ch.before === "function" ? await ch.before() : ch.before);
@@ -182,15 +194,17 @@ export class Diagnostics {
 					};
 				// A checker of the files it is given checks only those that exist before the change.
 				const existing = changes.filter((ch) => before.get(ch.key) !== undefined);
+				const since = this.commits;
 				const run: Run =
 					perFile(c) && !existing.some((ch) => checksPath(c, ch.path))
 						? { status: "ok", errors: [], outsideRoots: 0, outputCut: false }
 						: await this.run(c, existing, signal);
-				if (run.status === "ok") this.keep(c, run, beforeHash, kept);
+				if (run.status === "ok") this.keep(c, run, beforeHash, kept, since);
 				return { run, kept: false };
 			}),
 		);
 		const value = await commit();
+		const mine = ++this.commits;
 		const after = new Map(changes.map((ch) => [ch.key, ch.after()]));
 		const afterHash = new Map([...after].map(([k, t]) => [k, hashOf(t)]));
 		const reports = await Promise.all(
@@ -204,7 +218,7 @@ export class Diagnostics {
 					this.kept.delete(c.name);
 					return { ...empty, status: run.status, reason: run.reason };
 				}
-				this.keep(c, run, afterHash, this.kept.get(c.name));
+				this.keep(c, run, afterHash, this.kept.get(c.name), mine);
 				return this.compare(c.name, base.run, run, before, after, changes, base.kept);
 			}),
 		);
@@ -212,7 +226,15 @@ export class Diagnostics {
 	}
 
 	/** Keeps `run` as the checker's last result, with the texts of the files it saw. */
-	private keep(checker: Checker, run: OkRun, hashes: Map<string, string>, prior: Kept | undefined): void {
+	private keep(
+		checker: Checker,
+		run: OkRun,
+		hashes: Map<string, string>,
+		prior: Kept | undefined,
+		since: number,
+	): void {
+		// Another change committed since the run began: it may have seen it or not; nothing is kept.
+		if (this.commits !== since) return void this.kept.delete(checker.name);
 		// A checker of the files it is given says nothing of the others: its result covers its run's files only.
 		const carried = prior && !perFile(checker) && prior.seen.size < MAX_SEEN_FILES;
 		const seen = carried ? new Map(prior.seen) : new Map<string, string>();

@@ -319,8 +319,6 @@ export class SyntaxCheck {
 	// Private and made here: the published types never name web-tree-sitter's, whose declarations
 	// need Emscripten's global types that a consumer's project does not have.
 	private readonly grammars = new Grammars();
-	/** The check's own sliced parses: never queued behind a parse made ahead of another file. */
-	private readonly checkGrammars = new Grammars();
 
 	/**
 	 * Parses `text` ahead, off the caller's path, so that the check of the file's next change is
@@ -371,11 +369,8 @@ export class SyntaxCheck {
 		const beforeKey = checkable(before) ? treeKey(language, before) : undefined;
 		let beforeTree = beforeKey && this.kept.get(beforeKey);
 		if (!beforeTree) {
-			// No tree of the old text: the new one is parsed whole, the old one only if the new has errors
-			// (none after means none introduced). The whole parse gives the event loop back between
-			// slices, so that a commit started alongside it (tools/common.ts) goes on meanwhile.
-			const tree = this.kept.get(afterKey) ?? (await this.parseWhole(language, afterKey, after));
-			if (this.closed) return undefined;
+			// No tree of the old text: the new one is parsed whole, the old one only if the new has errors.
+			const tree = this.treeOf(parser, afterKey, after);
 			if (!tree) return undefined;
 			if (!tree.rootNode.hasError) return this.result(change.path, language, []);
 			if (typeof change.before === "function") {
@@ -422,22 +417,6 @@ export class SyntaxCheck {
 		}
 	}
 
-	/** `text` parsed whole in slices on the check's own parser, and kept. */
-	private async parseWhole(language: string, key: string, text: string): Promise<Tree | undefined> {
-		const tree = await this.checkGrammars.parseInSlices(
-			language,
-			text,
-			PARSE_SLICE_MS,
-			() => !this.closed,
-			() => false,
-		);
-		if (!tree) return undefined;
-		if (this.closed) return void tree.delete();
-		this.parses.whole++;
-		this.kept.put(key, tree, text.length);
-		return tree;
-	}
-
 	/** The kept tree of `text`, or `text` parsed whole and kept. */
 	private treeOf(parser: Parser, key: string, text: string): Tree | undefined {
 		const kept = this.kept.get(key);
@@ -480,7 +459,6 @@ export class SyntaxCheck {
 		this.closed = true;
 		this.kept.clear();
 		this.grammars.close();
-		this.checkGrammars.close();
 	}
 }
 

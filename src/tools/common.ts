@@ -101,10 +101,9 @@ export async function checkSyntax(
 }
 
 /**
- * A change's commit with its checks: the syntax check (in "refuse" mode first, failing the change
- * with nothing written; in "report" mode alongside the commit, whose I/O goes on while the parse
- * gives the event loop back between slices) and the workspace's checkers around it. `aborted` is
- * checked just before the commit.
+ * A change's commit with its checks: the syntax check first (in "refuse" mode a new syntax error
+ * fails the change with nothing written), then the workspace's checkers around the commit.
+ * `aborted` is checked just before the commit.
  */
 export async function checkedCommit<T>(
 	host: ToolHost,
@@ -115,18 +114,14 @@ export async function checkedCommit<T>(
 	commit: () => Promise<T>,
 	path?: string,
 ): Promise<{ value: T; syntax?: SyntaxReport; diagnostics?: DiagnosticsReport }> {
-	const checking = checkSyntax(host, mode, changes);
-	let syntax: SyntaxReport | undefined;
-	if (mode === "refuse") {
-		syntax = await checking;
-		refuseIfIntroduced(syntax, mode, path);
-	} else {
-		// Awaited after the commit; a commit that fails leaves it to finish unheard.
-		checking.catch(() => undefined);
-	}
+	const syntax = await checkSyntax(host, mode, changes);
+	refuseIfIntroduced(syntax, mode, path);
+	// Checked again after a checker's run before the change (it can take seconds).
 	checkAborted(aborted);
-	const { value, diagnostics } = await commitDiagnosed(host, mode, changes, signal, commit);
-	if (mode !== "refuse") syntax = await checking;
+	const { value, diagnostics } = await commitDiagnosed(host, mode, changes, signal, () => {
+		checkAborted(aborted);
+		return commit();
+	});
 	return { value, syntax, diagnostics };
 }
 

@@ -209,6 +209,56 @@ describe("where the checker runs", () => {
 	);
 });
 
+describe("a racing change", () => {
+	it("a run that another change overlapped is not kept as the baseline of the next change", async () => {
+		const mark = join(base, "race-mark");
+		// A checker of the whole project that reads the files at its start; its first run that sees
+		// b.txt say "y" marks that it has read them and takes its time to answer.
+		const slowOnce = await script(
+			"race.sh",
+			[
+				'out=$(awk \'/BAD/ { print FILENAME ":" FNR ":1: error: a bad word" }\' *.txt)',
+				`if grep -q y b.txt && [ ! -e '${mark}' ]; then touch '${mark}'; sleep 1.5; fi`,
+				'printf "%s\\n" "$out"',
+			].join("\n"),
+		);
+		let holdA = false;
+		const { root, session } = await workspace(
+			{ "a.txt": "fine\n", "b.txt": "x\n" },
+			{
+				profile: "unified",
+				diagnostics: [{ name: "race", command: slowOnce, extensions: ["txt"], timeoutMs: 20_000 }],
+				probes: {
+					// The change of a.txt commits only once the run after b.txt's change has read the files.
+					afterAdmission: async (canonical) => {
+						if (!holdA || !canonical.endsWith("/a.txt")) return;
+						for (let i = 0; i < 400 && !existsSync(mark); i++) await new Promise((r) => setTimeout(r, 25));
+					},
+				},
+			},
+		);
+		try {
+			// The file tool: the one that passes the admission probe.
+			const edit = (path: string, from: string, to: string) =>
+				session.call("file", { queries: [{ type: "edit", path, edits: [{ oldText: from, newText: to }] }] });
+			// Both files known to the kept result: neither racing change runs the checker before it.
+			expect(newErrors(await edit("a.txt", "fine", "good"))).toEqual([]);
+			expect(newErrors(await edit("b.txt", "x", "w"))).toEqual([]);
+			holdA = true;
+			const [a, b] = await Promise.all([edit("a.txt", "good", "BAD"), edit("b.txt", "w", "y")]);
+			expect(newErrors(a)).toEqual(["a.txt:1 a"]);
+			expect(b.ok).toBe(true);
+			expect(existsSync(mark)).toBe(true);
+			expect(await readFile(join(root, "a.txt"), "utf8")).toBe("BAD\n");
+			// b.txt's run did not see a.txt's BAD; were it kept, the next change would report it.
+			const next = await edit("b.txt", "y", "z");
+			expect(newErrors(next)).toEqual([]);
+		} finally {
+			await session.close();
+		}
+	}, 30_000);
+});
+
 describe.skipIf(!HAVE_PYTHON)("py_compile through the tools", () => {
 	it("a file that was already broken stays unreported; a new break in another file is reported", async () => {
 		const { root, session } = await workspace(
