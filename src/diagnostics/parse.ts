@@ -34,11 +34,11 @@ const SEVERITY = /^(fatal error|error|warning|note|info|information|hint)\s*:\s*
 const PY_FILE = /^\s*File "(.+)", line (\d+)/;
 const PY_ERROR = /^([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$/;
 
-/** Escape sequences (colours) and the control characters that are left, from untrusted text. */
+/** Escape sequences (colours), control and direction-changing characters, from untrusted text. */
 function clean(line: string): string {
 	return line
 		.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, "")
-		.replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u2028\u2029\ufffd]/g, "")
+		.replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffd]/g, "")
 		.slice(0, MAX_LINE_CHARS);
 }
 
