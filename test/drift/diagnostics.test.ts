@@ -3,10 +3,12 @@
  * (the repository's tsc, python3 -m py_compile, shell scripts): a change that introduces a type
  * error gets it reported in one line and in details.diagnostics, an error the project already had
  * is not (also when lines moved, and when the baseline is the kept earlier result), an error the
- * change caused in another file is; a checker that sleeps is cut off and the result says so; a
- * hostile checker's output (huge, binary, escape sequences, paths outside the root) is bounded,
- * cleaned, and never names a path outside the roots; a configuration keel does not know is
- * refused naming the valid values.
+ * change caused in another file is; every tool that changes files reports; the checker runs
+ * through the session's backend (in bwrap's sandbox); a run another change overlapped is not kept
+ * as a baseline; a checker that sleeps, before or after the change, is cut off and the result says
+ * so; a hostile checker's output (huge, binary, escape sequences, paths outside the root) is
+ * bounded, cleaned, and never names a path outside the roots; a configuration keel does not know
+ * is refused naming the valid values.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -311,6 +313,29 @@ describe("bounds", () => {
 			expect(report(r)?.checkers[0]).toMatchObject({ checker: "slow", status: "timeout", files: [] });
 			expect(diagnosticLines(r)).toEqual([
 				"Diagnostics: slow did not finish within 0.3 s; this result has none of its errors.",
+			]);
+		} finally {
+			await session.close();
+		}
+	}, 30_000);
+
+	it("a run after the change that does not finish: the change stands, the result says so", async () => {
+		// Quick on the state before, stuck on the state after.
+		const stuck = await script(
+			"stuck.sh",
+			"grep -q BAD a.txt && sleep 30\necho 'a.txt:1:1: error: never read'",
+		);
+		const { root, session } = await workspace(
+			{ "a.txt": "fine\n" },
+			{ diagnostics: [{ name: "stuck", command: stuck, extensions: ["txt"], timeoutMs: 500 }] },
+		);
+		try {
+			const r = await session.call("edit", { path: "a.txt", edits: [{ oldText: "fine", newText: "BAD" }] });
+			expect(r.ok, JSON.stringify(r)).toBe(true);
+			expect(await readFile(join(root, "a.txt"), "utf8")).toBe("BAD\n");
+			expect(report(r)?.checkers[0]).toMatchObject({ status: "timeout", files: [], baselineKept: false });
+			expect(diagnosticLines(r)).toEqual([
+				"Diagnostics: stuck did not finish within 0.5 s; this result has none of its errors.",
 			]);
 		} finally {
 			await session.close();
