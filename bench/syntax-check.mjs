@@ -6,7 +6,8 @@
  *   read       the file's first change after a read whose parse made ahead has finished (a model
  *              takes seconds between a read and an edit);
  *   read+0     the first change sent the moment the read answered (the edit waits for that parse);
- *   next       a later change of the same file (the tree of the last change is kept).
+ *   next       a later change of the same file (the tree of the last change is kept);
+ *   broken     as cold, in a file that already has a syntax error (its old text is parsed too).
  * Every sample is a new file (distinct text: trees are kept by content) except for "next".
  * The grammar's one-time load (the first check in the process) is reported apart.
  * Goal: under 5 ms added to an edit of a 2,000-line file.
@@ -20,7 +21,7 @@ import { join } from "node:path";
 
 const N = Number(process.argv[2] ?? 30);
 const SIZES = process.argv[3] ? [Number(process.argv[3])] : [40, 2000];
-const KINDS = process.argv[4] ? process.argv[4].split(",") : ["cold", "read", "read+0", "next"];
+const KINDS = process.argv[4] ? process.argv[4].split(",") : ["cold", "read", "read+0", "next", "broken"];
 const { Session } = await import(new URL("../dist/index.js", import.meta.url).href);
 
 const UNITS = {
@@ -28,6 +29,9 @@ const UNITS = {
 		`export function f${k}(a: number, b: string): string {\n  const x = a + ${k};\n  return b.repeat(x) + "${k}";\n}\n`,
 	py: (k) => `def f${k}(a, b):\n    x = a + ${k}\n    return b * x\n\n`,
 };
+
+/** A line with a syntax error, for a file that is already broken. */
+const BROKEN_LINE = { ts: "const broken = ;\n", py: "broken = = 1\n" };
 
 /** A file of about `lines` lines; `tag` makes its text unique. */
 function source(ext, lines, tag) {
@@ -78,9 +82,10 @@ async function situation(ext, lines, kind) {
 	};
 	const sample = async ({ root, s }, mode, k) => {
 		const path = `f${k + 2}.${ext}`;
-		writeFileSync(join(root, path), source(ext, lines, `${mode} ${kind} ${k}`));
+		const text = source(ext, lines, `${mode} ${kind} ${k}`);
+		writeFileSync(join(root, path), kind === "broken" ? `${BROKEN_LINE[ext]}${text}` : text);
 		const first = middleEdit(ext, lines, k);
-		if (kind === "cold") return measure(() => edit(s, path, first));
+		if (kind === "cold" || kind === "broken") return measure(() => edit(s, path, first));
 		if (kind === "next") {
 			await edit(s, path, first);
 			return measure(() => edit(s, path, middleEdit(ext, lines, k + 100000, 100000 + k)));

@@ -45,10 +45,14 @@ const PRESETS: Record<string, Omit<Checker, "name" | "timeoutMs">> = {
 			'"$(if [ -x node_modules/.bin/tsc ]; then echo node_modules/.bin/tsc; else echo tsc; fi)" --noEmit --pretty false -p .',
 		extensions: TS_EXTENSIONS,
 	},
-	ruff: { command: "ruff check --output-format concise --quiet --no-fix {files}", extensions: PY_EXTENSIONS },
+	// No caches written into the workspace (a checker's run is no change of the project's).
+	ruff: {
+		command: "ruff check --output-format concise --quiet --no-fix --no-cache {files}",
+		extensions: PY_EXTENSIONS,
+	},
 	pyright: { command: "pyright {files}", extensions: PY_EXTENSIONS },
 	mypy: {
-		command: "mypy --no-error-summary --show-column-numbers --no-color-output {files}",
+		command: "mypy --no-error-summary --show-column-numbers --no-color-output --cache-dir=/dev/null {files}",
 		extensions: PY_EXTENSIONS,
 	},
 	// Compiled bytecode goes to a temporary prefix, not into the workspace's __pycache__.
