@@ -6,18 +6,22 @@
  *   read       the file's first change after a read whose parse made ahead has finished (a model
  *              takes seconds between a read and an edit);
  *   read+0     the first change sent the moment the read answered (the edit waits for that parse);
- *   next       a later change of the same file (the tree of the last change is kept).
+ *   next       a later change of the same file (the tree of the last change is kept);
+ *   broken     as cold, in a file that already has a syntax error (its old text is parsed too).
  * Every sample is a new file (distinct text: trees are kept by content) except for "next".
  * The grammar's one-time load (the first check in the process) is reported apart.
  * Goal: under 5 ms added to an edit of a 2,000-line file.
  *
- * Run after `npm run build`: node bench/syntax-check.mjs [N=30]
+ * Run after `npm run build`: node bench/syntax-check.mjs [N=30] [LINES] [KINDS]
+ * (LINES: only files of that size; KINDS: only these situations, comma-separated, e.g. cold,next).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 
 const N = Number(process.argv[2] ?? 30);
+const SIZES = process.argv[3] ? [Number(process.argv[3])] : [40, 2000];
+const KINDS = process.argv[4] ? process.argv[4].split(",") : ["cold", "read", "read+0", "next", "broken"];
 const { Session } = await import(new URL("../dist/index.js", import.meta.url).href);
 
 const UNITS = {
@@ -25,6 +29,9 @@ const UNITS = {
 		`export function f${k}(a: number, b: string): string {\n  const x = a + ${k};\n  return b.repeat(x) + "${k}";\n}\n`,
 	py: (k) => `def f${k}(a, b):\n    x = a + ${k}\n    return b * x\n\n`,
 };
+
+/** A line with a syntax error, for a file that is already broken. */
+const BROKEN_LINE = { ts: "const broken = ;\n", py: "broken = = 1\n" };
 
 /** A file of about `lines` lines; `tag` makes its text unique. */
 function source(ext, lines, tag) {
@@ -75,9 +82,10 @@ async function situation(ext, lines, kind) {
 	};
 	const sample = async ({ root, s }, mode, k) => {
 		const path = `f${k + 2}.${ext}`;
-		writeFileSync(join(root, path), source(ext, lines, `${mode} ${kind} ${k}`));
+		const text = source(ext, lines, `${mode} ${kind} ${k}`);
+		writeFileSync(join(root, path), kind === "broken" ? `${BROKEN_LINE[ext]}${text}` : text);
 		const first = middleEdit(ext, lines, k);
-		if (kind === "cold") return measure(() => edit(s, path, first));
+		if (kind === "cold" || kind === "broken") return measure(() => edit(s, path, first));
 		if (kind === "next") {
 			await edit(s, path, first);
 			return measure(() => edit(s, path, middleEdit(ext, lines, k + 100000, 100000 + k)));
@@ -132,8 +140,8 @@ const loads = [];
 const cell = (xs) => `${ms(pct(xs, 0.5))} / ${ms(pct(xs, 0.95))}`;
 for (const ext of ["ts", "py"]) {
 	loads.push(`.${ext} ${ms(await firstLoad(ext))}`);
-	for (const lines of [40, 2000]) {
-		for (const kind of ["cold", "read", "read+0", "next"]) {
+	for (const lines of SIZES) {
+		for (const kind of KINDS) {
 			const { off, on } = await situation(ext, lines, kind);
 			const added = (xs, ys, p) => ms(pct(ys, p) - pct(xs, p));
 			console.log(

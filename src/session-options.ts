@@ -6,6 +6,7 @@
  */
 import { KeelError } from "./boundary/errors.js";
 import type { CheckpointBudgets } from "./checkpoints/types.js";
+import { checkersOf } from "./diagnostics/checkers.js";
 import type { SessionOptions } from "./session-types.js";
 import { checkpointsTool } from "./tools/checkpoints.js";
 import { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";
@@ -31,6 +32,7 @@ const OPTION_NAMES: Record<keyof SessionOptions, true> = {
 	python: true,
 	commandPrefix: true,
 	check: true,
+	diagnostics: true,
 	processLimits: true,
 	checkpoints: true,
 };
@@ -90,6 +92,7 @@ export function checkSessionOptions(opts: unknown): asserts opts is SessionOptio
 			throw fail(`session option ${key} must be a string`);
 	for (const key of ["allow", "allowRead", "protectedPaths", "disabledTools"]) stringList(o, key);
 	checkCheckpointOption(o.checkpoints);
+	checkersOf(o.diagnostics);
 	if (o.disabledTools !== undefined) checkToolNames(o.disabledTools as unknown[], profile);
 	const b = o.backend as Record<string, unknown> | undefined;
 	if (

@@ -8,6 +8,7 @@ import type { FailureMemory } from "./boundary/failure-memory.js";
 import type { Clock } from "./boundary/timing.js";
 import type { Checkpoints } from "./checkpoints/checkpoints.js";
 import type { CheckpointBudgets } from "./checkpoints/types.js";
+import type { CheckerSpec } from "./diagnostics/checkers.js";
 import type { ProcessLimits } from "./procs/table.js";
 import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
@@ -61,6 +62,13 @@ export interface SessionOptions {
 	 * written, "off" skips it. A call's own `check` option overrides it.
 	 */
 	check?: CheckMode;
+	/**
+	 * The workspace's own checkers, run after every change to a file they check, in the workspace
+	 * through the backend (diagnostics/diagnostics.ts): the result reports the errors the change
+	 * introduced. Presets by name ("tsc", "ruff", "pyright", "mypy", "py_compile") or
+	 * `{ name, command, extensions, timeoutMs }`. Off by default; a call with check "off" runs none.
+	 */
+	diagnostics?: Array<string | CheckerSpec>;
 	/** Bounds of the session's process handles (procs/table.ts). */
 	processLimits?: Partial<ProcessLimits>;
 	/**

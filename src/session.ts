@@ -15,6 +15,8 @@ import { FailureMemory } from "./boundary/failure-memory.js";
 import { SpillDir } from "./boundary/spill.js";
 import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
 import type { Checkpoints } from "./checkpoints/checkpoints.js";
+import { checkersOf } from "./diagnostics/checkers.js";
+import { Diagnostics } from "./diagnostics/diagnostics.js";
 import { ProcessTable } from "./procs/table.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
@@ -103,6 +105,8 @@ export class Session implements ToolHost {
 	readonly syntax = new SyntaxCheck();
 	/** The check's mode when a call does not set its own. */
 	checkMode: CheckMode = "report";
+	/** The workspace's own checkers (SessionOptions.diagnostics); undefined when none is configured. */
+	diagnostics: Diagnostics | undefined;
 	/** Checkpoints of every change the calls make, when SessionOptions.checkpoints turned them on. */
 	checkpoints: Checkpoints | undefined;
 
@@ -212,6 +216,15 @@ export class Session implements ToolHost {
 			}
 		}
 		if (opts.check !== undefined) session.checkMode = checkModeOf(opts.check, "SessionOptions.check");
+		const checkers = checkersOf(opts.diagnostics);
+		if (checkers.length > 0)
+			session.diagnostics = new Diagnostics(
+				backend.exec,
+				guard.workspace,
+				guard.roots,
+				checkers,
+				opts.commandPrefix || undefined,
+			);
 		return session;
 	}
 

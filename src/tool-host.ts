@@ -8,6 +8,7 @@ import type { ExecOps, FileOps, SearchOps } from "./backend/types.js";
 import type { SpillDir } from "./boundary/spill.js";
 import type { Clock } from "./boundary/timing.js";
 import type { Checkpoints } from "./checkpoints/checkpoints.js";
+import type { Diagnostics } from "./diagnostics/diagnostics.js";
 import type { ProcessTable } from "./procs/table.js";
 import type { PythonCoordinator } from "./python/coordinator.js";
 import type { ContentRefs } from "./safety/content-refs.js";
@@ -83,6 +84,8 @@ export interface HostChecks {
 	readonly syntax: SyntaxCheck;
 	/** The check's mode when a call does not set its own. */
 	readonly checkMode: CheckMode;
+	/** The workspace's own checkers run after a change (SessionOptions.diagnostics); absent when none. */
+	readonly diagnostics?: Diagnostics;
 }
 
 /** Checkpoints of every change the calls make, when the session keeps them. */

@@ -10,8 +10,9 @@
  * A session keeps parse trees by the text they parse (its SHA-256; a few, bounded), so a file's
  * next change reuses the tree of its last one, and the read of a source file parses it ahead, in
  * slices off the read's path (prepare), so that even a file's first change parses incrementally.
- * Only a change of a file the session never read nor changed pays a whole parse. The grammars load
- * on first use (grammars.ts).
+ * Only a change of a file the session never read nor changed pays a whole parse, of its new text;
+ * when that has errors, the old text is parsed on the new text's tree edited back (incremental
+ * too). The grammars load on first use (grammars.ts).
  *
  * Modes: "report" (the default) puts the errors in the result; "refuse" fails the change with
  * SYNTAX_ERROR before anything is written; "off" skips the check.
@@ -382,7 +383,11 @@ export class SyntaxCheck {
 				const now = this.treeOf(parser, afterKey, after);
 				return now && this.result(change.path, language, collect(now, after));
 			}
-			beforeTree = this.treeOf(parser, beforeKey ?? treeKey(language, before), before);
+			// The old text parsed on the new one's tree, edited back: an incremental parse (about a
+			// millisecond), not a second whole one. The new tree is taken again after the await above.
+			const now = this.treeOf(parser, afterKey, after);
+			if (!now) return undefined;
+			beforeTree = this.treeFrom(parser, now, after, beforeKey ?? treeKey(language, before), before);
 			if (!beforeTree) return undefined;
 		}
 		if (!checkable(before)) return undefined; // A kept tree of the old text implies the text.
@@ -414,6 +419,29 @@ export class SyntaxCheck {
 			edited.delete();
 			// Kept last: keeping may evict the old tree, which the comparison reads.
 			if (afterTree) this.kept.put(afterKey, afterTree, after.length);
+		}
+	}
+
+	/** The kept tree of `text`, or `text` parsed on `from` (the tree of `fromText`) edited to match, and kept. */
+	private treeFrom(
+		parser: Parser,
+		from: Tree,
+		fromText: string,
+		key: string,
+		text: string,
+	): Tree | undefined {
+		const kept = this.kept.get(key);
+		if (kept) return kept;
+		const edited = from.copy();
+		try {
+			edited.edit(editBetween(fromText, text) as Edit);
+			const tree = parser.parse(text, edited);
+			if (!tree) return undefined;
+			this.parses.incremental++;
+			this.kept.put(key, tree, text.length);
+			return tree;
+		} finally {
+			edited.delete();
 		}
 	}
 

@@ -7,20 +7,15 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import { type Accepted, object, string } from "../boundary/schema.js";
+import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { renderDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { parsePatch } from "../patch/parse.js";
 import { type PlannedFile, planOp, resolveOps } from "../patch/plan.js";
 import { commitChanges, withPaths } from "../safety/transaction.js";
-import {
-	type CheckMode,
-	refuseIfIntroduced,
-	type SyntaxReport,
-	syntaxDetails,
-	syntaxLine,
-} from "../syntax/check.js";
+import { type CheckMode, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
-import { type CheckInput, checkAborted, checkArgument, checkModeFor, checkSyntax } from "./common.js";
+import { type CheckInput, checkArgument, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 const unifiedSchema = object({ input: string(), check: checkArgument(false) });
@@ -43,6 +38,8 @@ export interface ApplyPatchDetails {
 	files: PatchFileResult[];
 	/** The syntax check of the new texts (when a file has a grammar and the check is on). */
 	syntax?: SyntaxReport;
+	/** The workspace's own checkers' new errors (when `diagnostics` is configured). */
+	diagnostics?: DiagnosticsReport;
 }
 
 const LETTER: Record<PlannedFile["action"], string> = {
@@ -61,6 +58,7 @@ export async function applyPatch(
 	mode: CheckMode = host.checkMode,
 ): Promise<ToolResult<ApplyPatchDetails>> {
 	let syntax: SyntaxReport | undefined;
+	let diagnostics: DiagnosticsReport | undefined;
 	const ops = parsePatch(input);
 	const resolved = await resolveOps(host, ops);
 	const keys = resolved.flatMap((r) =>
@@ -82,13 +80,13 @@ export async function applyPatch(
 				});
 			}
 		}
-		// Checked before the commit: in "refuse" mode a new syntax error changes no file.
-		syntax = await checkSyntax(host, mode, plans.flatMap(patchSyntaxInput));
-		refuseIfIntroduced(syntax, mode);
-		checkAborted(signal);
+		// In "refuse" mode checked before the commit: a new syntax error changes no file.
+		const inputs = plans.flatMap(patchSyntaxInput);
 		const changes = plans.flatMap((p) => p.changes);
-		for (const c of changes) if (c.after.kind !== "absent") await host.sweepOnce(parentOf(c.canonical));
-		if (changes.length > 0) await commitChanges(host, changes);
+		({ syntax, diagnostics } = await checkedCommit(host, mode, inputs, signal, signal, async () => {
+			for (const c of changes) if (c.after.kind !== "absent") await host.sweepOnce(parentOf(c.canonical));
+			if (changes.length > 0) await commitChanges(host, changes);
+		}));
 		return plans;
 	});
 	const files: PatchFileResult[] = planned.map((p) => {
@@ -104,10 +102,13 @@ export async function applyPatch(
 		const how = lenient.length ? ` (matched: ${p.matched!.join(", ")})` : "";
 		return `${LETTER[p.action]} ${p.path}${p.movedTo ? ` -> ${p.movedTo}` : ""}${how}`;
 	});
-	const line = syntaxLine(syntax);
 	return {
-		content: [text(`Success. Updated the following files:\n${lines.join("\n")}${line ? `\n${line}` : ""}`)],
-		details: { files, ...syntaxDetails(syntax) },
+		content: [
+			text(
+				`Success. Updated the following files:\n${lines.join("\n")}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`,
+			),
+		],
+		details: { files, ...syntaxDetails(syntax), ...diagnosticsDetails(diagnostics) },
 	};
 }
 

@@ -4,12 +4,14 @@ import { sameObject } from "../backend/temp-names.js";
 import type { FileStat } from "../backend/types.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { oneOf, optional } from "../boundary/schema.js";
+import type { DiagnosticsReport } from "../diagnostics/diagnostics.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
 import {
 	CHECK_MODES,
 	type CheckedChange,
 	type CheckMode,
 	isChecked,
+	refuseIfIntroduced,
 	type SyntaxReport,
 } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
@@ -96,4 +98,55 @@ export async function checkSyntax(
 	return host.syntax.files(
 		checked.map((c) => ({ path: c.path, key: c.key, before: c.before, after: c.after() })),
 	);
+}
+
+/**
+ * A change's commit with its checks: the syntax check first (in "refuse" mode a new syntax error
+ * fails the change with nothing written), then the workspace's checkers around the commit.
+ * `aborted` is checked just before the commit.
+ */
+export async function checkedCommit<T>(
+	host: ToolHost,
+	mode: CheckMode,
+	changes: CheckInput[],
+	aborted: { readonly aborted: boolean } | undefined,
+	signal: AbortSignal | undefined,
+	commit: () => Promise<T>,
+	path?: string,
+): Promise<{ value: T; syntax?: SyntaxReport; diagnostics?: DiagnosticsReport }> {
+	const syntax = await checkSyntax(host, mode, changes);
+	refuseIfIntroduced(syntax, mode, path);
+	// Checked again after a checker's run before the change (it can take seconds).
+	checkAborted(aborted);
+	const { value, diagnostics } = await commitDiagnosed(host, mode, changes, signal, () => {
+		checkAborted(aborted);
+		return commit();
+	});
+	return { value, syntax, diagnostics };
+}
+
+/**
+ * `commit` run inside the workspace's checkers' runs (diagnostics/diagnostics.ts): its value, and
+ * the errors the change introduced; the commit alone when no checker covers the changes or the
+ * mode is "off".
+ */
+export async function commitDiagnosed<T>(
+	host: ToolHost,
+	mode: CheckMode,
+	changes: CheckInput[],
+	signal: AbortSignal | undefined,
+	commit: () => Promise<T>,
+): Promise<{ value: T; diagnostics?: DiagnosticsReport }> {
+	const checkers = host.diagnostics;
+	if (mode === "off" || !checkers?.covers(changes.map((c) => c.path))) return { value: await commit() };
+	const { value, report } = await checkers.around(changes, signal, commit);
+	return { value, diagnostics: report };
+}
+
+/** The result's extra lines (the syntax check's, the checkers'), each after a newline; "" for none. */
+export function checkLines(...lines: string[]): string {
+	return lines
+		.filter((l) => l !== "")
+		.map((l) => `\n${l}`)
+		.join("");
 }

@@ -7,6 +7,7 @@
 
 import { KeelError } from "../boundary/errors.js";
 import { type Accepted, array, object, string } from "../boundary/schema.js";
+import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { applyEdits, driftNote, type Matched } from "../edit/apply.js";
 import { renderEditDiff } from "../edit/diff.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
@@ -15,8 +16,8 @@ import { readRegular } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
 import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
-import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { type CheckInput, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 const replaceSchema = object({
@@ -79,6 +80,8 @@ export interface EditDetails {
 	replanned?: number;
 	/** The syntax check of the new text (when the file has a grammar and the check is on). */
 	syntax?: SyntaxReport;
+	/** The workspace's own checkers' new errors (when `diagnostics` is configured). */
+	diagnostics?: DiagnosticsReport;
 }
 
 /** edit's arguments: the schema's type. */
@@ -122,36 +125,41 @@ export const editTool = defineTool({
 			// Anchored by text: a file another writer changed meanwhile is re-planned (edit/replan.ts).
 			const mode = checkModeFor(ctx);
 			const {
-				result: { plan: applied, syntax },
+				result: { plan: applied, syntax, diagnostics },
 				replans,
 			} = await commitReplanning(
 				{
 					read,
 					plan: (snap) => applyEdits(snap.decoded.text, args.edits, args.path),
 					commit: async (plan, snap) => {
-						// Checked before the commit, so that in "refuse" mode nothing is written.
-						const syntax = await checkSyntax(host, mode, [
-							{
-								path: args.path,
-								key: target.canonical,
-								before: snap.decoded.text,
-								after: () => plan.text,
-								length: snap.decoded.text.length,
-							},
-						]);
-						refuseIfIntroduced(syntax, mode, args.path);
-						// The scope answers without making the call's signal (boundary/call-scope.ts).
-						checkAborted(ctx.scope ?? ctx.signal);
-						await commit(host, {
-							canonical: target.canonical,
-							shown: args.path,
-							data:
-								snap.decoded.encoding === "utf-8"
-									? plan.encode(snap.decoded.bom, takeSpare(snap))
-									: encodeText(plan.text, snap.decoded, args.path),
-							expect: snap.expect,
-						});
-						return { plan, syntax };
+						const change: CheckInput = {
+							path: args.path,
+							key: target.canonical,
+							before: snap.decoded.text,
+							after: () => plan.text,
+							length: snap.decoded.text.length,
+						};
+						// In "refuse" mode checked before the commit, so that nothing is written. The scope
+						// answers without making the call's signal (boundary/call-scope.ts).
+						const { syntax, diagnostics } = await checkedCommit(
+							host,
+							mode,
+							[change],
+							ctx.scope ?? ctx.signal,
+							ctx.signal,
+							() =>
+								commit(host, {
+									canonical: target.canonical,
+									shown: args.path,
+									data:
+										snap.decoded.encoding === "utf-8"
+											? plan.encode(snap.decoded.bom, takeSpare(snap))
+											: encodeText(plan.text, snap.decoded, args.path),
+									expect: snap.expect,
+								}),
+							args.path,
+						);
+						return { plan, syntax, diagnostics };
 					},
 				},
 				{ replannable: true, shown: args.path },
@@ -160,7 +168,7 @@ export const editTool = defineTool({
 			return {
 				content: [
 					text(
-						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}${syntaxLine(syntax) ? `\n${syntaxLine(syntax)}` : ""}`,
+						`Successfully replaced ${args.edits.length} block(s) in ${args.path}.${driftNote(applied.matched)}${replanNote(replans)}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`,
 					),
 				],
 				details: {
@@ -169,6 +177,7 @@ export const editTool = defineTool({
 					matched: applied.matched,
 					...(replans ? { replanned: replans } : {}),
 					...syntaxDetails(syntax),
+					...diagnosticsDetails(diagnostics),
 				},
 			};
 		});

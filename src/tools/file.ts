@@ -5,11 +5,12 @@
  * every query's file changes, or none does.
  */
 import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
 import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
-import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax } from "./common.js";
+import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { checkAborted, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import {
 	type Prepared,
 	preparePlan,
@@ -29,6 +30,8 @@ export interface FileDetails {
 	results: QueryResult[];
 	/** The syntax check of the new texts (when a file has a grammar and the check is on). */
 	syntax?: SyntaxReport;
+	/** The workspace's own checkers' new errors (when `diagnostics` is configured). */
+	diagnostics?: DiagnosticsReport;
 }
 
 const fileSpec = {
@@ -76,6 +79,7 @@ const fileSpec = {
 		const multi = plans.length > 1;
 		const mode = checkModeFor(ctx, args.check);
 		let syntax: SyntaxReport | undefined;
+		let diagnostics: DiagnosticsReport | undefined;
 		const where = (p: Plan) => (multi ? `queries[${p.i}] (${p.q.type} ${p.q.path}): ` : "");
 		const results = await withPaths(
 			host,
@@ -99,21 +103,25 @@ const fileSpec = {
 						}
 					}
 					for (const [k, x] of prepared.entries()) if (x.replanned) replans[k]++;
-					// Checked before the commit: in "refuse" mode a new syntax error changes no file.
-					syntax = await checkSyntax(
-						host,
-						mode,
-						prepared.flatMap((x) => syntaxInput(host, x)),
-					);
-					refuseIfIntroduced(syntax, mode);
-					checkAborted(signal);
+					// In "refuse" mode checked before the commit: a new syntax error changes no file.
+					const inputs = prepared.flatMap((x) => syntaxInput(host, x));
 					let outcomes: Awaited<ReturnType<typeof commitChanges>>;
+					// Only the commit's own failures are a commit failure (a refusal or an abort before it is not).
+					let committing = false;
 					try {
-						outcomes = await commitChanges(
-							host,
-							prepared.map((x) => x.change),
-						);
+						({
+							value: outcomes,
+							syntax,
+							diagnostics,
+						} = await checkedCommit(host, mode, inputs, signal, signal, () => {
+							committing = true;
+							return commitChanges(
+								host,
+								prepared.map((x) => x.change),
+							);
+						}));
 					} catch (e) {
+						if (!committing) throw e;
 						const err = e as KeelError;
 						const undone = ["rolled-back", "nothing-committed"].includes(String(err.details?.allOrNothing));
 						if (err.code === "CHANGED_ON_DISK" && undone && plans.every(replannable)) {
@@ -140,10 +148,9 @@ const fileSpec = {
 		const lines = results.map((r) =>
 			r.contentRef ? `${r.summary} [contentRef ${r.contentRef}]` : r.summary,
 		);
-		const line = syntaxLine(syntax);
 		return {
-			content: [text(line ? `${lines.join("\n")}\n${line}` : lines.join("\n"))],
-			details: { results, ...syntaxDetails(syntax) },
+			content: [text(`${lines.join("\n")}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`)],
+			details: { results, ...syntaxDetails(syntax), ...diagnosticsDetails(diagnostics) },
 		};
 	},
 };

@@ -6,11 +6,18 @@
 
 import { KeelError } from "../boundary/errors.js";
 import { type Accepted, object, string } from "../boundary/schema.js";
+import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { isWellFormed } from "../edit/apply.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
-import { refuseIfIntroduced, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
-import { checkAborted, checkModeFor, checkSyntax, refuseWrittenPlaceholder } from "./common.js";
+import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import {
+	type CheckInput,
+	checkedCommit,
+	checkLines,
+	checkModeFor,
+	refuseWrittenPlaceholder,
+} from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 
 const schema = object({
@@ -21,6 +28,8 @@ const schema = object({
 /** write's result details: the syntax check of the new text, when it ran. */
 export interface WriteDetails {
 	syntax?: SyntaxReport;
+	/** The workspace's own checkers' new errors (when `diagnostics` is configured). */
+	diagnostics?: DiagnosticsReport;
 }
 
 /** write's arguments: the schema's type. */
@@ -56,24 +65,37 @@ export const writeTool = defineTool({
 			await refuseWrittenPlaceholder(host, target.canonical, before, args.content, args.path);
 			const mode = checkModeFor(ctx);
 			// The file's old text is read only when the new one has errors (to leave out the old ones).
-			const syntax = await checkSyntax(host, mode, [
-				{
-					path: args.path,
-					key: target.canonical,
-					before: before
-						? () => host.files.readFile(target.canonical, before).then((b) => b.toString("utf8"))
-						: undefined,
-					after: () => args.content,
-					length: args.content.length,
-				},
-			]);
-			refuseIfIntroduced(syntax, mode, args.path);
-			checkAborted(signal);
-			await commit(host, { canonical: target.canonical, shown: args.path, data, expect });
-			const line = syntaxLine(syntax);
+			let beforeText: Promise<string> | undefined;
+			const change: CheckInput = {
+				path: args.path,
+				key: target.canonical,
+				// Read once, and only when a check needs it.
+				before: before
+					? () => {
+							beforeText ??= host.files.readFile(target.canonical, before).then((b) => b.toString("utf8"));
+							return beforeText;
+						}
+					: undefined,
+				after: () => args.content,
+				length: args.content.length,
+			};
+			const { syntax, diagnostics } = await checkedCommit(
+				host,
+				mode,
+				[change],
+				signal,
+				signal,
+				() => commit(host, { canonical: target.canonical, shown: args.path, data, expect }),
+				args.path,
+			);
+			const details = { ...syntaxDetails(syntax), ...diagnosticsDetails(diagnostics) };
 			return {
-				content: [text(`Successfully wrote ${data.length} bytes to ${args.path}${line ? `\n${line}` : ""}`)],
-				...(syntax ? { details: syntaxDetails(syntax) } : {}),
+				content: [
+					text(
+						`Successfully wrote ${data.length} bytes to ${args.path}${checkLines(syntaxLine(syntax), diagnosticsLine(diagnostics))}`,
+					),
+				],
+				...(syntax || diagnostics ? { details } : {}),
 			};
 		});
 	},

@@ -101,8 +101,23 @@ describe("trees kept for the check", () => {
 				clean.replace("return x", "return = x").replace("return y", "return y + 1"),
 			);
 			expect(errorsOf(r)).toEqual([]);
-			// The tree of the read is of other text: the new text (with the rival's error) and the old one are parsed whole.
-			expect(s.syntax.parses).toMatchObject({ whole: 2, incremental: 1 });
+			// The tree of the read is of other text: the new text (with the rival's error) is parsed whole,
+			// the old one on its tree edited back, then the new one on the old one's (both incremental).
+			expect(s.syntax.parses).toMatchObject({ whole: 1, incremental: 2 });
+		} finally {
+			await s.close();
+		}
+	});
+
+	it("a never-read file that already has an error: the old text is parsed on the new one's tree, the old error is not blamed", async () => {
+		const s = await Session.create({ root: dir });
+		try {
+			const path = "cold-broken.py";
+			await writeFile(join(dir, path), "def f(x):\n    x = = 1\n\ndef g(y):\n    return y\n");
+			const r = await s.call("edit", { path, edits: [{ oldText: "return y", newText: "return (y" }] });
+			expect(r.ok, JSON.stringify(r)).toBe(true);
+			expect(errorsOf(r).map((e) => e.line)).toEqual([5]);
+			expect(s.syntax.parses).toMatchObject({ whole: 1, incremental: 2 });
 		} finally {
 			await s.close();
 		}
