@@ -50,7 +50,9 @@ export interface KeelAiTool {
 	description?: string;
 	strict?: boolean;
 	inputSchema: any;
+	/** Runs the call; yields preliminary results while bash runs, then the final one. */
 	execute(input: unknown, options: { abortSignal?: AbortSignal }): AsyncIterable<BoundResult>;
+	/** The result as the model sees it: text, images as images, failures as error text. */
 	toModelOutput(options: { output: BoundResult }): any;
 }
 

@@ -91,6 +91,7 @@ export class KeelSandbox {
 		return posix.resolve(this.session.workspace, path);
 	}
 
+	/** The entries of a directory, with their kind and size. */
 	async ls(path: string): Promise<LsResult> {
 		const r = await this.call("ls", { path, limit: 100_000 });
 		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, "ls", path) };
@@ -105,6 +106,7 @@ export class KeelSandbox {
 		return { files };
 	}
 
+	/** A page of a file's lines (`offset` counts from 0, as deepagents does). */
 	async read(filePath: string, offset = 0, limit?: number): Promise<ReadResult> {
 		// limit 0 asks for nothing, but the file must still be readable.
 		const r = await this.call("read", {
@@ -125,6 +127,7 @@ export class KeelSandbox {
 		return { content: r.text.slice(0, notice.index), mimeType: "text/plain", nextOffset: next };
 	}
 
+	/** A whole file, read page by page, in deepagents' raw shape (its times are the read's: keel reports none). */
 	async readRaw(filePath: string): Promise<ReadRawResult> {
 		const pages: string[] = [];
 		let offset = 0;
@@ -152,6 +155,7 @@ export class KeelSandbox {
 		}
 	}
 
+	/** Write a file through keel's `write` tool (an existing file must have been read first). */
 	async write(filePath: string, content: string): Promise<WriteResult> {
 		const r = await this.call("write", { path: filePath, content });
 		if (!r.isError) return { path: filePath, filesUpdate: null };
@@ -209,12 +213,14 @@ export class KeelSandbox {
 		return { path: filePath, filesUpdate: null, occurrences: 1 };
 	}
 
+	/** Delete a file. */
 	async delete(filePath: string) {
 		if (!this.tools.has("file")) return { error: "Deleting files is not available on this backend." };
 		const r = await this.call("file", { queries: [{ type: "delete", path: filePath }] });
 		return r.isError ? { error: failure(r, "delete", filePath) } : { path: filePath, filesUpdate: null };
 	}
 
+	/** Lines matching a literal pattern, under `path`, optionally only in files matching `glob`. */
 	async grep(
 		pattern: string,
 		path?: string | null,
@@ -247,6 +253,7 @@ export class KeelSandbox {
 		};
 	}
 
+	/** Files matching a glob pattern under `path`. */
 	async glob(pattern: string, path = "."): Promise<GlobResult> {
 		const r = await this.call("find", { pattern, path, limit: 100_000 });
 		if (r.isError) return r.error?.code === "NOT_FOUND" ? { files: [] } : { error: failure(r, "glob", path) };
@@ -260,6 +267,7 @@ export class KeelSandbox {
 		return { files };
 	}
 
+	/** Run a shell command in the workspace: its output and exit code. */
 	async execute(command: string): Promise<ExecuteResponse> {
 		const r = await this.call("bash", { command });
 		const facts = (r.details ?? r.error?.details) as Record<string, unknown> | undefined;
@@ -288,6 +296,7 @@ export class KeelSandbox {
 		return out;
 	}
 
+	/** The bytes of each file, or why it could not be read. */
 	async downloadFiles(paths: string[]): Promise<FileDownloadResponse[]> {
 		const out: FileDownloadResponse[] = [];
 		for (const path of paths) {

@@ -30,11 +30,17 @@ export interface KeelLangChainTool {
 	lc_namespace: string[];
 	lc_serializable: boolean;
 	readonly lc_id: string[];
+	/** Runs the tool on one input (LangChain's Runnable.invoke). */
 	invoke(...args: any[]): Promise<any>;
+	/** Runs the tool (LangChain's older entry point). */
 	call(...args: any[]): Promise<any>;
+	/** Runs the tool on several inputs. */
 	batch(...args: any[]): Promise<any[]>;
+	/** Runs the tool, its result as a stream. */
 	stream(...args: any[]): Promise<any>;
+	/** Runs the tool on each input of a stream. */
 	transform(...args: any[]): AsyncGenerator<any>;
+	/** The tool's name, with `suffix` appended when given. */
 	getName(suffix?: string): string;
 }
 

@@ -12,8 +12,11 @@ export interface KeelFunctionTool {
 	description: string;
 	parameters: any;
 	strict: boolean;
+	/** Runs the tool (the SDK calls it with its run context and the model's arguments). */
 	invoke: (...args: any[]) => Promise<unknown>;
+	/** Whether a call waits for a person's approval (never, for keel's tools). */
 	needsApproval: (...args: any[]) => Promise<boolean>;
+	/** Whether the tool is offered to the model (always, for keel's tools). */
 	isEnabled: (...args: any[]) => Promise<boolean>;
 }
 
@@ -22,6 +25,7 @@ export interface KeelApplyPatchTool {
 	type: "apply_patch";
 	name: string;
 	editor: Editor;
+	/** Whether an operation waits for a person's approval (never, for keel's editor). */
 	needsApproval: (...args: any[]) => Promise<boolean>;
 }
 
@@ -31,6 +35,7 @@ export type ApplyPatchOperation =
 	| { type: "update_file"; path: string; diff: string; moveTo?: string }
 	| { type: "delete_file"; path: string };
 
+/** What an Editor answers for one operation: whether it was applied, and a message for the model. */
 export interface ApplyPatchResult {
 	status?: "completed" | "failed";
 	output?: string;
@@ -38,8 +43,11 @@ export interface ApplyPatchResult {
 
 /** The SDK's Editor: what applies apply_patch's operations. */
 export interface Editor {
+	/** Create a file from the operation's diff. */
 	createFile(operation: Extract<ApplyPatchOperation, { type: "create_file" }>): Promise<ApplyPatchResult>;
+	/** Apply the operation's diff to a file (and move it, with `moveTo`). */
 	updateFile(operation: Extract<ApplyPatchOperation, { type: "update_file" }>): Promise<ApplyPatchResult>;
+	/** Delete a file. */
 	deleteFile(operation: Extract<ApplyPatchOperation, { type: "delete_file" }>): Promise<ApplyPatchResult>;
 }
 
@@ -50,6 +58,7 @@ export interface ShellAction {
 	maxOutputLength?: number;
 }
 
+/** What a Shell answers: each command's output and how it ended. */
 export interface ShellResult {
 	output: Array<{
 		stdout: string;
@@ -60,6 +69,7 @@ export interface ShellResult {
 
 /** The SDK's Shell (shellTool({ shell })). */
 export interface Shell {
+	/** Run the action's commands, one after another. */
 	run(action: ShellAction): Promise<ShellResult>;
 }
 
