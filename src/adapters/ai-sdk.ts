@@ -27,7 +27,7 @@ const ai = await importPeer("ai", "keel/ai-sdk", () => import("ai" as string) as
 const AI_MAJOR = await aiMajor();
 
 /**
- * ai's major version, from its package.json: a JSON import, which resolves as `import("ai")` did
+ * ai's major version, from its package.json: a JSON import, which resolves as the peer import above does
  * (the test runner's and Node's resolve hooks see it), or require() on a Node before 20.10, which
  * has no import attributes.
  */
