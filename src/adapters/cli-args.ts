@@ -9,7 +9,13 @@ import { checkProfile, checkSessionOptions, checkToolNames } from "../session-op
 import { type BackendChoice, chooseBackend } from "./backend-spec.js";
 import { serveOptions, UsageError } from "./cli-serve.js";
 import type { ServeOptions } from "./mcp/serve.js";
-import { type EnvSettings, envSettings, parseList, SettingError } from "./settings-env.js";
+import {
+	type EnvSettings,
+	envSettings,
+	parseCheckerPresets,
+	parseList,
+	SettingError,
+} from "./settings-env.js";
 
 export interface Parsed {
 	command: string;
@@ -49,6 +55,7 @@ const OPTIONS = {
 	identity: { type: "string" },
 	"insecure-host-key": { type: "boolean" },
 	checkpoints: { type: "boolean" },
+	diagnostics: { type: "string", multiple: true },
 	timeout: { type: "string" },
 	json: { type: "boolean" },
 	help: { type: "boolean", short: "h" },
@@ -76,6 +83,17 @@ function fromEnv(env: Record<string, string | undefined>): EnvSettings {
 const listFlag = (values: string[] | undefined) =>
 	values ? values.flatMap((v) => parseList(v) ?? []) : undefined;
 
+/** --diagnostics's preset names, repeatable and comma separated; a name that is no preset is a usage error. */
+function diagnosticsFlag(values: string[] | undefined): string[] | undefined {
+	if (values === undefined) return undefined;
+	try {
+		return parseCheckerPresets(values.join(","), "--diagnostics");
+	} catch (e) {
+		if (e instanceof SettingError) throw new UsageError(e.message);
+		throw e;
+	}
+}
+
 export function parse(argv: string[], environment: Record<string, string | undefined> = {}): Parsed {
 	const { values, positionals } = parseOrThrow(argv);
 	if (positionals.length === 0) throw new UsageError("missing command");
@@ -94,6 +112,7 @@ export function parse(argv: string[], environment: Record<string, string | undef
 		throw new UsageError((e as Error).message);
 	}
 	const disabledTools = listFlag(values.disable) ?? env.disable;
+	const diagnostics = diagnosticsFlag(values.diagnostics) ?? env.diagnostics;
 	let session: SessionOptions;
 	try {
 		// Each name checked where the user wrote it: the flag, else its variable.
@@ -113,6 +132,7 @@ export function parse(argv: string[], environment: Record<string, string | undef
 			protectedPaths: values.protect,
 			commandPrefix: values["command-prefix"],
 			...((values.checkpoints ?? env.checkpoints) ? { checkpoints: true } : {}),
+			...(diagnostics?.length ? { diagnostics } : {}),
 		};
 		checkSessionOptions(session);
 	} catch (e) {

@@ -27,9 +27,13 @@ const SESSION_OPTIONS = `Session options:
   --command-prefix TEXT shell text run before every bash command (pi's shellCommandPrefix)
   --checkpoints         keep checkpoints of every change, bash included (local, bwrap); the
                         unified profile then has the checkpoints tool (list, diff, restore)
+  --diagnostics NAME    run the project's checker NAME after each change and report the errors
+                        it introduced: tsc, ruff, pyright, mypy, py_compile (repeatable, or
+                        comma separated)
 Environment (a flag wins over its variable; the pi extension reads the same ones):
   KEEL_PROFILE, KEEL_ROOT, KEEL_ALLOW, KEEL_ALLOW_READ, KEEL_DISABLE, KEEL_BACKEND,
-  KEEL_NETWORK, KEEL_ENV, KEEL_IDENTITY, KEEL_INSECURE_HOST_KEY, KEEL_CHECKPOINTS
+  KEEL_NETWORK, KEEL_ENV, KEEL_IDENTITY, KEEL_INSECURE_HOST_KEY, KEEL_CHECKPOINTS,
+  KEEL_DIAGNOSTICS
   (lists comma separated; switches 1/0, true/false, yes/no, on/off)`;
 
 const EXIT_TEXT = "Exit codes: 0 ok, 1 a tool or backend error, 2 a usage error.";
@@ -102,7 +106,7 @@ Exit codes: 0 after a clean shutdown, 1 when the port cannot be bound, 2 a usage
 Starts pi with its built-in tools suppressed and keel's extension loaded; every argument goes to
 pi. keel's settings inside pi: --keel-profile, --keel-root, --keel-allow, --keel-allow-read,
 --keel-disable, --keel-backend (and --keel-network, --keel-env, --keel-identity,
---keel-insecure-host-key, --keel-checkpoints), or the KEEL_* variables ("keel help call" lists them). pi is found
+--keel-insecure-host-key, --keel-checkpoints, --keel-diagnostics), or the KEEL_* variables ("keel help call" lists them). pi is found
 through KEEL_PI_BIN, then node_modules/.bin/pi, then PATH.
 
 Exit code: pi's own; 2 when pi cannot be started.`,

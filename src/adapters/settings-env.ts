@@ -5,6 +5,7 @@
  * an error naming what would: a typo must never widen what a model can do, nor silently narrow what
  * the user asked for.
  */
+import { CHECKER_PRESETS } from "../diagnostics/checkers.js";
 
 /** Each setting's variable. */
 export const SETTING_ENV = {
@@ -19,6 +20,7 @@ export const SETTING_ENV = {
 	identity: "KEEL_IDENTITY",
 	insecureHostKey: "KEEL_INSECURE_HOST_KEY",
 	checkpoints: "KEEL_CHECKPOINTS",
+	diagnostics: "KEEL_DIAGNOSTICS",
 } as const;
 
 export type SettingKey = keyof typeof SETTING_ENV;
@@ -39,6 +41,7 @@ export const LIST_SETTINGS: ReadonlySet<SettingKey> = new Set<SettingKey>([
 	"allowRead",
 	"disable",
 	"env",
+	"diagnostics",
 ]);
 
 export class SettingError extends Error {}
@@ -55,6 +58,22 @@ export function parseList(v: unknown): string[] | undefined {
 			.filter(Boolean);
 	if (Array.isArray(v)) return v.filter((s): s is string => typeof s === "string" && s.trim() !== "");
 	return undefined;
+}
+
+/**
+ * A list of workspace checkers by preset name (SessionOptions.diagnostics), as parseList reads it;
+ * a name that is no preset is an error naming the presets (`where` names the source), never a
+ * session that quietly checks less than asked. A name given twice counts once.
+ */
+export function parseCheckerPresets(v: unknown, where: string): string[] | undefined {
+	const names = parseList(v);
+	if (names === undefined) return undefined;
+	const unknown = names.find((n) => !CHECKER_PRESETS.includes(n));
+	if (unknown !== undefined)
+		throw new SettingError(
+			`${where} names an unknown checker ${JSON.stringify(unknown)} (names are case-sensitive): the presets are ${CHECKER_PRESETS.join(", ")}`,
+		);
+	return [...new Set(names)];
 }
 
 /** A non-blank string, trimmed; undefined when absent. */
@@ -80,7 +99,7 @@ export function envSettings(env: Record<string, string | undefined>): EnvSetting
 			const on = parseSwitch(raw, name);
 			if (on !== undefined) (out as Record<string, unknown>)[key] = on;
 		} else if (LIST_SETTINGS.has(key)) {
-			const items = parseList(raw);
+			const items = key === "diagnostics" ? parseCheckerPresets(raw, name) : parseList(raw);
 			if (items?.length) (out as Record<string, unknown>)[key] = items;
 		} else {
 			const value = parseText(raw);
@@ -102,4 +121,6 @@ export interface EnvSettings {
 	identity?: string;
 	insecureHostKey?: boolean;
 	checkpoints?: boolean;
+	/** Workspace checkers by preset name, each one checked. */
+	diagnostics?: string[];
 }

@@ -18,6 +18,7 @@ describe("pi extension config", () => {
 			disabled: [],
 			backend: { spec: "local", network: false, insecureHostKey: false },
 			checkpoints: false,
+			diagnostics: [],
 			warnings: [],
 		});
 	});
@@ -80,7 +81,7 @@ describe("pi extension config", () => {
 			/^keel disable in \.pi\/settings\.json names an unknown tool "bassh"/,
 		);
 		expect(errorOf({ globalSettings: { profle: "unified" } })).toBe(
-			'unknown key "profle" in "keel" of pi\'s global settings.json (keys: profile, root, allow, allowRead, disable, backend, network, env, identity, insecureHostKey, checkpoints)',
+			'unknown key "profle" in "keel" of pi\'s global settings.json (keys: profile, root, allow, allowRead, disable, backend, network, env, identity, insecureHostKey, checkpoints, diagnostics)',
 		);
 		// pi's other tools (another extension's) may be disabled by name; keel's own always may.
 		expect(

@@ -86,6 +86,7 @@ describe("registration", () => {
 			"keel-identity",
 			"keel-insecure-host-key",
 			"keel-checkpoints",
+			"keel-diagnostics",
 		]);
 		// Switches are booleans (`--keel-network` alone); everything else takes a value.
 		expect(flagTypes).toMatchObject({
@@ -94,6 +95,7 @@ describe("registration", () => {
 			"keel-network": "boolean",
 			"keel-insecure-host-key": "boolean",
 			"keel-checkpoints": "boolean",
+			"keel-diagnostics": "string",
 		});
 		// A name in both profiles is registered once, with the pi profile's definition (pi's schema:
 		// pi registers tools at load, before the profile is known).

@@ -1,12 +1,13 @@
 /**
  * keel's settings inside pi. Sources, first wins: pi flags (--keel-profile, --keel-root,
  * --keel-allow, --keel-allow-read, --keel-disable, --keel-backend, --keel-network, --keel-env,
- * --keel-identity, --keel-insecure-host-key), environment (KEEL_PROFILE, KEEL_ROOT, KEEL_ALLOW,
- * KEEL_ALLOW_READ, KEEL_DISABLE, KEEL_BACKEND, KEEL_NETWORK, KEEL_ENV, KEEL_IDENTITY,
- * KEEL_INSECURE_HOST_KEY), the "keel" object of the project's .pi/settings.json, then of the global
- * settings.json in pi's agent dir (keys: profile, root, allow, allowRead, disable, backend, network,
- * env, identity, insecureHostKey). Lists are comma separated (arrays in JSON); switches are 1/true/yes/on or
- * 0/false/no/off (booleans in JSON). The environment is read as the CLI reads it (../settings-env.ts).
+ * --keel-identity, --keel-insecure-host-key, --keel-checkpoints, --keel-diagnostics), environment
+ * (KEEL_PROFILE, KEEL_ROOT, KEEL_ALLOW, KEEL_ALLOW_READ, KEEL_DISABLE, KEEL_BACKEND, KEEL_NETWORK,
+ * KEEL_ENV, KEEL_IDENTITY, KEEL_INSECURE_HOST_KEY, KEEL_CHECKPOINTS, KEEL_DIAGNOSTICS), the "keel"
+ * object of the project's .pi/settings.json, then of the global settings.json in pi's agent dir
+ * (keys: profile, root, allow, allowRead, disable, backend, network, env, identity,
+ * insecureHostKey, checkpoints, diagnostics). Lists are comma separated (arrays in JSON); switches
+ * are 1/true/yes/on or 0/false/no/off (booleans in JSON). The environment is read as the CLI reads it (../settings-env.ts).
  *
  * Any setting keel cannot use (an unknown profile, tool name or settings key, a switch that is not
  * one) is `error`: every keel tool call is refused with it until the user fixes it, and a warning
@@ -30,6 +31,7 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { KeelError } from "../../boundary/errors.js";
+import { CHECKER_PRESETS } from "../../diagnostics/checkers.js";
 import { allToolNames, checkProfile } from "../../session-options.js";
 import type { Profile } from "../../tools/registry.js";
 import {
@@ -39,7 +41,14 @@ import {
 	BackendSpecError,
 	chooseBackend,
 } from "../backend-spec.js";
-import { parseList, parseSwitch, parseText, SETTING_ENV, SWITCH_SETTINGS } from "../settings-env.js";
+import {
+	parseCheckerPresets,
+	parseList,
+	parseSwitch,
+	parseText,
+	SETTING_ENV,
+	SWITCH_SETTINGS,
+} from "../settings-env.js";
 
 export const FLAGS = {
 	profile: "keel-profile",
@@ -53,6 +62,7 @@ export const FLAGS = {
 	identity: "keel-identity",
 	insecureHostKey: "keel-insecure-host-key",
 	checkpoints: "keel-checkpoints",
+	diagnostics: "keel-diagnostics",
 } as const;
 
 export type FlagKey = keyof typeof FLAGS;
@@ -75,6 +85,7 @@ export const FLAG_HELP: Record<FlagKey, string> = {
 	insecureHostKey: "keel ssh backend: skip host key checking against known_hosts",
 	checkpoints:
 		"keel: keep checkpoints of every change keel's tools make, bash included, for the /undo command (local and bwrap backends)",
+	diagnostics: `keel: the project's checkers to run after each change, reporting the errors it introduced; comma separated presets (${CHECKER_PRESETS.join(", ")})`,
 };
 
 export { ENV_NAMES } from "../settings-env.js";
@@ -117,6 +128,8 @@ export interface KeelPiConfig {
 	backend: BackendSetting;
 	/** Checkpoints of every change keel's tools make, for /undo. */
 	checkpoints: boolean;
+	/** The workspace checkers to run after each change, by preset name (none when empty). */
+	diagnostics: string[];
 	/** pi's own `shellCommandPrefix` setting, run before every keel bash command as pi runs it. */
 	commandPrefix?: string;
 	/** Why the settings are unusable (an unknown profile, tool or key): every keel tool call is refused with it. */
@@ -223,6 +236,7 @@ export function resolveConfig(src: ConfigSources): KeelPiConfig {
 	const allow = (pick("allow", parseList)?.value ?? []).map((p) => resolve(root, p));
 	const allowRead = (pick("allowRead", parseList)?.value ?? []).map((p) => resolve(root, p));
 	const checkpoints = onOff("checkpoints");
+	const diagnostics = pick("diagnostics", parseCheckerPresets)?.value ?? [];
 	const error = errors.length ? errors.join("; ") : undefined;
 	if (error) warnings.push(`keel settings: ${error}. keel's tools will refuse to run until it is fixed`);
 	return {
@@ -233,6 +247,7 @@ export function resolveConfig(src: ConfigSources): KeelPiConfig {
 		disabled,
 		backend,
 		checkpoints,
+		diagnostics,
 		...(src.shellCommandPrefix ? { commandPrefix: src.shellCommandPrefix } : {}),
 		...(error ? { error } : {}),
 		warnings,

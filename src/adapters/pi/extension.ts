@@ -98,6 +98,7 @@ export default function keel(piHost: PiExtensionHost): void {
 				backendSetting: c.backend,
 				commandPrefix: c.commandPrefix,
 				...(c.checkpoints ? { checkpoints: true } : {}),
+				...(c.diagnostics.length ? { diagnostics: c.diagnostics } : {}),
 			});
 		},
 	};

@@ -52,6 +52,7 @@ export class SessionSlot {
 			req.disabledTools,
 			req.commandPrefix,
 			req.checkpoints,
+			req.diagnostics,
 			req.settingsError,
 			b && [b.spec, b.network, b.env, b.identity, b.insecureHostKey, b.error],
 		]);
