@@ -55,6 +55,7 @@ export type {
 } from "./session-types.js";
 export type { ApplyPatchArgs, ApplyPatchDetails, PatchFileResult } from "./tools/apply-patch.js";
 export type { BashArgs, BashDetails } from "./tools/bash.js";
+export type { CheckpointsArgs, CheckpointsDetails } from "./tools/checkpoints.js";
 export type { ListDirArgs, ReadFileArgs, ShellArgs } from "./tools/codex.js";
 export type { ExecCommandArgs, ExecDetails, WriteStdinArgs } from "./tools/codex-exec.js";
 export type { EditArgs, EditDetails } from "./tools/edit.js";
@@ -63,8 +64,25 @@ export type { EditItem, FileArgs, FileQuery } from "./tools/file-schema.js";
 export type { FindArgs, FindDetails } from "./tools/find.js";
 export type { GrepArgs, GrepDetails } from "./tools/grep.js";
 export type { LsArgs, LsDetails } from "./tools/ls.js";
-export type { ProcessArgs, ProcessReadDetails } from "./tools/process.js";
-export type { PythonArgs, PythonJobsArgs } from "./tools/python.js";
+export type {
+	ProcessArgs,
+	ProcessDetails,
+	ProcessKillDetails,
+	ProcessListDetails,
+	ProcessReadDetails,
+} from "./tools/process.js";
+export type {
+	PythonArgs,
+	PythonCancelDetails,
+	PythonDetails,
+	PythonJobListDetails,
+	PythonJobSummary,
+	PythonJobsArgs,
+	PythonJobsDetails,
+	PythonOutcomeDetails,
+	PythonRunningDetails,
+	PythonStreamDetails,
+} from "./tools/python.js";
 export type { ReadArgs, ReadDetails } from "./tools/read.js";
 export type { ImageDetails } from "./tools/read-image.js";
 export { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";

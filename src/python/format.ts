@@ -5,11 +5,18 @@
 import { KeelError } from "../boundary/errors.js";
 import { fullOutputNote, type OutputSnapshot } from "../boundary/output-sink.js";
 import { DEFAULT_MAX_BYTES, formatSize } from "../boundary/truncate.js";
+import type {
+	PythonJobListDetails,
+	PythonOutcomeDetails,
+	PythonRunningDetails,
+	PythonStreamDetails,
+} from "../tools/python.js";
 import type { PythonJobInfo, PythonJobOutcome } from "./types.js";
 
-export interface RenderedOutcome {
+/** A rendering for the model (`text`) and for hosts (`details`, the tool's declared type). */
+export interface RenderedOutcome<D = PythonOutcomeDetails> {
 	text: string;
-	details: Record<string, unknown>;
+	details: D;
 }
 
 function streamText(s: OutputSnapshot): string {
@@ -23,7 +30,7 @@ function streamText(s: OutputSnapshot): string {
 	return `${s.content}\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines}${limit}. ${where}]`;
 }
 
-function streamDetails(s: OutputSnapshot): Record<string, unknown> | undefined {
+function streamDetails(s: OutputSnapshot): PythonStreamDetails | undefined {
 	if (!s.truncation.truncated) return undefined;
 	// The kept text is the result's content already: details carry only the facts about it.
 	const { content: _shown, ...truncation } = s.truncation;
@@ -43,7 +50,7 @@ export function renderOutcome(o: PythonJobOutcome): RenderedOutcome {
 	if (o.message) parts.push(o.message);
 	let text = parts.length > 0 ? parts.join("\n\n") : "(no output)";
 	if (o.stateReset) text = `${resetNote(o.resetReason)}\n\n${text}`;
-	const details: Record<string, unknown> = {
+	const details: PythonOutcomeDetails = {
 		jobId: o.jobId,
 		kind: o.kind,
 		exitState: o.exitState,
@@ -70,7 +77,7 @@ export function renderOutcome(o: PythonJobOutcome): RenderedOutcome {
 export function outcomeToResult(o: PythonJobOutcome): RenderedOutcome {
 	const rendered = renderOutcome(o);
 	const fail = (code: ConstructorParameters<typeof KeelError>[0]) =>
-		new KeelError(code, rendered.text, { details: rendered.details });
+		new KeelError(code, rendered.text, { details: { ...rendered.details } });
 	switch (o.exitState) {
 		case "ok":
 			return rendered;
@@ -89,7 +96,10 @@ export function outcomeToResult(o: PythonJobOutcome): RenderedOutcome {
 	}
 }
 
-export function renderRunning(job: PythonJobInfo, backgroundAfterMs?: number): RenderedOutcome {
+export function renderRunning(
+	job: PythonJobInfo,
+	backgroundAfterMs?: number,
+): RenderedOutcome<PythonRunningDetails> {
 	const secs = ((job.runningMs ?? 0) / 1000).toFixed(1);
 	const moved =
 		backgroundAfterMs !== undefined
@@ -101,7 +111,7 @@ export function renderRunning(job: PythonJobInfo, backgroundAfterMs?: number): R
 	};
 }
 
-export function renderJobList(jobs: PythonJobInfo[]): RenderedOutcome {
+export function renderJobList(jobs: PythonJobInfo[]): RenderedOutcome<PythonJobListDetails> {
 	if (jobs.length === 0) return { text: "(no Python jobs)", details: { jobs: [] } };
 	const lines = jobs.map((j) => {
 		const secs = j.runningMs === undefined ? "-" : `${(j.runningMs / 1000).toFixed(1)} s`;

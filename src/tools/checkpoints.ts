@@ -6,8 +6,16 @@
  */
 import { KeelError } from "../boundary/errors.js";
 import { boolean, integer, object, oneOf, optional, withUnpublishedRange } from "../boundary/schema.js";
-import type { Checkpoints } from "../checkpoints/checkpoints.js";
+import type {
+	CheckpointListing,
+	Checkpoints,
+	DiffResult,
+	RestoreResult,
+} from "../checkpoints/checkpoints.js";
 import { type ArgsOf, defineTool, type ToolResult, text } from "./types.js";
+
+/** checkpoints' result details: list gives the listing, diff the changes, restore what it restored. */
+export type CheckpointsDetails = CheckpointListing | DiffResult | RestoreResult;
 
 /** checkpoints' arguments: the schema's type. */
 export type CheckpointsArgs = ArgsOf<typeof checkpointsTool>;
@@ -16,7 +24,7 @@ function when(at: number): string {
 	return new Date(at).toISOString().slice(11, 19);
 }
 
-async function listing(cps: Checkpoints): Promise<ToolResult> {
+async function listing(cps: Checkpoints): Promise<ToolResult<CheckpointListing>> {
 	const l = await cps.list();
 	const lines = l.checkpoints.map(
 		(cp) =>
@@ -45,7 +53,7 @@ export const checkpointsTool = defineTool({
 		force: optional(boolean()),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { host }): Promise<ToolResult> {
+	async execute(args, { host }): Promise<ToolResult<CheckpointsDetails>> {
 		const cps = host.checkpoints;
 		if (!cps)
 			throw new KeelError("UNSUPPORTED", "This session keeps no checkpoints (SessionOptions.checkpoints).");

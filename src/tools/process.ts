@@ -64,6 +64,24 @@ export interface ProcessReadDetails {
 	fullOutputPath?: string;
 }
 
+/** process list's details: the session's handles. */
+export interface ProcessListDetails {
+	/** Every handle of the session, in the order they were started. */
+	processes: ProcessInfo[];
+}
+
+/** process kill's details: the handle as the kill left it. */
+export interface ProcessKillDetails {
+	/** The handle's state after the kill. */
+	process: ProcessInfo;
+}
+
+/**
+ * process's result details: list gives the handles, kill the handle it ended; read, wait, write
+ * and signal give what they read (ProcessReadDetails).
+ */
+export type ProcessDetails = ProcessListDetails | ProcessReadDetails | ProcessKillDetails;
+
 /** A read as the model sees it: the text, then one status line with the cursor to go on from. */
 export function renderRead(r: ReadResult, extra?: string): ToolResult<ProcessReadDetails> {
 	const notes: string[] = [];
@@ -129,7 +147,7 @@ export const processTool = defineTool({
 		signal: optional(string({ description: "e.g. SIGINT" })),
 	}),
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { host, signal, onUpdate }): Promise<ToolResult> {
+	async execute(args, { host, signal, onUpdate }): Promise<ToolResult<ProcessDetails>> {
 		const table = host.processes;
 		if (args.action === "list") {
 			const all = table.list();

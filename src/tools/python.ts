@@ -17,13 +17,117 @@ import {
 	string,
 	withUnpublishedRange,
 } from "../boundary/schema.js";
+import type { TruncationResult } from "../boundary/truncate.js";
 import type { PythonCoordinator } from "../python/coordinator.js";
 import { DEFAULT_BACKGROUND_AFTER_MS } from "../python/coordinator.js";
 import { outcomeToResult, renderJobList, renderRunning } from "../python/format.js";
-import type { PythonJobInfo, PythonJobRequest } from "../python/types.js";
+import type {
+	PythonExitState,
+	PythonJobInfo,
+	PythonJobRequest,
+	PythonJobStatus,
+	PythonTerminalKind,
+} from "../python/types.js";
 import type { ToolHost } from "../tool-host.js";
 import { RANGES } from "./ranges.js";
 import { defineTool, type ToolResult, text } from "./types.js";
+
+/** What a result says of one of a Python run's output streams when it was cut. */
+export interface PythonStreamDetails {
+	/** How the stream was cut (the kept text is the result's content). */
+	truncation: Omit<TruncationResult, "content">;
+	/** The file holding the whole stream. */
+	fullOutputPath?: string;
+	/** Why the whole stream could not be saved, when it could not. */
+	spillError?: string;
+}
+
+/** The details of a finished Python run (python, or python_jobs status and wait). */
+export interface PythonOutcomeDetails {
+	/** The job's id (python_jobs takes it). */
+	jobId: string;
+	/** How the run ended, as the worker saw it. */
+	kind: PythonTerminalKind;
+	/** How the run ended, as the session reports it ("ok" for a clean run). */
+	exitState: PythonExitState;
+	/** Wall time from the job's start (or queueing) to its end. */
+	elapsedMs: number;
+	/** The run started on a fresh interpreter because earlier state was lost. */
+	stateReset: boolean;
+	/** The interpreter was discarded as the run ended: the next run starts on a fresh one. */
+	workerReset: boolean;
+	/** The run had moved to the background (python_jobs) before it ended. */
+	background: boolean;
+	/** Time the interpreter spent running the code. */
+	workerElapsedMs?: number;
+	/** The interpreter's process id. */
+	workerPid?: number;
+	/** Why earlier state was lost, when `stateReset`. */
+	resetReason?: string;
+	/** The exception the code raised. */
+	exception?: { type: string; message: string };
+	/** The final expression's repr was cut. */
+	reprTruncated?: true;
+	/** The interpreter's exit code, when it exited. */
+	exitCode?: number | null;
+	/** The signal that ended the interpreter, when one did. */
+	signal?: string | null;
+	/** Set when stdout was cut. */
+	stdout?: PythonStreamDetails;
+	/** Set when stderr was cut. */
+	stderr?: PythonStreamDetails;
+}
+
+/** The details of a Python run that goes on in the background: python_jobs waits for it. */
+export interface PythonRunningDetails {
+	/** The job's id (python_jobs takes it). */
+	jobId: string;
+	/** Queued behind another job, or running. */
+	status: PythonJobStatus;
+	/** The lane it runs in: background once it ran past the foreground limit. */
+	lane: "foreground" | "background";
+	/** Milliseconds since it started. */
+	runningMs?: number;
+}
+
+/** python's result details: the finished run, or the job that goes on in the background. */
+export type PythonDetails = PythonOutcomeDetails | PythonRunningDetails;
+
+/** One job in python_jobs' list. */
+export interface PythonJobSummary {
+	/** The job's id. */
+	jobId: string;
+	/** Queued, running or done. */
+	status: PythonJobStatus;
+	/** The lane it ran in. */
+	lane: "foreground" | "background";
+	/** The first line of the code, or the script path, bounded. */
+	label: string;
+	/** Milliseconds since it started (or until it ended). */
+	runningMs?: number;
+	/** How it ended, once done. */
+	exitState?: PythonExitState;
+}
+
+/** python_jobs list's details. */
+export interface PythonJobListDetails {
+	/** The session's jobs. */
+	jobs: PythonJobSummary[];
+}
+
+/** python_jobs cancel's details. */
+export interface PythonCancelDetails {
+	/** The job's id. */
+	jobId: string;
+	/** How the job ended ("cancelled", or its earlier ending); absent when it had none. */
+	exitState?: PythonExitState;
+}
+
+/**
+ * python_jobs' result details: list gives the jobs; status and wait the finished run or the job
+ * still going; cancel the job's ending.
+ */
+export type PythonJobsDetails = PythonJobListDetails | PythonDetails | PythonCancelDetails;
 
 const MAX_CODE_CHARS = 4_000_000;
 const MAX_SCRIPT_BYTES = 8 * 1024 * 1024;
@@ -124,7 +228,7 @@ export const pythonTool = defineTool({
 		"Run Python 3 code (or scriptPath) in this session's persistent interpreter; returns stdout, stderr, a final expression's repr or the traceback, each its last 2000 lines or 50KB. Past 15 s it goes on as a python_jobs job.",
 	parameters: pythonSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	execute(args, { host, signal }): Promise<ToolResult> {
+	execute(args, { host, signal }): Promise<ToolResult<PythonDetails>> {
 		const coordinator = host.python;
 		return coordinator.inOrder(() => runPython(host, coordinator, args, signal));
 	},
@@ -135,7 +239,7 @@ async function runPython(
 	coordinator: PythonCoordinator,
 	args: PythonArgs,
 	signal: AbortSignal | undefined,
-): Promise<ToolResult> {
+): Promise<ToolResult<PythonDetails>> {
 	{
 		const cwd = await preflightCwd(host, args.cwd);
 		await coordinator.preflight(cwd);
@@ -181,7 +285,7 @@ const jobsSchema = object({
 	),
 });
 
-function jobResult(job: PythonJobInfo): ToolResult {
+function jobResult(job: PythonJobInfo): ToolResult<PythonDetails> {
 	const r = job.outcome ? outcomeToResult(job.outcome) : renderRunning(job);
 	return { content: [text(r.text)], details: r.details };
 }
@@ -193,7 +297,7 @@ export const pythonJobsTool = defineTool({
 		"Python runs past 15 s: list, status, wait for the result, or cancel (restarts the interpreter, losing its state).",
 	parameters: jobsSchema,
 	annotations: { readOnly: false, destructive: true, idempotent: false },
-	async execute(args, { host, signal }): Promise<ToolResult> {
+	async execute(args, { host, signal }): Promise<ToolResult<PythonJobsDetails>> {
 		const coordinator = host.python;
 		if (args.action === "list") {
 			const r = renderJobList(coordinator.list());
