@@ -10,15 +10,7 @@ import { parseIdentity } from "./identity.js";
 import { ask, type Live } from "./live.js";
 import type { HelperReply } from "./shell.js";
 
-export { changed, changedWhileRead, swapped, swappedDir } from "../changed-errors.js";
-
-export function sourceChanged(source: string, during: boolean): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`The source of this content (${source}) changed ${during ? "during the copy" : "since it was written"}; send the content again.`,
-		{ path: source },
-	);
-}
+export { changed, changedWhileRead, sourceChanged, swapped, swappedDir } from "../changed-errors.js";
 
 /** A failed helper reply as an error: a swap seen on the way, else errno-style. */
 export function replyError(out: string, path: string): Error {
