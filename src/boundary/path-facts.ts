@@ -63,7 +63,7 @@ export const PATH_FACT_WORDS = {
 	},
 	"is-a-directory": {
 		code: "IS_DIRECTORY",
-		words: (p) => `Is a directory: ${p}. Use ls to list it.`,
+		words: (p) => `${p} is a directory; use ls to list it.`,
 	},
 	"not-a-directory": {
 		code: "NOT_DIRECTORY",
