@@ -3,17 +3,21 @@
  * tools on the local backend with a path spelled otherwise than its canonical form (relative,
  * with `~`, through a link, with `.` and `..`). The message names the path as the model wrote it,
  * word for word the table's; the code and retry class are the catalogue's; `error.path` is the
- * canonical path, for hosts.
+ * canonical path, for hosts. The same fact reads the same on the exec backend (its scripts
+ * through a local transport), whose errors come from its helper scripts' exit codes.
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createExecBackend } from "../../src/backend/exec/index.js";
 import { createLocalBackend } from "../../src/backend/local.js";
+import type { Backend } from "../../src/backend/types.js";
 import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
 import { PATH_FACT_WORDS, type PathFact, pathFactMessage } from "../../src/boundary/path-facts.js";
 import { type CallResult, Session } from "../../src/session.js";
+import { spawnTransport } from "../fixtures/xattrs.js";
 
 let root: string;
 beforeEach(async () => {
@@ -107,37 +111,48 @@ const ROWS: Row[] = [
 	},
 ];
 
-describe("a fact about a path names the path as the model wrote it", () => {
-	for (const row of ROWS) {
-		it(`${row.fact}: ${row.name} (${row.input})`, async () => {
-			let racing = false;
-			const backend = createLocalBackend({
-				hooks: {
-					beforeCommit: async (target) => {
-						if (racing && row.rival && target === join(root, row.canonical)) await row.rival(target);
-					},
+/** The backend for a row: local with the rival in its commit hook, or exec (rows without a rival). */
+const BACKENDS = {
+	local: (row: Row, racing: () => boolean): Backend =>
+		createLocalBackend({
+			hooks: {
+				beforeCommit: async (target) => {
+					if (racing() && row.rival && target === join(root, row.canonical)) await row.rival(target);
 				},
+			},
+		}),
+	exec: (): Backend => createExecBackend({ transport: spawnTransport() }),
+};
+
+describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
+	"%s: a fact about a path names the path as the model wrote it",
+	(kind) => {
+		for (const row of ROWS) {
+			if (kind !== "local" && row.rival) continue;
+			it(`${row.fact}: ${row.name} (${row.input})`, async () => {
+				let racing = false;
+				const backend = BACKENDS[kind](row, () => racing);
+				const s = await Session.create({ root, home: root, backend, profile: "pi" });
+				try {
+					if (row.prepare) expect((await row.prepare(s)).ok).toBe(true);
+					racing = true;
+					const r = await row.call(s, row.input);
+					expect(r.ok, JSON.stringify(r)).toBe(false);
+					if (r.ok) return;
+					const { code } = PATH_FACT_WORDS[row.fact];
+					expect(r.error.code).toBe(code);
+					expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
+					expect(r.error.message).toBe(pathFactMessage(row.fact, row.input));
+					expect(r.error.path).toBe(join(root, row.canonical));
+				} finally {
+					await s.close();
+				}
+				// The refused call changed nothing: a rival's bytes stay, ours never land.
+				if (row.rival) expect(await readFile(join(root, row.canonical), "utf8")).toBe("theirs\n");
 			});
-			const s = await Session.create({ root, home: root, backend, profile: "pi" });
-			try {
-				if (row.prepare) expect((await row.prepare(s)).ok).toBe(true);
-				racing = true;
-				const r = await row.call(s, row.input);
-				expect(r.ok, JSON.stringify(r)).toBe(false);
-				if (r.ok) return;
-				const { code } = PATH_FACT_WORDS[row.fact];
-				expect(r.error.code).toBe(code);
-				expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
-				expect(r.error.message).toBe(pathFactMessage(row.fact, row.input));
-				expect(r.error.path).toBe(join(root, row.canonical));
-			} finally {
-				await s.close();
-			}
-			// The refused call changed nothing: a rival's bytes stay, ours never land.
-			if (row.rival) expect(await readFile(join(root, row.canonical), "utf8")).toBe("theirs\n");
-		});
-	}
-});
+		}
+	},
+);
 
 describe("the fact table", () => {
 	it("gives every fact a catalogued code and words that name the path", () => {
