@@ -13,8 +13,11 @@ import type { ErrorCode } from "./errors.js";
 export interface PathFactExtras {
 	/** For source-changed: whether the change was seen during the copy (else since it was written). */
 	during?: boolean;
-	/** For os-refused: the system's code (ENOSPC, EIO, ...), when it has one. */
-	errno?: string;
+	/** For owner-not-kept: the file's owner and group. */
+	uid?: number;
+	gid?: number;
+	/** For attributes-not-kept: what could not be done, and to which attribute. */
+	detail?: string;
 }
 
 interface FactEntry {
@@ -73,6 +76,30 @@ export const PATH_FACT_WORDS = {
 	"not-a-file": {
 		code: "NOT_A_FILE",
 		words: (p) => `${p} is not a regular file.`,
+	},
+	/** A replace refused: the caller could not have written the file in place. */
+	"not-writable-in-place": {
+		code: "PERMISSION_DENIED",
+		words: (p) =>
+			`${p} is not writable by this process; keel does not replace a file it could not write in place. Change its permissions first (e.g. chmod u+w with bash), or write a new file.`,
+	},
+	/** A replace refused: the new file could not be given the old one's owner and group. */
+	"owner-not-kept": {
+		code: "PERMISSION_DENIED",
+		words: (p, x) =>
+			`${p} is owned by uid ${x.uid}, gid ${x.gid}, which this process cannot give a replacement; change it another way (e.g. with bash, in place).`,
+	},
+	/** A replace refused: the new file could not be given the old one's extended attributes. */
+	"attributes-not-kept": {
+		code: "PERMISSION_DENIED",
+		words: (p, x) =>
+			`${p} has extended attributes keel could not ${x.detail || "keep"}; keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`,
+	},
+	/** A replace refused: a file is mounted over the path, and a rename over a mount point always fails. */
+	"mounted-over": {
+		code: "PERMISSION_DENIED",
+		words: (p) =>
+			`${p} is a mount point (a file mounted over this path): keel replaces a file by renaming a new one over it, which a mount point refuses every time. Change it in place instead (e.g. with bash).`,
 	},
 	"permission-denied": {
 		code: "PERMISSION_DENIED",
