@@ -27,7 +27,7 @@ import {
 } from "node:fs";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { AfterCommitError, fromSystemError, KeelError } from "../boundary/errors.js";
+import { AfterCommitError, fromSystemError, pathFact } from "../boundary/errors.js";
 import { changed, writeCollision } from "./changed-errors.js";
 import { holdsExpected, READ_FLAGS } from "./local-bytes.js";
 import { lockDir } from "./local-dir-lock.js";
@@ -73,13 +73,6 @@ async function fsyncMadeDirs(pins: DirPins, made: readonly string[]): Promise<vo
 	}
 }
 
-const MOUNTED_OVER =
-	"is a mount point (a file mounted over this path): keel replaces a file by renaming a new one over it, which a mount point refuses every time. Change it in place instead (e.g. with bash).";
-
-function refuse(target: string, why: string): KeelError {
-	return new KeelError("PERMISSION_DENIED", `${target} ${why}`, { path: target });
-}
-
 /**
  * A replace must leave what a write in place would: the caller must be allowed to write the file
  * in place (a 0444 file or someone else's is refused, not replaced), and the new file keeps the
@@ -93,10 +86,7 @@ function checkReplace(target: string, at: string): void {
 		// Gone (or a link now) since it was read: the compare-and-swap would fail the same way.
 		if (code === "ENOENT" || code === "ELOOP") throw changed(target);
 		if (code !== "EACCES" && code !== "EPERM") throw e;
-		throw refuse(
-			target,
-			"is not writable by this process; keel does not replace a file it could not write in place. Change its permissions first (e.g. chmod u+w with bash), or write a new file.",
-		);
+		throw pathFact("not-writable-in-place", target);
 	}
 }
 
@@ -109,10 +99,7 @@ function keepOwner(target: string, fd: number, before: FileStat): void {
 	} catch (e) {
 		const code = (e as NodeJS.ErrnoException).code;
 		if (code !== "EPERM" && code !== "EACCES") throw e;
-		throw refuse(
-			target,
-			`is owned by uid ${before.uid}, gid ${before.gid}, which this process cannot give a replacement; change it another way (e.g. with bash, in place).`,
-		);
+		throw pathFact("owner-not-kept", target, { uid: before.uid, gid: before.gid });
 	}
 }
 
@@ -290,7 +277,7 @@ export async function commitVia(
 		return toFileStat(lstatSync(at, { bigint: true }));
 	} catch (e) {
 		if (!committed && (e as NodeJS.ErrnoException)?.code === "EBUSY" && isMountPoint(target))
-			throw refuse(target, MOUNTED_OVER);
+			throw pathFact("mounted-over", target);
 		const err = renamePathError(e, dir.path, dir.dir);
 		// From the link or rename on, the new file is what the name shows: the commit happened.
 		if (committed) throw new AfterCommitError(lstatSyncOrNull(at) ?? undefined, err);

@@ -9,8 +9,8 @@ import { closeSync, fstatSync, lstatSync, openSync, readFile, realpathSync, unli
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { AfterCommitError, KeelError } from "../boundary/errors.js";
-import { changed, changedWhileRead, swapped } from "./changed-errors.js";
+import { AfterCommitError, type KeelError, pathFact } from "../boundary/errors.js";
+import { changed, changedWhileRead, sourceChanged, swapped } from "./changed-errors.js";
 import { type ChunkArena, createChunkArena } from "./chunk-arena.js";
 import {
 	hashHandle,
@@ -48,7 +48,7 @@ export interface LocalFileOps extends FileOps {
 }
 
 function notAFile(path: string): KeelError {
-	return new KeelError("NOT_A_FILE", `${path} is not a regular file.`, { path });
+	return pathFact("not-a-file", path);
 }
 
 export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
@@ -189,20 +189,14 @@ export function createLocalFs(hooks: LocalFsHooks = {}): LocalFileOps {
 		},
 
 		async copyFile(source, target, opts) {
-			const sourceChanged = (when: string) =>
-				new KeelError(
-					"CHANGED_ON_DISK",
-					`The source of this content (${source}) changed ${when}; send the content again.`,
-					{ path: source },
-				);
 			// The source is held open (through its pinned directory) for the whole copy.
 			const src = await inDir(source, (at) => openRead(source, at));
 			try {
 				if (!sameIdentity(toFileStat(await src.stat({ bigint: true })), opts.sourceStat))
-					throw sourceChanged("since it was written");
+					throw sourceChanged(source, false);
 				return await commitVia(kit, target, opts, async (temp) => {
 					await fsp.copyFile(`/proc/self/fd/${src.fd}`, temp);
-					if ((await hashPath(temp)) !== opts.sha256) throw sourceChanged("during the copy");
+					if ((await hashPath(temp)) !== opts.sha256) throw sourceChanged(source, true);
 				});
 			} finally {
 				await src.close();

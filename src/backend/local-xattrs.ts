@@ -7,7 +7,7 @@
  * They are read through the handle the compare-and-swap then checks (local-commit.ts), so they
  * come from the very file whose identity and bytes the swap accepts, whatever happens to its name.
  */
-import { KeelError } from "../boundary/errors.js";
+import { type KeelError, pathFact } from "../boundary/errors.js";
 import type { LazyLibc, Libc } from "./local-libc.js";
 
 /**
@@ -50,11 +50,7 @@ interface Attr {
 export function createXattrCopier(lib: LazyLibc): XattrCopier {
 	let scratch: Buffer | undefined;
 	const failed = (c: Libc, target: string, what: string): KeelError =>
-		new KeelError(
-			"PERMISSION_DENIED",
-			`${target} has extended attributes keel could not ${what} (${c.errnoName()}); keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`,
-			{ path: target },
-		);
+		pathFact("attributes-not-kept", target, { detail: `${what} (${c.errnoName()})` });
 	/** The attributes of `fd`; `onError` names what failed. Empty when none (the common case: one call). */
 	const readAll = (c: Libc, fd: number, onError: (what: string) => never): Attr[] => {
 		scratch ??= Buffer.allocUnsafe(MAX_BYTES);

@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import { fstatSync, read } from "node:fs";
 import { promisify } from "node:util";
-import { KeelError } from "../boundary/errors.js";
+import { changedWhileRead } from "./changed-errors.js";
 import type { ChunkArena } from "./chunk-arena.js";
 import { LineWindowScanner } from "./line-window.js";
 import { toFileStat } from "./local-stat.js";
@@ -22,12 +22,6 @@ import { Utf8Checker } from "./utf8-stream.js";
 const readAt = promisify(read);
 const CHUNK_BYTES = 1024 * 1024;
 const HEAD_BYTES = 8192;
-
-function changedWhileRead(path: string): KeelError {
-	return new KeelError("CHANGED_ON_DISK", `${path} changed while it was being read; read it again.`, {
-		path,
-	});
-}
 
 /**
  * `fd` is open for reading (the caller closes it); `opened` is its stat right after the open;

@@ -3,6 +3,7 @@
  * Codes are stable strings; each is classified by what the caller should do next.
  */
 import type { FileStat } from "../backend/types.js";
+import { PATH_FACT_WORDS, type PathFact, type PathFactExtras, pathFactMessage } from "./path-facts.js";
 
 /** What a caller should do after an error: retry as is, change approach, or retarget (another path or tool). */
 export type RetryClass = "retry" | "change-approach" | "retarget";
@@ -98,6 +99,63 @@ export class KeelError extends Error {
 	}
 }
 
+/**
+ * A KeelError that reports a fact about a path (path-facts.ts): `path` is the canonical path the
+ * backend worked on, and the message is the table's words for the path shown (by default that one).
+ */
+export class PathFactError extends KeelError {
+	readonly fact: PathFact;
+	readonly extras: PathFactExtras;
+	declare readonly path: string;
+
+	constructor(fact: PathFact, path: string, extras: PathFactExtras = {}, cause?: unknown, shown = path) {
+		super(PATH_FACT_WORDS[fact].code, pathFactMessage(fact, shown, extras), {
+			path,
+			cause,
+			details: Object.keys(extras).length > 0 ? { ...extras } : undefined,
+		});
+		this.fact = fact;
+		this.extras = extras;
+	}
+
+	/** The same fact, worded for `shown` (the path as the model wrote it); `path` stays canonical. */
+	withShownPath(shown: string): PathFactError {
+		return new PathFactError(this.fact, this.path, this.extras, this.cause, shown);
+	}
+}
+
+/** `fact` about the canonical `path`: what a backend throws. */
+export function pathFact(
+	fact: PathFact,
+	path: string,
+	extras: PathFactExtras = {},
+	cause?: unknown,
+): PathFactError {
+	return new PathFactError(fact, path, extras, cause);
+}
+
+export function isPathFact(e: unknown): e is PathFactError {
+	return e instanceof PathFactError;
+}
+
+/** How one of a call's path arguments resolved: the path as written and the canonical path it named. */
+export interface PathResolution {
+	input: string;
+	canonical: string;
+}
+
+/**
+ * A call's failure in the model's words: a fact about a canonical path that one of the call's
+ * arguments resolved to, under another spelling, is worded for the spelling the model used.
+ * Anything else is returned as it is: only a known resolution renames a path, never a guess.
+ */
+export function inModelsWords(e: unknown, resolutions: readonly PathResolution[]): unknown {
+	if (!isPathFact(e)) return e;
+	const r = resolutions.find((x) => x.canonical === e.path);
+	if (!r || r.input === e.path) return e;
+	return e.withShownPath(r.input);
+}
+
 /** A KeelError as JSON: code, message, retry class, and the path, payloadRef and details when set. */
 export interface SerializedError {
 	code: ErrorCode;
@@ -145,36 +203,29 @@ export function isKeelError(e: unknown): e is KeelError {
 	return e instanceof KeelError;
 }
 
-/** Map a Node/system error (ENOENT, EISDIR, ...) on `path` to a KeelError. */
+/** The errno codes that are facts about a path (path-facts.ts). */
+const ERRNO_FACTS: Record<string, PathFact> = {
+	ENOENT: "not-found",
+	EISDIR: "is-a-directory",
+	ENOTDIR: "not-a-directory",
+	EACCES: "permission-denied",
+	EPERM: "permission-denied",
+	ELOOP: "link-loop",
+	EEXIST: "already-exists",
+	ENAMETOOLONG: "name-too-long",
+};
+
+/** Map a Node/system error (ENOENT, EISDIR, ...) on `path` to a KeelError: a path fact when it is one. */
 export function fromSystemError(e: unknown, path?: string): KeelError {
 	if (e instanceof KeelError) return e;
-	const err = e as NodeJS.ErrnoException;
-	const where = path ? ` ${path}` : "";
-	switch (err?.code) {
-		case "ENOENT":
-			return new KeelError(
-				"NOT_FOUND",
-				`No such file or directory:${where}. Check the path with ls or find.`,
-				{
-					path,
-				},
-			);
-		case "EISDIR":
-			return new KeelError("IS_DIRECTORY", `Is a directory:${where}. Use ls to list it.`, { path });
-		case "ENOTDIR":
-			return new KeelError("NOT_DIRECTORY", `Not a directory:${where}.`, { path });
-		case "EACCES":
-		case "EPERM":
-			return new KeelError("PERMISSION_DENIED", `Permission denied:${where}.`, { path });
-		case "ELOOP":
-			return new KeelError("PATH_LOOP", `Too many levels of symbolic links:${where}.`, { path });
-		case "EEXIST":
-			return new KeelError("WRITE_COLLISION", `Already exists:${where}.`, { path });
-		case "ENAMETOOLONG":
-			return new KeelError("PATH_INVALID", `Path too long:${where}.`, { path });
-		default:
-			return unclassified(e, path);
+	const errno = (e as NodeJS.ErrnoException | undefined)?.code;
+	const fact = typeof errno === "string" ? ERRNO_FACTS[errno] : undefined;
+	if (fact) {
+		if (path !== undefined) return new PathFactError(fact, path);
+		const { code, words } = PATH_FACT_WORDS[fact];
+		return new KeelError(code, words("the path given", {}));
 	}
+	return unclassified(e, path);
 }
 
 /**

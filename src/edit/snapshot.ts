@@ -5,7 +5,7 @@
  */
 import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { fromSystemError, KeelError, pathFact } from "../boundary/errors.js";
 import { formatSize } from "../boundary/truncate.js";
 import { sha256 } from "../safety/read-state.js";
 import { decodeText, undecodable } from "../safety/text-encoding.js";
@@ -13,12 +13,12 @@ import type { HostFiles, HostMemory } from "../tool-host.js";
 
 type Files = Pick<HostFiles, "files">;
 
-/** stat (following links) mapped to keel errors. */
-export async function statPath(host: Files, canonical: string, shown: string): Promise<FileStat> {
+/** stat (following links) mapped to keel errors (facts about `canonical`: boundary/path-facts.ts). */
+export async function statPath(host: Files, canonical: string): Promise<FileStat> {
 	try {
 		return await host.files.stat(canonical);
 	} catch (e) {
-		throw fromSystemError(e, shown);
+		throw fromSystemError(e, canonical);
 	}
 }
 
@@ -40,8 +40,8 @@ export async function readRegular(
 	canonical: string,
 	shown: string,
 ): Promise<{ stat: FileStat; bytes: Buffer }> {
-	const st = await statPath(host, canonical, shown);
-	requireFile(st, shown);
+	const st = await statPath(host, canonical);
+	requireFile(st, canonical);
 	if (st.size > MAX_EDIT_BYTES) {
 		throw new KeelError(
 			"TOO_LARGE",
@@ -53,7 +53,7 @@ export async function readRegular(
 	try {
 		return await fs.readCurrent(canonical);
 	} catch (e) {
-		throw fromSystemError(e, shown);
+		throw fromSystemError(e, canonical);
 	}
 }
 
@@ -66,11 +66,10 @@ export async function statOrNull(host: Files, canonical: string): Promise<FileSt
 	}
 }
 
-export function requireFile(st: FileStat, shown: string): void {
-	if (st.type === "dir")
-		throw new KeelError("IS_DIRECTORY", `${shown} is a directory; use ls to list it.`, { path: shown });
-	if (st.type !== "file")
-		throw new KeelError("NOT_A_FILE", `${shown} is not a regular file.`, { path: shown });
+/** IS_DIRECTORY or NOT_A_FILE (facts about `canonical`) unless `st` is a regular file's. */
+export function requireFile(st: FileStat, canonical: string): void {
+	if (st.type === "dir") throw pathFact("is-a-directory", canonical);
+	if (st.type !== "file") throw pathFact("not-a-file", canonical);
 }
 
 export function requireDir(st: FileStat, shown: string): void {

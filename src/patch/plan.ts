@@ -96,7 +96,7 @@ async function replaceable(
 ): Promise<Before> {
 	const now = await statOrNull(host, canonical);
 	if (!now) return { kind: "absent" };
-	requireFile(now, shown);
+	requireFile(now, canonical);
 	try {
 		const expect = overwriteExpectation(host, canonical, now, shown);
 		const bytes = await readBytes(host, canonical, now, shown);

@@ -87,7 +87,7 @@ async function planWrite(host: ToolHost, q: FileQuery, i: number, data: Buffer |
 	if (target.canonical === target.root)
 		throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; give a file path.`, { path: q.path });
 	const now = await statOrNull(host, target.canonical);
-	if (now) requireFile(now, q.path);
+	if (now) requireFile(now, target.canonical);
 	const expect = now ? overwriteExpectation(host, target.canonical, now, q.path) : "absent";
 	if (data) await refuseWrittenPlaceholder(host, target.canonical, now, data.toString("utf8"), q.path);
 	if (q.contentRef !== undefined) {

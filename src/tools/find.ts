@@ -48,7 +48,7 @@ export const findTool = defineTool({
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
 		const target = await host.resolvePath(shownPath, "read");
-		const st = await statPath(host, target.canonical, shownPath);
+		const st = await statPath(host, target.canonical);
 		requireDir(st, shownPath);
 		checkAborted(signal);
 		const outcome = await host.search.find({

@@ -82,7 +82,7 @@ export const grepTool = defineTool({
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");
 		const shownPath = args.path || ".";
 		const target = await host.resolvePath(shownPath, "read");
-		const st = await statPath(host, target.canonical, shownPath);
+		const st = await statPath(host, target.canonical);
 		const isDir = st.type === "dir";
 		if (!isDir && st.type !== "file") {
 			// A FIFO would block the search forever and a device (/dev/zero) never ends: never opened.

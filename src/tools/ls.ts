@@ -58,7 +58,7 @@ export const lsTool = defineTool({
 		const limit = positiveInt("limit", args.limit, DEFAULT_LIMIT);
 		const shownPath = args.path || ".";
 		const target = await host.resolvePath(shownPath, "read");
-		const st = await statPath(host, target.canonical, shownPath);
+		const st = await statPath(host, target.canonical);
 		requireDir(st, shownPath);
 		checkAborted(signal);
 		let entries: DirEntry[];

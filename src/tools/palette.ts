@@ -6,7 +6,8 @@
  * palette; every adapter reaches it through Session.call.
  */
 import type { WorkOwner } from "../boundary/call-scope.js";
-import { KeelError } from "../boundary/errors.js";
+import { inModelsWords, KeelError, type PathResolution } from "../boundary/errors.js";
+import type { ResolvedPath } from "../safety/path-guard.js";
 import { checkModeOf } from "../syntax/check.js";
 import type { ToolHost } from "../tool-host.js";
 import type { ToolDefinition, ToolResult } from "./types.js";
@@ -56,18 +57,51 @@ export class Palette {
 		const { scope } = call;
 		if (scope.aborted) throw new KeelError("ABORTED", "The call was aborted before it started.");
 		const check = call.check === undefined ? undefined : checkModeOf(call.check, "check");
-		const host = this.host;
-		return this.around(tool, () =>
-			tool.execute(prepared as never, {
-				host,
-				// Made when the tool first reads it (boundary/call-scope.ts).
-				get signal() {
-					return scope.signal;
-				},
-				scope,
-				onUpdate: call.onUpdate,
-				check,
-			}),
-		);
+		const resolutions: PathResolution[] = [];
+		const host = noteResolutions(this.host, resolutions);
+		try {
+			return await this.around(tool, () =>
+				tool.execute(prepared as never, {
+					host,
+					// Made when the tool first reads it (boundary/call-scope.ts).
+					get signal() {
+						return scope.signal;
+					},
+					scope,
+					onUpdate: call.onUpdate,
+					check,
+				}),
+			);
+		} catch (e) {
+			throw inModelsWords(e, resolutions);
+		}
 	}
+}
+
+/**
+ * `host` for one call, noting how each path argument resolved: a fact a backend reports about a
+ * canonical path is then worded for the path as the model wrote it (errors.ts, inModelsWords).
+ * Everything else is the host's own (getters read on it, methods bound to it).
+ */
+function noteResolutions(host: ToolHost, into: PathResolution[]): ToolHost {
+	const note = (r: ResolvedPath): ResolvedPath => {
+		into.push({ input: r.input, canonical: r.canonical });
+		return r;
+	};
+	const own: Pick<ToolHost, "resolvePath" | "resolveEntry" | "resolveReadable"> = {
+		resolvePath: (input, access) => host.resolvePath(input, access).then(note),
+		resolveEntry: (input, access) => host.resolveEntry(input, access).then(note),
+		resolveReadable: (input) =>
+			host.resolveReadable(input).then((x) => {
+				note(x.target);
+				return x;
+			}),
+	};
+	return new Proxy(host, {
+		get(target, prop) {
+			if (Object.hasOwn(own, prop)) return own[prop as keyof typeof own];
+			const value = Reflect.get(target, prop, target);
+			return typeof value === "function" ? value.bind(target) : value;
+		},
+	});
 }

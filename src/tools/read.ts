@@ -174,7 +174,7 @@ async function streamWindow(
 			selectLines: limit,
 		})
 		.catch((e) => {
-			throw fromSystemError(e, args.path);
+			throw fromSystemError(e, canonical);
 		});
 	const size = w.stat.size;
 	if (detectImage(w.head) && size <= STREAM_ABOVE_BYTES) return undefined;
@@ -268,13 +268,13 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult<Re
 	let bytes: Buffer | null = null;
 	try {
 		st = await fs.stat(target.canonical);
-		requireFile(st, args.path);
+		requireFile(st, target.canonical);
 		checkAborted(signal);
 		// Read whole up to this size; larger (then, or as opened) goes to the streamed window.
 		const wholeUpTo = fs.readWindow ? WINDOW_ABOVE_BYTES : STREAM_ABOVE_BYTES;
 		if (st.size <= wholeUpTo) ({ stat: st, bytes } = await readWhole(fs, target.canonical, wholeUpTo));
 	} catch (e) {
-		throw fromSystemError(e, args.path);
+		throw fromSystemError(e, target.canonical);
 	}
 	let win =
 		bytes === null ? await streamWindow(args, ctx, fs, target.canonical, st, offset, limit) : undefined;
@@ -282,10 +282,10 @@ async function readFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult<Re
 		// Small enough to read whole, or an image (attached whole, as a smaller file is).
 		if (bytes === null) {
 			({ stat: st, bytes } = await readWhole(fs, target.canonical, STREAM_ABOVE_BYTES).catch((e) => {
-				throw fromSystemError(e, args.path);
+				throw fromSystemError(e, target.canonical);
 			}));
 			// Replaced by one too large since the window found an image: read it again.
-			if (bytes === null) throw changedError(args.path);
+			if (bytes === null) throw changedError(target.canonical);
 		}
 		const whole = await wholeWindow(args, ctx, target.canonical, st, bytes, offset, limit);
 		if ("content" in whole) return whole;

@@ -60,7 +60,7 @@ export const writeTool = defineTool({
 		const data = Buffer.from(args.content, "utf8");
 		return host.queue.run(target.canonical, async () => {
 			const before = await statOrNull(host, target.canonical);
-			if (before) requireFile(before, args.path);
+			if (before) requireFile(before, target.canonical);
 			const expect = before ? overwriteExpectation(host, target.canonical, before, args.path) : "absent";
 			await refuseWrittenPlaceholder(host, target.canonical, before, args.content, args.path);
 			const mode = checkModeFor(ctx);

@@ -4,7 +4,7 @@
  * keel's own conditions. Scripts exit with the codes below for what they detect themselves; for
  * failures of coreutils the message (LC_ALL=C) names the errno.
  */
-import { KeelError } from "../../boundary/errors.js";
+import { KeelError, pathFact } from "../../boundary/errors.js";
 import { changed as changedError, swapped as swappedError } from "../changed-errors.js";
 import type { ScriptResult } from "./transport.js";
 
@@ -83,11 +83,8 @@ export function scriptError(r: ScriptResult, path: string): Error {
  */
 export function keepRefused(path: string, line: string): KeelError {
 	const [kind, ...rest] = line.trim().split(" ");
-	const why =
-		kind === "readonly"
-			? "is not writable by this process; keel does not replace a file it could not write in place. Change its permissions first (e.g. chmod u+w with bash), or write a new file."
-			: kind === "owner"
-				? `is owned by uid ${rest[0]}, gid ${rest[1]}, which this process cannot give a replacement; change it another way (e.g. with bash, in place).`
-				: `has extended attributes keel could not ${rest.join(" ").slice(0, 300) || "keep"}; keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`;
-	return new KeelError("PERMISSION_DENIED", `${path} ${why}`, { path });
+	if (kind === "readonly") return pathFact("not-writable-in-place", path);
+	if (kind === "owner")
+		return pathFact("owner-not-kept", path, { uid: Number(rest[0]), gid: Number(rest[1]) });
+	return pathFact("attributes-not-kept", path, { detail: rest.join(" ").slice(0, 300) });
 }

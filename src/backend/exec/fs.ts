@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
-import { writeCollision } from "../changed-errors.js";
+import { sourceChanged, writeCollision } from "../changed-errors.js";
 import { tempNameFor } from "../temp-names.js";
 import type { DirEntry, EntryType, FileOps, FileStat, ReadCurrent, WriteOptions } from "../types.js";
 import { EXIT, keepRefused, scriptError } from "./errors.js";
@@ -101,11 +101,8 @@ export function createExecFs(target: Target): FileOps {
 			case EXIT.EXISTS:
 				throw writeCollision(target_);
 			case EXIT.SOURCE_CHANGED:
-				throw new KeelError(
-					"CHANGED_ON_DISK",
-					`The source of this content (${copy?.source}) changed since it was written; send the content again.`,
-					{ path: copy?.source },
-				);
+				// Only a copy has a source; the status is the copy script's.
+				throw sourceChanged(copy?.source ?? target_, false);
 			case EXIT.DENIED:
 				throw keepRefused(target_, r.stderr);
 			case EXIT.PARTIAL:

@@ -17,6 +17,7 @@
  * the open is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
  */
 import { KeelError } from "../../boundary/errors.js";
+import { changedWhileRead } from "../changed-errors.js";
 
 import type { FileStat } from "../types.js";
 import { joined, perFormat } from "./scripts.js";
@@ -48,9 +49,7 @@ export function parseReadCurrent(
 	if (kind === "big") return { stat, bytes: null };
 	const bytes = out.subarray(eol + 1);
 	if (bounded && bytes.length !== stat.size) {
-		throw new KeelError("CHANGED_ON_DISK", `${path} was truncated while it was being read; read it again.`, {
-			path,
-		});
+		throw changedWhileRead(path);
 	}
 	return { stat, bytes };
 }

@@ -2,7 +2,7 @@
  * The helpers' replies read back: stat lines, `st ` lines after a commit, and the errors a
  * compare-and-swap or an identity check turns into. Shared by fs.ts and fs-fast.ts.
  */
-import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/errors.js";
 import { swappedDir } from "../changed-errors.js";
 import type { FileStat } from "../types.js";
 import { shellError, sysError } from "./errors.js";
@@ -10,27 +10,13 @@ import { parseIdentity } from "./identity.js";
 import { ask, type Live } from "./live.js";
 import type { HelperReply } from "./shell.js";
 
-export { changed, changedWhileRead, swapped, swappedDir } from "../changed-errors.js";
-
-export function sourceChanged(source: string, during: boolean): KeelError {
-	return new KeelError(
-		"CHANGED_ON_DISK",
-		`The source of this content (${source}) changed ${during ? "during the copy" : "since it was written"}; send the content again.`,
-		{ path: source },
-	);
-}
+export { changed, changedWhileRead, sourceChanged, swapped, swappedDir } from "../changed-errors.js";
 
 /** A failed helper reply as an error: a swap seen on the way, else errno-style. */
 export function replyError(out: string, path: string): Error {
 	if (out.trim() === "swapped") return swappedDir(path);
 	const attr = /^attrs (.*)$/m.exec(out);
-	if (attr) {
-		return new KeelError(
-			"PERMISSION_DENIED",
-			`${path} has an extended attribute keel could not give its replacement: ${attr[1]}; keel does not replace a file whose attributes it cannot keep. Change it in place (e.g. with bash).`,
-			{ path },
-		);
-	}
+	if (attr) return pathFact("attributes-not-kept", path, { detail: `give its replacement (${attr[1]})` });
 	return shellError(out, path);
 }
 

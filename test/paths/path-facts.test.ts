@@ -1,0 +1,168 @@
+/**
+ * Facts about a path, as the model sees them: each fact a backend reports is provoked through the
+ * tools on the local backend with a path spelled otherwise than its canonical form (relative,
+ * with `~`, through a link, with `.` and `..`). The message names the path as the model wrote it,
+ * word for word the table's; the code and retry class are the catalogue's; `error.path` is the
+ * canonical path, for hosts. The same fact reads the same on the exec backend (its scripts
+ * through a local transport), whose errors come from its helper scripts' exit codes.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createExecBackend } from "../../src/backend/exec/index.js";
+import { createLocalBackend } from "../../src/backend/local.js";
+import type { Backend } from "../../src/backend/types.js";
+import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
+import { PATH_FACT_WORDS, type PathFact, pathFactMessage } from "../../src/boundary/path-facts.js";
+import { type CallResult, Session } from "../../src/session.js";
+import { spawnTransport } from "../fixtures/xattrs.js";
+
+let root: string;
+beforeEach(async () => {
+	root = await realpath(await mkdtemp(join(tmpdir(), "keel-facts-")));
+	await mkdir(join(root, "src/d"), { recursive: true });
+	await writeFile(join(root, "src/a.ts"), "export const a = 1;\n");
+	await symlink("a.ts", join(root, "src/link.ts"));
+	await symlink("d", join(root, "src/dlink"));
+	execFileSync("mkfifo", [join(root, "src/fifo")]);
+});
+afterEach(async () => {
+	await rm(root, { recursive: true, force: true });
+});
+
+interface Row {
+	name: string;
+	fact: PathFact;
+	/** The path as the model writes it. */
+	input: string;
+	/** The canonical path it names, relative to the root. */
+	canonical: string;
+	/** The call that provokes the fact (after `prepare`). */
+	call: (s: Session, input: string) => Promise<CallResult>;
+	/** Done before the call (a read the call depends on). */
+	prepare?: (s: Session) => Promise<CallResult>;
+	/** A rival's move just before the commit of `canonical` (inside the backend's commit). */
+	rival?: (target: string) => Promise<void>;
+}
+
+const write = (s: Session, path: string) => s.call("write", { path, content: "ours\n" });
+const read = (s: Session, path: string) => s.call("read", { path });
+const edit = (s: Session, path: string) =>
+	s.call("edit", { path, edits: [{ oldText: "a = 1", newText: "a = 2" }] });
+
+const ROWS: Row[] = [
+	{
+		name: "a rival write between read and write, through a link",
+		fact: "changed-since-read",
+		input: "src/link.ts",
+		canonical: "src/a.ts",
+		prepare: (s) => s.call("read", { path: "src/link.ts" }),
+		call: write,
+		rival: (t) => writeFile(t, "theirs\n"),
+	},
+	{
+		name: "a rival write between read and write, with . and ..",
+		fact: "changed-since-read",
+		input: "./src/d/../a.ts",
+		canonical: "src/a.ts",
+		prepare: (s) => s.call("read", { path: "src/a.ts" }),
+		call: write,
+		rival: (t) => writeFile(t, "theirs\n"),
+	},
+	{
+		name: "a rival creating the file a write creates",
+		fact: "already-exists",
+		input: "src/new.ts",
+		canonical: "src/new.ts",
+		call: write,
+		rival: (t) => writeFile(t, "theirs\n"),
+	},
+	{
+		name: "read of a missing file",
+		fact: "not-found",
+		input: "src/missing.ts",
+		canonical: "src/missing.ts",
+		call: read,
+	},
+	{
+		name: "edit of a missing file, with ~",
+		fact: "not-found",
+		input: "~/src/missing.ts",
+		canonical: "src/missing.ts",
+		call: edit,
+	},
+	{
+		name: "edit of a directory, through a link",
+		fact: "is-a-directory",
+		input: "src/dlink",
+		canonical: "src/d",
+		call: edit,
+	},
+	{ name: "read of a directory", fact: "is-a-directory", input: "src/d", canonical: "src/d", call: read },
+	{ name: "read of a FIFO", fact: "not-a-file", input: "src/fifo", canonical: "src/fifo", call: read },
+	{
+		name: "read below a file",
+		fact: "not-a-directory",
+		input: "src/a.ts/x",
+		canonical: "src/a.ts/x",
+		call: read,
+	},
+];
+
+/** The backend for a row: local with the rival in its commit hook, or exec (rows without a rival). */
+const BACKENDS = {
+	local: (row: Row, racing: () => boolean): Backend =>
+		createLocalBackend({
+			hooks: {
+				beforeCommit: async (target) => {
+					if (racing() && row.rival && target === join(root, row.canonical)) await row.rival(target);
+				},
+			},
+		}),
+	exec: (): Backend => createExecBackend({ transport: spawnTransport() }),
+};
+
+describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
+	"%s: a fact about a path names the path as the model wrote it",
+	(kind) => {
+		for (const row of ROWS) {
+			if (kind !== "local" && row.rival) continue;
+			it(`${row.fact}: ${row.name} (${row.input})`, async () => {
+				let racing = false;
+				const backend = BACKENDS[kind](row, () => racing);
+				const s = await Session.create({ root, home: root, backend, profile: "pi" });
+				try {
+					if (row.prepare) expect((await row.prepare(s)).ok).toBe(true);
+					racing = true;
+					const r = await row.call(s, row.input);
+					expect(r.ok, JSON.stringify(r)).toBe(false);
+					if (r.ok) return;
+					const { code } = PATH_FACT_WORDS[row.fact];
+					expect(r.error.code).toBe(code);
+					expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
+					expect(r.error.message).toBe(pathFactMessage(row.fact, row.input));
+					expect(r.error.path).toBe(join(root, row.canonical));
+				} finally {
+					await s.close();
+				}
+				// The refused call changed nothing: a rival's bytes stay, ours never land.
+				if (row.rival) expect(await readFile(join(root, row.canonical), "utf8")).toBe("theirs\n");
+			});
+		}
+	},
+);
+
+describe("the fact table", () => {
+	it("gives every fact a catalogued code and words that name the path", () => {
+		for (const [fact, entry] of Object.entries(PATH_FACT_WORDS)) {
+			expect(ERROR_CATALOGUE, fact).toHaveProperty(entry.code);
+			for (const during of [false, true]) {
+				const words = pathFactMessage(fact as PathFact, "some/where.ts", { during });
+				expect(words, fact).toContain("some/where.ts");
+				expect(words.length, fact).toBeGreaterThan("some/where.ts".length + 10);
+			}
+		}
+	});
+});
