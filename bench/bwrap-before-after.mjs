@@ -19,10 +19,10 @@ mkdirSync(root);
 const sessions = {};
 try {
 	for (const [label, dist] of Object.entries(builds)) {
-		const { Session } = await import(`${dist}/index.js`);
+		const { createSession } = await import(`${dist}/index.js`);
 		const { createBwrapBackend } = await import(`${dist}/backend/bwrap.js`);
-		sessions[`local ${label}`] = await Session.create({ root, spillDir: join(dir, "spill") });
-		sessions[`bwrap ${label}`] = await Session.create({
+		sessions[`local ${label}`] = await createSession({ root, spillDir: join(dir, "spill") });
+		sessions[`bwrap ${label}`] = await createSession({
 			root,
 			spillDir: join(dir, "spill"),
 			backend: createBwrapBackend({ roots: [root] }),

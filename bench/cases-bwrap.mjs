@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createBwrapBackend, createBwrapTransport } from "../dist/backend/bwrap.js";
 import { createExecBackend } from "../dist/backend/exec/index.js";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 import { assert, compare, comparisonTable, textOf } from "./lib.mjs";
 
 export const area = "bwrap";
@@ -61,9 +61,9 @@ export async function setup({ dir, iterations = 200 }) {
 		return { cases: [], teardown: async () => {} };
 	}
 	const spillDir = join(dir, "spill");
-	const local = await Session.create({ root, spillDir });
-	const bwrap = await Session.create({ root, spillDir, backend: bwrapBackend });
-	const exec = await Session.create({
+	const local = await createSession({ root, spillDir });
+	const bwrap = await createSession({ root, spillDir, backend: bwrapBackend });
+	const exec = await createSession({
 		root,
 		spillDir,
 		backend: createExecBackend({ transport: createBwrapTransport({ roots: [dir] }) }),
@@ -76,8 +76,8 @@ export async function setup({ dir, iterations = 200 }) {
 		for (let b = 0; b < 50; b++) mkdirSync(join(bigRoot, `d${a}`, `e${b}`), { recursive: true });
 	const bigBackend = createBwrapBackend({ roots: [bigRoot] });
 	const big = {
-		bwrap: await Session.create({ root: bigRoot, spillDir, backend: bigBackend }),
-		local: await Session.create({ root: bigRoot, spillDir }),
+		bwrap: await createSession({ root: bigRoot, spillDir, backend: bigBackend }),
+		local: await createSession({ root: bigRoot, spillDir }),
 	};
 	// 19,901 directories (the scan reads at most 20,000): inotify answers the kept scan's check
 	// (dir-watches.ts); "bwrap, stat check" is the same workspace checked by stat'ing every directory.
@@ -98,9 +98,9 @@ export async function setup({ dir, iterations = 200 }) {
 		);
 	}
 	const huge = {
-		bwrap: await Session.create({ root: hugeRoot, spillDir, backend: hugeWatched }),
-		local: await Session.create({ root: hugeRoot, spillDir }),
-		"bwrap, stat check": await Session.create({ root: hugeRoot, spillDir, backend: hugeStat }),
+		bwrap: await createSession({ root: hugeRoot, spillDir, backend: hugeWatched }),
+		local: await createSession({ root: hugeRoot, spillDir }),
+		"bwrap, stat check": await createSession({ root: hugeRoot, spillDir, backend: hugeStat }),
 	};
 	const sessions = { bwrap, local, "exec (bwrap transport)": exec };
 	const contenders = (command, expected, among = sessions) =>

@@ -15,7 +15,7 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createLocalBackend, Session } from "../dist/index.js";
+import { createLocalBackend, createSession } from "../dist/index.js";
 import { collectGarbage, markdownTable } from "./lib.mjs";
 
 export const area = "commit";
@@ -92,7 +92,7 @@ export async function heapPerEdit(sizes = [1, 10, 50].map((mb) => mb * 1024 * 10
 	const dir = mkdtempSync(join(tmpdir(), "keel-bench-heap-"));
 	const rows = [];
 	try {
-		const session = await Session.create({ root: dir });
+		const session = await createSession({ root: dir });
 		for (const size of sizes) {
 			const line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n";
 			const body = line.repeat(Math.floor(size / line.length));

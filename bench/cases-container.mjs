@@ -16,7 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createContainerBackend, engineTarget } from "../dist/backend/container/index.js";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 import { assert, runAreaStandalone, smallText, spawnOutput, textOf, toggler } from "./lib.mjs";
 
 export const area = "container";
@@ -41,7 +41,7 @@ export async function setup({ dir }) {
 
 	const backend = createContainerBackend(engineTarget({ engine: "podman", container: name }));
 	await backend.connect();
-	const session = await Session.create({ root, backend, spillDir: join(dir, "spill") });
+	const session = await createSession({ root, backend, spillDir: join(dir, "spill") });
 	const keel = async (tool, args) => {
 		const r = await session.call(tool, args);
 		if (!r.ok) throw new Error(`keel ${tool} failed: ${r.error.code}: ${r.error.message}`);

@@ -18,7 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
 import { applyEdits } from "../dist/edit/apply.js";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 import { CASES } from "../test/drift/corpus.mjs";
 import { keelApply, piApply, runCase, scoreTable } from "../test/drift/score.mjs";
 import { assert } from "./lib.mjs";
@@ -76,7 +76,7 @@ export function report() {
 async function scoreCorpus(dir) {
 	await mkdir(join(dir, "keel"), { recursive: true });
 	await mkdir(join(dir, "pi"), { recursive: true });
-	const session = await Session.create({ root: join(dir, "keel") });
+	const session = await createSession({ root: join(dir, "keel") });
 	const keel = keelApply(session);
 	const pi = piApply(createEditToolDefinition(join(dir, "pi")));
 	rows = [];
@@ -170,7 +170,7 @@ export async function setup({ dir }) {
 	const path = "big.py";
 	const abs = join(dir, path);
 	writeFileSync(abs, text[1]);
-	const session = await Session.create({ root: dir });
+	const session = await createSession({ root: dir });
 	const piEdit = createEditToolDefinition(dir);
 	let cur = 1;
 	const keelCall = async () => {

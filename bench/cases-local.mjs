@@ -25,7 +25,7 @@ import {
 	createReadToolDefinition,
 } from "@mariozechner/pi-coding-agent";
 import { Spawner } from "../dist/backend/spawn/spawner.js";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 import { assert, textOf } from "./lib.mjs";
 
 export const area = "local";
@@ -152,7 +152,7 @@ export async function setup({ dir }) {
 	writeFileSync(join(dir, files.editBig), big);
 	writeGrepTree(dir);
 
-	const session = await Session.create({ root: dir });
+	const session = await createSession({ root: dir });
 	const keel = async (tool, args) => {
 		const r = await session.call(tool, args);
 		if (!r.ok) throw new Error(`keel ${tool} failed: ${r.error.code}: ${r.error.message}`);

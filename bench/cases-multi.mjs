@@ -9,7 +9,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 
 export const area = "multi";
 export const title = "All-or-nothing multi-file commits (keel, one call) vs the same edits one by one";
@@ -53,8 +53,8 @@ const patchOf = (edits) =>
 
 export async function setup({ dir }) {
 	const stateDir = join(dir, "state");
-	const uni = await Session.create({ root: dir, profile: "unified", stateDir });
-	const pi = await Session.create({ root: dir, profile: "pi", stateDir });
+	const uni = await createSession({ root: dir, profile: "unified", stateDir });
+	const pi = await createSession({ root: dir, profile: "pi", stateDir });
 	const fileTogether = fixture(dir, "ft", FILES);
 	const fileApart = fixture(dir, "fa", FILES);
 	const patchTogether = fixture(dir, "pt", FILES);

@@ -28,7 +28,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { transformWithOxc } from "vite";
 import { createBwrapBackend } from "../dist/backend/bwrap.js";
-import { createLocalBackend, createSshBackend, Session } from "../dist/index.js";
+import { createLocalBackend, createSession, createSshBackend } from "../dist/index.js";
 import { compare, comparisonTable, fmtMs, markdownTable, nowMs, percentile, textOf } from "./lib.mjs";
 
 export const area = "python-backends";
@@ -115,7 +115,7 @@ export async function setup({ dir, iterations = 300 }) {
 	const addTarget = async (name, newBackend) => {
 		let session;
 		try {
-			session = await Session.create({
+			session = await createSession({
 				root,
 				spillDir,
 				backend: await newBackend(),
@@ -221,7 +221,7 @@ export async function setup({ dir, iterations = 300 }) {
 	const coldIterations = Math.max(10, Math.round(iterations / 10));
 	for (const { name, session, newBackend } of targets) {
 		const open = async () =>
-			Session.create({
+			createSession({
 				root,
 				spillDir,
 				backend: await newBackend(),

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 import { PythonCoordinator } from "../dist/python/coordinator.js";
 import { pythonJobsTool, pythonTool } from "../dist/tools/python.js";
 import { assert, compare, fmtMs, markdownTable, percentile, textOf } from "./lib.mjs";
@@ -37,7 +37,7 @@ function interpreter() {
  * attached here (what the wiring will do), with the python tools added to its palette.
  */
 async function pythonSession(root) {
-	const session = await Session.create({ root, profile: "unified" });
+	const session = await createSession({ root, profile: "unified" });
 	if (!session.python) {
 		const python = new PythonCoordinator({ spill: session.spill });
 		Object.defineProperty(session, "python", { value: python, configurable: true });

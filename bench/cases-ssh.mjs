@@ -30,7 +30,7 @@ import { createSshBackend } from "../dist/backend/ssh/index.js";
 import { CommandRunner } from "../dist/backend/ssh/run-client.js";
 import { sftpStat } from "../dist/backend/ssh/sftp-io.js";
 import { HelperShell, JobShell } from "../dist/backend/ssh/shell.js";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 import {
 	assert,
 	FLOOR,
@@ -79,7 +79,7 @@ export async function setup({ dir }) {
 	for (const f of Object.values(files)) writeFileSync(join(root, f), small);
 
 	const backend = createSshBackend(sshOptions(sshd));
-	const session = await Session.create({ root, backend });
+	const session = await createSession({ root, backend });
 	const keel = async (tool, args) => {
 		const r = await session.call(tool, args);
 		if (!r.ok) throw new Error(`keel ${tool} failed: ${r.error.code}: ${r.error.message}`);

@@ -18,7 +18,7 @@ const files = Number(arg("files", 20000));
 const iterations = Number(arg("iterations", 30));
 const repo = resolve(arg("repo", "."));
 
-const { Session } = await import("../dist/index.js");
+const { createSession } = await import("../dist/index.js");
 const must = (r, what) => {
 	if (!r.ok) throw new Error(`${what} failed: ${JSON.stringify(r.error)}`);
 	return r;
@@ -52,9 +52,9 @@ function duOf(dir) {
 }
 
 async function measureTree(label, root, stateBase) {
-	const plain = await Session.create({ root, profile: "pi", stateDir: join(stateBase, "plain") });
+	const plain = await createSession({ root, profile: "pi", stateDir: join(stateBase, "plain") });
 	const t0 = nowMs();
-	const kept = await Session.create({
+	const kept = await createSession({
 		root,
 		profile: "pi",
 		stateDir: join(stateBase, "kept"),

@@ -45,8 +45,8 @@ async function side(label, keel) {
 	for (let j = 0; j < 5; j++) writeFileSync(join(root, `f${j}.txt`), `file ${j} v0\n`);
 	writeFileSync(join(root, "one.txt"), "single v0\n");
 	const stateDir = join(work, label, "state");
-	const uni = await keel.Session.create({ root, stateDir, profile: "unified" });
-	const pi = await keel.Session.create({ root, stateDir, profile: "pi" });
+	const uni = await keel.createSession({ root, stateDir, profile: "unified" });
+	const pi = await keel.createSession({ root, stateDir, profile: "pi" });
 	if (!(await pi.call("read", { path: "one.txt" })).ok) throw new Error("read failed");
 	let v = 0;
 	let w = 0;

@@ -30,14 +30,14 @@ const dir = mkdtempSync(join(process.argv[4] ?? tmpdir(), "keel-edit-cost-"));
 
 /** A session of `dist` on its own file; resolves with one edit that flips `41` and `42`. */
 async function editor(dist, name) {
-	const { Session } = await import(join(dist, "index.js"));
+	const { createSession } = await import(join(dist, "index.js"));
 	const root = join(dir, name);
 	mkdirSync(root);
 	const lines = Array.from({ length: 40 }, (_, i) =>
 		i === 20 ? "export const value = 41;" : `// ${i} lorem ipsum dolor sit amet consectetur`,
 	);
 	writeFileSync(join(root, "f.txt"), `${lines.join("\n")}\n`);
-	const session = await Session.create({ root });
+	const session = await createSession({ root });
 	let cur = "41";
 	const edit = async () => {
 		const next = cur === "41" ? "42" : "41";

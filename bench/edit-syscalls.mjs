@@ -20,13 +20,13 @@ const child = join(dir, "child.mjs");
 writeFileSync(
 	child,
 	`import { writeFileSync } from "node:fs";
-const { Session } = await import(${JSON.stringify(dist)});
+const { createSession } = await import(${JSON.stringify(dist)});
 const root = ${JSON.stringify(join(dir, "root"))};
 (await import("node:fs")).mkdirSync(root);
 const lines = [];
 for (let i = 0; i < 40; i++) lines.push(i === 20 ? "export const value = 41;" : "// " + i + " lorem ipsum dolor sit amet consectetur");
 writeFileSync(root + "/f.txt", lines.join("\\n") + "\\n");
-const s = await Session.create({ root });
+const s = await createSession({ root });
 let cur = "41";
 const edit = async () => {
 	const next = cur === "41" ? "42" : "41";

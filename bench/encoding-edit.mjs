@@ -11,7 +11,7 @@ import { join } from "node:path";
 import iconv from "iconv-lite";
 
 const N = Number(process.argv[2] ?? 20);
-const { Session } = await import(new URL("../dist/index.js", import.meta.url).href);
+const { createSession } = await import(new URL("../dist/index.js", import.meta.url).href);
 
 const LINES = {
 	"utf-8": (k) => `Zeile ${k}: Größe über alles, naïve café`,
@@ -35,7 +35,7 @@ for (const [encoding, line] of Object.entries(LINES)) {
 	const bom = encoding === "utf-16le" ? Buffer.from([0xff, 0xfe]) : Buffer.alloc(0);
 	const bytes = Buffer.concat([bom, iconv.encode(text, encoding)]);
 	writeFileSync(join(root, "f.txt"), bytes);
-	const s = await Session.create({ root });
+	const s = await createSession({ root });
 	const times = [];
 	let cur = line(1000);
 	for (let k = 0; k < N + 2; k++) {

@@ -31,7 +31,7 @@ const spawnTransport = (argv, o) =>
 
 async function build(dist, label, transportKind, root) {
 	const url = (p) => pathToFileURL(join(resolve(dist), p)).href;
-	const { Session } = await import(url("index.js"));
+	const { createSession } = await import(url("index.js"));
 	let backend;
 	if (transportKind === "spawn") {
 		const { createExecBackend } = await import(url("backend/exec/index.js"));
@@ -42,7 +42,7 @@ async function build(dist, label, transportKind, root) {
 			engineTarget({ engine: "podman", container: process.env.KEEL_TEST_PODMAN }),
 		);
 	}
-	const session = await Session.create({ root, backend, stateDir: join(root, "..", `state-${label}`) });
+	const session = await createSession({ root, backend, stateDir: join(root, "..", `state-${label}`) });
 	return session;
 }
 

@@ -13,7 +13,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGrepToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Spawner } from "../dist/backend/spawn/spawner.js";
-import { createLocalBackend, Session } from "../dist/index.js";
+import { createLocalBackend, createSession } from "../dist/index.js";
 import { writeGrepTree } from "./cases-local.mjs";
 import { markdownTable, percentile } from "./lib.mjs";
 
@@ -25,8 +25,8 @@ const load = () =>
 const dir = mkdtempSync(join(tmpdir(), "keel-grep-plans-"));
 writeGrepTree(dir);
 const startLoad = load();
-const byDefault = await Session.create({ root: dir });
-const twoRuns = await Session.create({
+const byDefault = await createSession({ root: dir });
+const twoRuns = await createSession({
 	root: dir,
 	backend: createLocalBackend({ searchLookahead: false }),
 });

@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const dist = resolve(process.argv[2] ?? "dist");
-const { Session } = await import(join(dist, "index.js"));
+const { createSession } = await import(join(dist, "index.js"));
 const root = mkdtempSync(join(tmpdir(), "keel-local-bash-"));
-const session = await Session.create({ root });
+const session = await createSession({ root });
 for (let i = 0; i < 10; i++) await session.call("bash", { command: "true" });
 const times = [];
 for (let i = 0; i < 100; i++) {

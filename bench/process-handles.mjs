@@ -31,7 +31,7 @@ const importCost = async (name) => {
 const ptyMs = await importCost("@lydell/node-pty");
 const xtermMs = await importCost("@xterm/headless");
 
-const { Session } = await import("../dist/index.js");
+const { createSession } = await import("../dist/index.js");
 const { createSshBackend } = await import("../dist/backend/ssh/index.js");
 const { createBwrapBackend } = await import("../dist/backend/bwrap.js");
 
@@ -105,15 +105,15 @@ try {
 		mkdirSync(root);
 		let session;
 		let sshd;
-		if (backend === "local") session = await Session.create({ root, profile: "unified", ...limits });
+		if (backend === "local") session = await createSession({ root, profile: "unified", ...limits });
 		else if (backend === "ssh") {
 			const { startSshd, sshOptions } = await loadFixture(dir);
 			sshd = await startSshd();
 			const ssh = createSshBackend(sshOptions(sshd));
-			session = await Session.create({ root, backend: ssh, profile: "unified", ...limits });
+			session = await createSession({ root, backend: ssh, profile: "unified", ...limits });
 		} else if (backend === "bwrap") {
 			const bwrap = createBwrapBackend({ roots: [root] });
-			session = await Session.create({ root, backend: bwrap, profile: "unified", ...limits });
+			session = await createSession({ root, backend: bwrap, profile: "unified", ...limits });
 		} else throw new Error(`unknown backend ${backend} (local, ssh, bwrap)`);
 		const before = loadNow();
 		try {

@@ -120,8 +120,8 @@ async function floorContender(op) {
 }
 
 async function keelContender(op) {
-	const { Session } = await import("../dist/index.js");
-	const session = await Session.create({ root: spec.root });
+	const { createSession } = await import("../dist/index.js");
+	const session = await createSession({ root: spec.root });
 	return async (edit) => {
 		const args =
 			op === "edit" ? { path: spec.path, edits: [edit] } : { path: spec.path, pattern: spec.pattern };

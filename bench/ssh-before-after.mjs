@@ -31,9 +31,9 @@ let floorConn;
 const conns = [];
 try {
 	for (const [label, dist] of Object.entries(builds)) {
-		const { Session } = await import(`${dist}/index.js`);
+		const { createSession } = await import(`${dist}/index.js`);
 		const { createSshBackend } = await import(`${dist}/backend/ssh/index.js`);
-		sessions[label] = await Session.create({ root, backend: createSshBackend(sshOptions(sshd)) });
+		sessions[label] = await createSession({ root, backend: createSshBackend(sshOptions(sshd)) });
 	}
 	// Each build's own file helper, bare: the read's one request without the tool layer.
 	const helpers = {};

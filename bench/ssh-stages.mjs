@@ -36,7 +36,7 @@ import { runnerInit } from "../dist/backend/ssh/remote-run.js";
 import { CommandRunner } from "../dist/backend/ssh/run-client.js";
 import { createSshSearch } from "../dist/backend/ssh/search.js";
 import { createSshProcess } from "../dist/backend/ssh/spawn.js";
-import { Session } from "../dist/index.js";
+import { createSession } from "../dist/index.js";
 import { loadFixture } from "./cases-ssh.mjs";
 import { assert, markdownTable, nowMs, smallText, summarize } from "./lib.mjs";
 
@@ -218,7 +218,7 @@ async function main() {
 			process: createSshProcess(conn, undefined),
 			close: () => conn.close(),
 		};
-		const session = await Session.create({ root, backend });
+		const session = await createSession({ root, backend });
 		const runOnce = (cwd) =>
 			new Promise((resolve, reject) => {
 				let out = "";

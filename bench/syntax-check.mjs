@@ -22,7 +22,7 @@ import { join } from "node:path";
 const N = Number(process.argv[2] ?? 30);
 const SIZES = process.argv[3] ? [Number(process.argv[3])] : [40, 2000];
 const KINDS = process.argv[4] ? process.argv[4].split(",") : ["cold", "read", "read+0", "next", "broken"];
-const { Session } = await import(new URL("../dist/index.js", import.meta.url).href);
+const { createSession } = await import(new URL("../dist/index.js", import.meta.url).href);
 
 const UNITS = {
 	ts: (k) =>
@@ -74,7 +74,7 @@ async function situation(ext, lines, kind) {
 	const sessions = {};
 	for (const mode of ["off", "report"]) {
 		const root = mkdtempSync(join(tmpdir(), "keel-syntax-bench-"));
-		sessions[mode] = { root, s: await Session.create({ root, check: mode }), wall: [], cpu: [] };
+		sessions[mode] = { root, s: await createSession({ root, check: mode }), wall: [], cpu: [] };
 	}
 	const edit = async (s, path, e) => {
 		const r = await s.call("edit", { path, edits: [e] });
@@ -118,7 +118,7 @@ async function situation(ext, lines, kind) {
 /** The grammar's one-time load: the first checked edit in a fresh session of this process. */
 async function firstLoad(ext) {
 	const root = mkdtempSync(join(tmpdir(), "keel-syntax-bench-"));
-	const s = await Session.create({ root });
+	const s = await createSession({ root });
 	writeFileSync(join(root, `a.${ext}`), source(ext, 40, "load"));
 	const t = performance.now();
 	await s.call("edit", { path: `a.${ext}`, edits: [middleEdit(ext, 40, 0)] });

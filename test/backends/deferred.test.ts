@@ -96,6 +96,7 @@ describe("a stand-in has the members of the backend it stands for", () => {
 				const conn = new SshConnection(sshOpts);
 				return {
 					kind: "ssh",
+					hostPrograms: true,
 					target: conn.label,
 					fs: createSshFs(conn, {}),
 					exec: createSshExec(conn),

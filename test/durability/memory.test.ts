@@ -23,7 +23,7 @@ const CHILD_SOURCE = `
 import { createHash, randomBytes } from "node:crypto";
 
 const [bundle, root, bytes, copies] = process.argv.slice(2);
-const { Session } = await import(bundle);
+const { createSession } = await import(bundle);
 // A few full collections, with turns of the event loop between them so finalizers and the
 // sweeping of freed buffers complete before the reading.
 const settle = async () => {
@@ -34,7 +34,7 @@ const settle = async () => {
 	return process.memoryUsage();
 };
 
-const s = await Session.create({ root, profile: "unified" });
+const s = await createSession({ root, profile: "unified" });
 
 // The payload and every temporary made from it live only in this function's frame, so nothing
 // of this script's own keeps them reachable once it returns.

@@ -39,14 +39,14 @@ const CHILD_SOURCE = `
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 const [bundle, root, stateDir, files, filler] = process.argv.slice(2);
-const { Session } = await import(bundle);
+const { createSession } = await import(bundle);
 const n = Number(files);
 // Started ahead of time: the session (and its recovery) is created only after "go", once the
 // previous child is dead and the parent has checked the workspace.
 process.stdout.write("ready\\n");
 process.stdin.on("end", () => process.exit(0));
 await new Promise((resolve) => process.stdin.once("data", resolve));
-const s = await Session.create({ root, profile: "unified", stateDir });
+const s = await createSession({ root, profile: "unified", stateDir });
 let k = Number(/version (\\d+)/.exec(readFileSync(join(root, "f0.txt"), "utf8"))[1]);
 const body = (j, v) => "line of file " + j + " at version " + v + " " + "=".repeat(40) + "\\n";
 function fail(what, r) {

@@ -34,8 +34,8 @@ const body = (j: number, v: string) =>
 const CHILD_SOURCE = `
 import { writeSync } from "node:fs";
 const [bundle, root, stateDir, files] = process.argv.slice(2);
-const { Session } = await import(bundle);
-const s = await Session.create({ root, profile: "unified", stateDir, checkpoints: true });
+const { createSession } = await import(bundle);
+const s = await createSession({ root, profile: "unified", stateDir, checkpoints: true });
 const must = (r, what) => { if (!r.ok) { process.stderr.write(what + ": " + JSON.stringify(r.error) + "\\n"); process.exit(3); } return r; };
 // Whichever side the last kill left, the command writes B (a restore to 0 then means A).
 const writes = [];

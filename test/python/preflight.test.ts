@@ -113,7 +113,8 @@ describe.skipIf(NO_PYTHON)("python preflight", () => {
 	});
 
 	it("on a backend that cannot keep a process running: BACKEND_UNAVAILABLE, not supported", async () => {
-		const backend = { ...createLocalBackend(), kind: "custom", process: undefined };
+		// What it can do is said by its fields: neither spawning here nor a process to keep.
+		const backend = { ...createLocalBackend(), kind: "custom", spawnsHere: undefined, process: undefined };
 		const py = await make({ session: { backend } });
 		const r = await py.session.call("python", { code: "1" });
 		expect(codeOf(r)).toBe("BACKEND_UNAVAILABLE");

@@ -16,8 +16,8 @@ const MAX_GROWTH_KB = 64 * 1024;
 
 const CHILD_SOURCE = `
 const [bundle, root] = process.argv.slice(2);
-const { Session } = await import(bundle);
-const s = await Session.create({ root });
+const { createSession } = await import(bundle);
+const s = await createSession({ root });
 // Warm up every module and the chunk arena on a small large file (above the 256 KiB window line).
 await s.call("read", { path: "warm.txt" });
 const before = process.resourceUsage().maxRSS;
