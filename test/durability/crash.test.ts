@@ -43,7 +43,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const [bundle, root, versionsDir, count, startArg] = process.argv.slice(2);
-const { createSession } = await import(bundle);
+const { Session } = await import(bundle);
 const n = Number(count);
 const versions = Array.from({ length: n }, (_, k) => readFileSync(join(versionsDir, "v" + k + ".txt"), "utf8"));
 
@@ -54,7 +54,7 @@ function fail(what, r) {
 
 // The contentRef sources are written before "go" (in refs/, under this child's pid), through a
 // unified-profile session, which has \`file\`; the pi profile has \`write\`.
-const uni = await createSession({ root, profile: "unified" });
+const uni = await Session.create({ root, profile: "unified" });
 const refs = [];
 for (let k = 0; k < n; k++) {
 	const path = "refs/" + process.pid + "-v" + k + ".txt";
@@ -68,8 +68,8 @@ process.stdout.write("ready\\n");
 process.stdin.on("end", () => process.exit(0));
 await new Promise((resolve) => process.stdin.once("data", resolve));
 
-// Created only now, after the previous child died: this createSession must sweep its temp files.
-const pi = await createSession({ root });
+// Created only now, after the previous child died: this Session.create must sweep its temp files.
+const pi = await Session.create({ root });
 
 process.stdout.write("loop\\n");
 for (let i = 0; ; i++) {
@@ -186,7 +186,9 @@ beforeAll(async () => {
 	versionsDir = join(work, "versions");
 	await mkdir(root);
 	await mkdir(versionsDir);
-	bundle = await buildKeel(work);
+	// The session module alone, as the traced commits use: smaller than the whole library to load,
+	// and each of the 200 children loads it.
+	bundle = await buildKeel(work, "session");
 	script = join(work, "child.mjs");
 	writeFileSync(script, CHILD_SOURCE);
 	versions = Array.from({ length: VERSIONS }, (_, k) => makeVersion(k));

@@ -42,9 +42,9 @@ export const MARKERS = ["access", "faccessat", "faccessat2"];
 const CHILD_SOURCE = `
 import { existsSync, writeSync } from "node:fs";
 const [bundle, root, stateDir, op] = process.argv.slice(2);
-const { createSession } = await import(bundle);
+const { Session } = await import(bundle);
 const patch = (...body) => ["*** Begin Patch", ...body, "*** End Patch", ""].join("\\n");
-const s = await createSession({ root, stateDir, profile: op === "edit" ? "pi" : "unified" });
+const s = await Session.create({ root, stateDir, profile: op === "edit" ? "pi" : "unified" });
 if (op === "edit") {
 	const r = await s.call("read", { path: "sub/a.txt" });
 	if (!r.ok) throw new Error(JSON.stringify(r));
