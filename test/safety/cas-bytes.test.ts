@@ -26,6 +26,7 @@ beforeEach(async () => {
 afterEach(async () => {
 	await Promise.all(sessions.splice(0).map((s) => s.close()));
 	await rm(root, { recursive: true, force: true });
+	await rm(`${root}.state`, { recursive: true, force: true });
 });
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -36,7 +37,7 @@ function body(bytes: number, mark: string): Buffer {
 }
 
 async function session(): Promise<Session> {
-	const s = await Session.create({ root, stateDir: join(root, ".state") });
+	const s = await Session.create({ root, stateDir: `${root}.state` });
 	sessions.push(s);
 	return s;
 }
@@ -125,7 +126,7 @@ describe("the hash of what was read, on demand", () => {
 				},
 			},
 		});
-		const s = await Session.create({ root, backend, stateDir: join(root, ".state") });
+		const s = await Session.create({ root, backend, stateDir: `${root}.state` });
 		sessions.push(s);
 		const r = await s.call("edit", {
 			path: "big.txt",
