@@ -13,7 +13,16 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { adaptSandboxProtocol, isSandboxBackend, type SandboxBackendProtocolV2 } from "deepagents";
+import {
+	adaptSandboxProtocol,
+	type FileDownloadResponse,
+	type GlobResult,
+	type GrepResult,
+	isSandboxBackend,
+	type LsResult,
+	type MaybePromise,
+	type SandboxBackendProtocolV2,
+} from "deepagents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeelSandbox } from "../../src/adapters/langchain/index.js";
 import { createSession, type Session } from "../../src/index.js";
@@ -34,9 +43,9 @@ interface Row {
 	written?: Record<string, string>;
 	/** Files or empty directories (a name ending in "/") put on disk before the call. */
 	onDisk?: Record<string, string | Uint8Array>;
-	call: (c: Ctx) => Promise<unknown>;
+	call: (c: Ctx) => unknown;
 	/** The answer, as a pattern for toMatchObject (arrays must match in length and order), or a check. */
-	expected: object | ((answer: never) => void);
+	expected: object | ((answer: never, c: Ctx) => void);
 	/** Files on disk afterwards: their text, their bytes, or null for "does not exist". */
 	after?: Record<string, string | Uint8Array | null>;
 	/** Files outside the roots that must not exist afterwards. */
@@ -57,7 +66,7 @@ const NO_ERROR = { error: undefined };
 function matches(answer: unknown, expected: unknown): void {
 	if (Array.isArray(expected)) {
 		expect(answer).toHaveLength(expected.length);
-		expected.forEach((e, i) => matches((answer as unknown[])[i], e));
+		for (const [i, e] of expected.entries()) matches((answer as unknown[])[i], e);
 		return;
 	}
 	const present = Object.entries(expected as object).filter(([, v]) => v !== undefined);
@@ -119,7 +128,8 @@ const WRITE: Row[] = [
 	{
 		behaviour: "a new file, its path given back",
 		call: ({ sandbox, at }) => sandbox.write(at("new.txt"), "first\nsecond\nthird"),
-		expected: (r: { error?: string; path?: string }) => expect(r).toEqual({ path: expect.stringMatching(/\/new\.txt$/), filesUpdate: null }),
+		expected: (r: { error?: string; path?: string }) =>
+			expect(r).toEqual({ path: expect.stringMatching(/\/new\.txt$/), filesUpdate: null }),
 		after: { "new.txt": "first\nsecond\nthird" },
 	},
 	{
@@ -277,7 +287,389 @@ const READ: Row[] = [
 	},
 ];
 
-export const ROWS = { EXECUTE, WRITE, READ };
+/** An ls or glob answer's entries, sorted by path, with only path and is_dir. */
+async function entries(answer: MaybePromise<LsResult | GlobResult>) {
+	const r = await answer;
+	return { error: r.error, files: sorted(r.files).map((f) => ({ path: f.path, is_dir: Boolean(f.is_dir) })) };
+}
+const file = (path: string) => ({ path, is_dir: false });
+const folder = (path: string) => ({ path, is_dir: true });
+
+const LS: Row[] = [
+	{
+		behaviour: "entries by absolute path",
+		written: { "only.txt": "x" },
+		call: ({ sandbox, at }) => entries(sandbox.ls(at("."))),
+		expected: (r, { at }) => expect(r).toEqual({ error: undefined, files: [file(at("only.txt"))] }),
+	},
+	{
+		behaviour: "files and directories, told apart",
+		written: { "one.txt": "1", "two.txt": "2" },
+		onDisk: { "sub/": "" },
+		call: ({ sandbox, at }) => entries(sandbox.ls(at("."))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({
+				error: undefined,
+				files: [file(at("one.txt")), folder(at("sub")), file(at("two.txt"))],
+			}),
+	},
+	{
+		behaviour: "an empty directory has no entries",
+		call: ({ sandbox, at }) => sandbox.ls(at(".")),
+		expected: { error: undefined, files: [] },
+	},
+	{
+		behaviour: "a directory that does not exist has no entries, and is no error",
+		call: ({ sandbox, at }) => sandbox.ls(at("nowhere")),
+		expected: { error: undefined, files: [] },
+	},
+	{
+		behaviour: "hidden files are listed",
+		written: { ".hidden": "h", "shown.txt": "s" },
+		call: ({ sandbox, at }) => entries(sandbox.ls(at("."))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({ error: undefined, files: [file(at(".hidden")), file(at("shown.txt"))] }),
+	},
+	{
+		behaviour: "spaces, unicode and punctuation in names",
+		written: {
+			"a file.txt": "x",
+			"\u6D4B\u8BD5.txt": "x",
+			"\u0444\u0430\u0439\u043B.txt": "x",
+			"f(1)-[2].txt": "x",
+		},
+		onDisk: { "a dir/": "" },
+		call: ({ sandbox, at }) => entries(sandbox.ls(at("."))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({
+				error: undefined,
+				files: sorted([
+					folder(at("a dir")),
+					file(at("a file.txt")),
+					file(at("f(1)-[2].txt")),
+					file(at("\u6D4B\u8BD5.txt")),
+					file(at("\u0444\u0430\u0439\u043B.txt")),
+				]),
+			}),
+	},
+	{
+		behaviour: "fifty entries, all of them",
+		onDisk: Object.fromEntries(
+			Array.from({ length: 50 }, (_, i) => [`f${String(i).padStart(3, "0")}.txt`, "x"]),
+		),
+		call: ({ sandbox, at }) => entries(sandbox.ls(at("."))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({
+				error: undefined,
+				files: Array.from({ length: 50 }, (_, i) => file(at(`f${String(i).padStart(3, "0")}.txt`))),
+			}),
+	},
+	{
+		behaviour: "a trailing slash lists the same directory",
+		written: { "only.txt": "x" },
+		call: ({ sandbox, at }) => entries(sandbox.ls(`${at(".")}/`)),
+		expected: (r, { at }) => expect(r).toEqual({ error: undefined, files: [file(at("only.txt"))] }),
+	},
+	{
+		behaviour: "keel: a directory outside the workspace is refused",
+		call: ({ sandbox }) => sandbox.ls(tmpdir()),
+		expected: { error: str(/PATH_OUTSIDE_ROOTS/) },
+	},
+];
+
+/** A grep answer's matches sorted by path and line. */
+async function found(answer: MaybePromise<GrepResult>) {
+	const r = await answer;
+	const matches = [...(r.matches ?? [])].sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line);
+	return { error: r.error, matches };
+}
+const hit = (path: string, line: number, text: string) => ({ path, line, text });
+
+const GREP: Row[] = [
+	{
+		behaviour: "a literal across files: absolute path, line and text of each match",
+		written: { "f1.txt": "Hello world\nGoodbye world", "f2.txt": "Hello there\nGoodbye friend" },
+		call: ({ sandbox, at }) => found(sandbox.grep("Hello", at("."))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({
+				error: undefined,
+				matches: [hit(at("f1.txt"), 1, "Hello world"), hit(at("f2.txt"), 1, "Hello there")],
+			}),
+	},
+	{
+		behaviour: "a glob narrows the files searched",
+		written: { "t.txt": "needle", "t.py": "needle", "t.md": "needle" },
+		call: ({ sandbox, at }) => found(sandbox.grep("needle", at("."), "*.py")),
+		expected: (r, { at }) => expect(r).toEqual({ error: undefined, matches: [hit(at("t.py"), 1, "needle")] }),
+	},
+	{
+		behaviour: "no match is an empty list, not an error",
+		written: { "f.txt": "Hello world" },
+		call: ({ sandbox, at }) => sandbox.grep("absent_text", at(".")),
+		expected: { error: undefined, matches: [] },
+	},
+	{
+		behaviour: "every matching line of one file, numbered from 1",
+		written: { "fruit.txt": "apple\nbanana\napple\norange\napple" },
+		call: async ({ sandbox, at }) => (await found(sandbox.grep("apple", at(".")))).matches.map((m) => m.line),
+		expected: [1, 3, 5],
+	},
+	{
+		behaviour: "the pattern is a literal: a dot matches only a dot",
+		written: { "f.txt": "abc\na.c\n" },
+		call: ({ sandbox, at }) => found(sandbox.grep("a.c", at("."))),
+		expected: (r, { at }) => expect(r).toEqual({ error: undefined, matches: [hit(at("f.txt"), 2, "a.c")] }),
+	},
+	{
+		behaviour: "regex and shell metacharacters are literals",
+		written: { "f.txt": 'Price: $100\nPath: /usr/bin\nPattern: [a-z]*\nquote: it\'s "x" `y`' },
+		call: async ({ sandbox, at }) =>
+			Promise.all(
+				["$100", "[a-z]*", 'it\'s "x" `y`'].map(async (p) =>
+					(await found(sandbox.grep(p, at(".")))).matches.map((m) => m.line),
+				),
+			),
+		expected: [[1], [3], [4]],
+	},
+	{
+		behaviour: "unicode patterns",
+		written: { "u.txt": "Hello \u4E16\u754C\n\u041F\u0440\u0438\u0432\u0435\u0442\n" },
+		call: ({ sandbox, at }) => found(sandbox.grep("\u4E16\u754C", at("."))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({ error: undefined, matches: [hit(at("u.txt"), 1, "Hello \u4E16\u754C")] }),
+	},
+	{
+		behaviour: "case-sensitive",
+		written: { "c.txt": "Hello\nhello\nHELLO" },
+		call: async ({ sandbox, at }) => (await found(sandbox.grep("Hello", at(".")))).matches.map((m) => m.line),
+		expected: [1],
+	},
+	{
+		behaviour: "an empty directory has no matches",
+		call: ({ sandbox, at }) => sandbox.grep("anything", at(".")),
+		expected: { error: undefined, matches: [] },
+	},
+	{
+		behaviour: "subdirectories are searched",
+		written: { "top.txt": "deep_needle", "s1/one.txt": "deep_needle", "s1/s2/two.txt": "deep_needle" },
+		call: async ({ sandbox, at }) =>
+			(await found(sandbox.grep("deep_needle", at(".")))).matches.map((m) => m.path),
+		expected: (r, { at }) => expect(r).toEqual([at("s1/one.txt"), at("s1/s2/two.txt"), at("top.txt")]),
+	},
+	{
+		behaviour: "the line number deep in a file",
+		written: { "long.txt": lines(100, 1, (i) => `Line ${i}`) },
+		call: ({ sandbox, at }) => found(sandbox.grep("Line 50", at("."))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({ error: undefined, matches: [hit(at("long.txt"), 50, "Line 50")] }),
+	},
+	{
+		behaviour: "a file given as the path",
+		written: { "one.txt": "x needle", "two.txt": "needle" },
+		call: ({ sandbox, at }) => found(sandbox.grep("needle", at("one.txt"))),
+		expected: (r, { at }) =>
+			expect(r).toEqual({ error: undefined, matches: [hit(at("one.txt"), 1, "x needle")] }),
+	},
+	{
+		behaviour: "keel: a directory outside the workspace is refused",
+		call: ({ sandbox }) => sandbox.grep("root", "/etc"),
+		expected: { error: str(/PATH_OUTSIDE_ROOTS/) },
+	},
+];
+
+const GLOB: Row[] = [
+	{
+		behaviour: "a wildcard, paths relative to the directory searched",
+		written: { "f1.txt": "x", "f2.txt": "x", "f3.py": "x" },
+		call: ({ sandbox, at }) => entries(sandbox.glob("*.txt", at("."))),
+		expected: { error: undefined, files: [file("f1.txt"), file("f2.txt")] },
+	},
+	{
+		behaviour: "** reaches subdirectories",
+		written: { "root.txt": "x", "s1/n1.txt": "x", "s2/n2.txt": "x", "s2/n2.md": "x" },
+		call: async ({ sandbox, at }) =>
+			(await entries(sandbox.glob("**/*.txt", at(".")))).files.map((f) => f.path),
+		expected: (r: string[]) => expect(r).toEqual(expect.arrayContaining(["s1/n1.txt", "s2/n2.txt"])),
+	},
+	{
+		behaviour: "no match is an empty list, not an error",
+		written: { "f.txt": "x" },
+		call: ({ sandbox, at }) => sandbox.glob("*.py", at(".")),
+		expected: { error: undefined, files: [] },
+	},
+	{
+		behaviour: "directories match too, marked as directories",
+		written: { "f.txt": "x" },
+		onDisk: { "d1/": "", "d2/": "" },
+		call: ({ sandbox, at }) => entries(sandbox.glob("*", at("."))),
+		expected: { error: undefined, files: [folder("d1"), folder("d2"), file("f.txt")] },
+	},
+	{
+		behaviour: "hidden files match a pattern that starts with a dot",
+		written: { ".h1": "x", ".h2": "x", "shown.txt": "x" },
+		call: ({ sandbox, at }) => entries(sandbox.glob(".*", at("."))),
+		expected: { error: undefined, files: [file(".h1"), file(".h2")] },
+	},
+	{
+		behaviour: "character classes",
+		written: { "file1.txt": "x", "file2.txt": "x", "file3.txt": "x", "fileA.txt": "x" },
+		call: ({ sandbox, at }) => entries(sandbox.glob("file[1-2].txt", at("."))),
+		expected: { error: undefined, files: [file("file1.txt"), file("file2.txt")] },
+	},
+	{
+		behaviour: "? is exactly one character",
+		written: { "file1.txt": "x", "file2.txt": "x", "file10.txt": "x" },
+		call: ({ sandbox, at }) => entries(sandbox.glob("file?.txt", at("."))),
+		expected: { error: undefined, files: [file("file1.txt"), file("file2.txt")] },
+	},
+	{
+		behaviour: "a name deep down",
+		written: { "a/b/c/d/deep.txt": "x", "a/b/other.txt": "x" },
+		call: ({ sandbox, at }) => entries(sandbox.glob("**/deep.txt", at("."))),
+		expected: { error: undefined, files: [file("a/b/c/d/deep.txt")] },
+	},
+	{
+		behaviour: "keel: a directory outside the workspace is refused",
+		call: ({ sandbox }) => sandbox.glob("*", "/etc"),
+		expected: { error: str(/PATH_OUTSIDE_ROOTS/) },
+	},
+];
+
+const utf8 = (text: string) => new TextEncoder().encode(text);
+/** Bytes as a latin1 string: one character a byte, so a failing comparison shows readable text. */
+const latin1 = (bytes: Uint8Array | string) =>
+	Buffer.from(typeof bytes === "string" ? utf8(bytes) : bytes).toString("latin1");
+/** A download's outcome: its path, its error and its bytes (as latin1). */
+async function downloaded(answer: MaybePromise<FileDownloadResponse[]>) {
+	return (await answer).map((d) => ({
+		path: d.path,
+		error: d.error,
+		content: d.content && latin1(d.content),
+	}));
+}
+const ALL_BYTES = new Uint8Array(Array.from({ length: 256 }, (_, i) => i));
+
+/** Text files a download gives back byte for byte. */
+const EXACT: Array<[string, string]> = [
+	["one line", "just one line"],
+	["several lines", "one\ntwo\nthree"],
+	["an empty file", ""],
+	["a 3000-character line", `before\n${"y".repeat(3000)}\nafter`],
+	["5000 lines (more than one read page)", lines(5000)],
+	["unicode", unicode],
+];
+
+/** Text files a download gives back as keel's read shows them: the line ends are LF, and the last one is gone. */
+const AS_READ: Array<[string, string, string]> = [
+	["a final newline", "one\ntwo\n", "one\ntwo"],
+	["CRLF line ends", "one\r\ntwo\r\n", "one\ntwo"],
+	["blank lines only", "\n\n\n", "\n\n"],
+];
+
+const FILES: Row[] = [
+	{
+		behaviour: "upload: one file, its path given back, no error",
+		call: ({ sandbox, at }) => sandbox.uploadFiles([[at("up.txt"), utf8("uploaded text")]]),
+		expected: (r, { at }) => expect(r).toEqual([{ path: at("up.txt"), error: null }]),
+		after: { "up.txt": "uploaded text" },
+	},
+	{
+		behaviour: "upload: several files at once, into new directories",
+		call: ({ sandbox, at }) =>
+			sandbox.uploadFiles([
+				[at("m1.txt"), utf8("one")],
+				[at("sub/m2.txt"), utf8("two")],
+				[at("sub/deeper/m3.txt"), utf8("three")],
+			]),
+		expected: [{ error: null }, { error: null }, { error: null }],
+		after: { "m1.txt": "one", "sub/m2.txt": "two", "sub/deeper/m3.txt": "three" },
+	},
+	{
+		behaviour: "keel: upload of bytes that are not UTF-8 text is refused, nothing written",
+		call: ({ sandbox, at }) => sandbox.uploadFiles([[at("bin.dat"), ALL_BYTES]]),
+		expected: [{ error: str(/^(invalid_path|permission_denied)$/) }],
+		after: { "bin.dat": null },
+	},
+	{
+		behaviour: "keel: upload over a file there before, never read, is refused",
+		onDisk: { "theirs.txt": "keep me\n" },
+		call: ({ sandbox, at }) => sandbox.uploadFiles([[at("theirs.txt"), utf8("clobbered")]]),
+		expected: [{ error: "permission_denied" }],
+		after: { "theirs.txt": "keep me\n" },
+	},
+	{
+		behaviour: "keel: upload outside the workspace is refused, nothing made there",
+		call: ({ sandbox, outside }) => sandbox.uploadFiles([[join(outside, "escape.txt"), utf8("out")]]),
+		expected: [{ error: "permission_denied" }],
+		outsideAfter: "untouched",
+	},
+	{
+		behaviour: "download: a file written through the sandbox",
+		written: { "down.txt": "download me" },
+		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("down.txt")])),
+		expected: (r, { at }) =>
+			expect(r).toEqual([{ path: at("down.txt"), error: null, content: "download me" }]),
+	},
+	{
+		behaviour: "download: a missing file is file_not_found",
+		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("absent.txt")])),
+		expected: (r, { at }) =>
+			expect(r).toEqual([{ path: at("absent.txt"), error: "file_not_found", content: null }]),
+	},
+	{
+		behaviour: "download: a file there before the session, with a missing one beside it",
+		onDisk: { "before.txt": "there before\n" },
+		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("before.txt"), at("absent.txt")])),
+		expected: [
+			{ error: null, content: "there before" },
+			{ error: "file_not_found", content: null },
+		],
+	},
+	...EXACT.map(
+		([what, text]): Row => ({
+			behaviour: `download gives back the bytes on disk: ${what}`,
+			onDisk: { "f.txt": text },
+			call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("f.txt")])),
+			expected: [{ error: null, content: latin1(text) }],
+		}),
+	),
+	...AS_READ.map(
+		([what, text, shown]): Row => ({
+			behaviour: `keel: download gives the text as keel reads it: ${what}`,
+			onDisk: { "f.txt": text },
+			call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("f.txt")])),
+			expected: [{ error: null, content: latin1(shown) }],
+		}),
+	),
+	{
+		behaviour: "keel: a file that is not UTF-8 is not downloaded as text it is not",
+		onDisk: { "latin1.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]), "random.dat": ALL_BYTES },
+		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("latin1.txt"), at("random.dat")])),
+		expected: [
+			{ error: "permission_denied", content: null },
+			{ error: "permission_denied", content: null },
+		],
+	},
+	{
+		behaviour: "download gives back an image's bytes",
+		onDisk: { "pixel.png": PNG_1x1 },
+		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("pixel.png")])),
+		expected: [{ error: null, content: latin1(new Uint8Array(PNG_1x1)) }],
+	},
+	{
+		behaviour: "download of a directory is is_directory",
+		onDisk: { "sub/": "" },
+		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("sub")])),
+		expected: [{ error: "is_directory", content: null }],
+	},
+	{
+		behaviour: "keel: download from outside the workspace is refused",
+		call: ({ sandbox }) => downloaded(sandbox.downloadFiles(["/etc/passwd"])),
+		expected: [{ error: "permission_denied", content: null }],
+	},
+];
+
+export const ROWS = { EXECUTE, WRITE, READ, LS, GREP, GLOB, FILES };
 
 describe("KeelSandbox meets deepagents' sandbox contract", () => {
 	let dir: string;
@@ -324,7 +716,8 @@ describe("KeelSandbox meets deepagents' sandbox contract", () => {
 			expect((await sandbox.write(at(name), content)).error, `writing ${name}`).toBeUndefined();
 		}
 		const answer = await row.call({ sandbox, at, outside });
-		if (typeof row.expected === "function") (row.expected as (a: unknown) => void)(answer);
+		const ctx = { sandbox, at, outside };
+		if (typeof row.expected === "function") (row.expected as (a: unknown, c: Ctx) => void)(answer, ctx);
 		else matches(answer, row.expected);
 		for (const [name, want] of Object.entries(row.after ?? {})) {
 			if (want === null) await expect(stat(at(name)), name).rejects.toThrow(/ENOENT/);
@@ -332,5 +725,27 @@ describe("KeelSandbox meets deepagents' sandbox contract", () => {
 			else expect(new Uint8Array(await readFile(at(name))), name).toEqual(want);
 		}
 		if (row.outsideAfter) await expect(stat(outside), "outside").rejects.toThrow(/ENOENT/);
+	});
+
+	it("keel: once its session is closed, every method answers an error and none throws", async () => {
+		const closing = await createSession({ root: dir, profile: "unified" });
+		const gone = new KeelSandbox(closing);
+		await closing.close();
+		const ran = await gone.execute("echo never");
+		expect(ran.exitCode).not.toBe(0);
+		expect(ran.output).toMatch(/BACKEND_UNAVAILABLE/);
+		for (const r of [
+			await gone.read(join(dir, "x.txt")),
+			await gone.write(join(dir, "after-close.txt"), "x"),
+			await gone.ls(dir),
+			await gone.grep("x", dir),
+			await gone.glob("*", dir),
+		]) {
+			expect(r.error).toMatch(/BACKEND_UNAVAILABLE/);
+		}
+		expect(await gone.downloadFiles([join(dir, "x.txt")])).toEqual([
+			{ path: join(dir, "x.txt"), content: null, error: "permission_denied" },
+		]);
+		await expect(stat(join(dir, "after-close.txt"))).rejects.toThrow(/ENOENT/);
 	});
 });
