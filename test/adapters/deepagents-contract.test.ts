@@ -8,7 +8,7 @@
  *
  * Where the contract and keel's promises differ, keel's win and the row says so: a path outside
  * the workspace is refused, an existing file the session has not read is not overwritten, and bytes
- * that are not UTF-8 text are not uploaded. The edit rows live in langchain.test.ts.
+ * that are not UTF-8 text are not uploaded. Most edit rows are in langchain.test.ts's edit table.
  */
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -61,12 +61,18 @@ const NO_ERROR = { error: undefined };
 
 /**
  * toMatchObject, except that a key expected as undefined must be absent or undefined in the answer
- * (deepagents tells success from failure by a missing `error`).
+ * (deepagents tells success from failure by a missing `error`), and arrays are matched element by
+ * element with the same rule.
  */
 function matches(answer: unknown, expected: unknown): void {
 	if (Array.isArray(expected)) {
 		expect(answer).toHaveLength(expected.length);
 		for (const [i, e] of expected.entries()) matches((answer as unknown[])[i], e);
+		return;
+	}
+	// A value or an asymmetric matcher (expect.stringMatching) compares whole.
+	if (typeof expected !== "object" || expected === null || "asymmetricMatch" in expected) {
+		expect(answer).toEqual(expected);
 		return;
 	}
 	const present = Object.entries(expected as object).filter(([, v]) => v !== undefined);
@@ -669,7 +675,65 @@ const FILES: Row[] = [
 	},
 ];
 
-export const ROWS = { EXECUTE, WRITE, READ, LS, GREP, GLOB, FILES };
+/** What langchain.test.ts's edit table leaves out. */
+const EDIT: Row[] = [
+	{
+		behaviour: "$ sequences in the new text are written as they are",
+		written: { "price.txt": "Price: $100.00\n" },
+		call: ({ sandbox, at }) => sandbox.edit(at("price.txt"), "$100.00", "$200.00 $& $1 $$"),
+		expected: { error: undefined, occurrences: 1 },
+		after: { "price.txt": "Price: $200.00 $& $1 $$\n" },
+	},
+	{
+		behaviour: "the lines around an edit keep their ends, the final newline too",
+		written: { "ends.txt": "Line 1\nLine 2\nLine 3\n" },
+		call: ({ sandbox, at }) => sandbox.edit(at("ends.txt"), "Line 2", "Changed 2"),
+		expected: { error: undefined, occurrences: 1 },
+		after: { "ends.txt": "Line 1\nChanged 2\nLine 3\n" },
+	},
+	{
+		behaviour: "keel: a file outside the workspace is refused and left as it was",
+		call: async ({ sandbox, outside }) => {
+			await mkdir(outside, { recursive: true });
+			await writeFile(join(outside, "theirs.txt"), "keep\n");
+			const r = await sandbox.edit(join(outside, "theirs.txt"), "keep", "changed");
+			return { error: r.error, left: await readFile(join(outside, "theirs.txt"), "utf8") };
+		},
+		expected: { error: str(/PATH_OUTSIDE_ROOTS/), left: "keep\n" },
+	},
+];
+
+const WORKFLOW: Row[] = [
+	{
+		behaviour: "write, read, edit, read again",
+		call: async ({ sandbox, at }) => {
+			const written = await sandbox.write(at("flow.txt"), "Original content");
+			const first = await sandbox.read(at("flow.txt"));
+			const edited = await sandbox.edit(at("flow.txt"), "Original", "Modified");
+			const second = await sandbox.read(at("flow.txt"));
+			return [written.error, first.content, edited.occurrences, second.content];
+		},
+		expected: [undefined, "Original content", 1, "Modified content"],
+		after: { "flow.txt": "Modified content" },
+	},
+	{
+		behaviour: "a tree made through the sandbox, seen by ls, glob and grep",
+		written: { "root.txt": "root file", "s1/f1.txt": "file 1", "s1/f2.py": "file 2", "s2/f3.txt": "file 3" },
+		call: async ({ sandbox, at }) => ({
+			ls: (await entries(sandbox.ls(at(".")))).files,
+			glob: (await entries(sandbox.glob("**/*.txt", at(".")))).files.map((f) => f.path),
+			grep: (await found(sandbox.grep("file", at(".")))).matches.length,
+		}),
+		expected: (r, { at }) =>
+			expect(r).toEqual({
+				ls: [file(at("root.txt")), folder(at("s1")), folder(at("s2"))],
+				glob: ["root.txt", "s1/f1.txt", "s2/f3.txt"],
+				grep: 4,
+			}),
+	},
+];
+
+export const ROWS = { EXECUTE, WRITE, READ, EDIT, LS, GREP, GLOB, FILES, WORKFLOW };
 
 describe("KeelSandbox meets deepagents' sandbox contract", () => {
 	let dir: string;
