@@ -310,6 +310,8 @@ export class KeelSandbox {
 	async downloadFiles(paths: string[]): Promise<FileDownloadResponse[]> {
 		const out: FileDownloadResponse[] = [];
 		for (const path of paths) {
+			// keel's read says which files it decoded. The check is a read of its own: a file replaced
+			// by one that is not UTF-8 between it and the download still comes back decoded.
 			const probe = await this.call("read", { path, limit: 1 });
 			const decoded = (probe.details as { encoding?: string } | undefined)?.encoding !== undefined;
 			const r = probe.isError || decoded ? undefined : await this.readRaw(path);
