@@ -29,6 +29,11 @@ import type {
 const READ_NOTICE =
 	/\n\n\[(?:Showing lines \d+-(\d+) of \d+[^\]]*|\d+ more lines in file\. Use offset=(\d+) to continue\.)\]$/;
 const GREP_ROW = /^(.*?):(\d+): (.*)$/;
+/** keel's error codes a download names in deepagents' words; every other refusal is permission_denied. */
+const DOWNLOAD_ERRORS: Record<string, FileDownloadResponse["error"]> = {
+	NOT_FOUND: "file_not_found",
+	IS_DIRECTORY: "is_directory",
+};
 
 /** The sentence keel adds when it keeps a refused write's payload: deepagents' tools take no payloadRef. */
 const PAYLOAD_KEPT = / The \w+ payload is kept: retry with payloadRef "[^"]*" and the corrected path\./;
@@ -296,17 +301,23 @@ export class KeelSandbox {
 		return out;
 	}
 
-	/** The bytes of each file, or why it could not be read. */
+	/**
+	 * The bytes of each file, or why it could not be read. A text file comes back as keel's read
+	 * shows it (LF line ends, no final newline), an image byte for byte; a file keel could only
+	 * decode from another encoding or with invalid bytes is refused, as a binary file is: its text
+	 * is not its bytes.
+	 */
 	async downloadFiles(paths: string[]): Promise<FileDownloadResponse[]> {
 		const out: FileDownloadResponse[] = [];
 		for (const path of paths) {
-			const r = await this.readRaw(path);
-			if (r.error || !r.data) {
-				out.push({
-					path,
-					content: null,
-					error: r.error?.includes("not found") ? "file_not_found" : "permission_denied",
-				});
+			// keel's read says which files it decoded. The check is a read of its own: a file replaced
+			// by one that is not UTF-8 between it and the download still comes back decoded.
+			const probe = await this.call("read", { path, limit: 1 });
+			const decoded = (probe.details as { encoding?: string } | undefined)?.encoding !== undefined;
+			const r = probe.isError || decoded ? undefined : await this.readRaw(path);
+			if (!r?.data) {
+				const why = DOWNLOAD_ERRORS[probe.error?.code ?? ""] ?? "permission_denied";
+				out.push({ path, content: null, error: why });
 				continue;
 			}
 			const c = r.data.content;
