@@ -38,7 +38,8 @@ import type {
 	SessionOptions,
 	SessionProbes,
 } from "./session-types.js";
-import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
+import { SyntaxCheck } from "./syntax/check.js";
+import { type CheckMode, checkModeOf } from "./syntax/report.js";
 import type { ToolHost } from "./tool-host.js";
 import { Palette } from "./tools/palette.js";
 import type { Profile } from "./tools/registry.js";
