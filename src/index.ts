@@ -71,18 +71,17 @@ export type {
 	ProcessListDetails,
 	ProcessReadDetails,
 } from "./tools/process.js";
+export type { PythonArgs, PythonJobsArgs } from "./tools/python.js";
 export type {
-	PythonArgs,
 	PythonCancelDetails,
 	PythonDetails,
 	PythonJobListDetails,
 	PythonJobSummary,
-	PythonJobsArgs,
 	PythonJobsDetails,
 	PythonOutcomeDetails,
 	PythonRunningDetails,
 	PythonStreamDetails,
-} from "./tools/python.js";
+} from "./tools/python-details.js";
 export type { ReadArgs, ReadDetails } from "./tools/read.js";
 export type { ImageDetails } from "./tools/read-image.js";
 export { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";

@@ -14,7 +14,7 @@ import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
 import type { PayloadLimits } from "./safety/payloads.js";
 import type { RecoveryReport } from "./safety/recovery.js";
-import type { CheckMode } from "./syntax/check.js";
+import type { CheckMode } from "./syntax/report.js";
 import type { CommitProbes } from "./tool-host.js";
 import type { Profile, ProfileTool } from "./tools/registry.js";
 import type { ArgsOf, Content, DetailsOf, ToolDefinition, ToolResult } from "./tools/types.js";

@@ -1,48 +1,34 @@
-/**
- * Session: owns the backend, the path guard, the mutation queue, the read state,
- * the spill directory, the failure memory and the clock. Everything stateful hangs here; nothing is
- * module-global.
- */
-import { randomBytes } from "node:crypto";
-import { homedir, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { createLocalBackend } from "./backend/local.js";
-import { createLocalFs } from "./backend/local-fs.js";
 import type { Backend, ExecOps, FileOps, SearchOps } from "./backend/types.js";
-import { CallScope } from "./boundary/call-scope.js";
-import { fromSystemError, KeelError } from "./boundary/errors.js";
+import type { CallScope } from "./boundary/call-scope.js";
+import { KeelError } from "./boundary/errors.js";
 import { FailureMemory } from "./boundary/failure-memory.js";
-import { SpillDir } from "./boundary/spill.js";
-import { type Clock, elapsedSince, monotonicClock } from "./boundary/timing.js";
+import type { SpillDir } from "./boundary/spill.js";
+import { type Clock, monotonicClock } from "./boundary/timing.js";
 import type { Checkpoints } from "./checkpoints/checkpoints.js";
 import { checkersOf } from "./diagnostics/checkers.js";
 import { Diagnostics } from "./diagnostics/diagnostics.js";
 import { ProcessTable } from "./procs/table.js";
 import { PythonCoordinator, type PythonCoordinatorOptions } from "./python/coordinator.js";
 import { ContentRefs } from "./safety/content-refs.js";
-import { Journal } from "./safety/journal.js";
-import { type MutationQueue, QueueRegistry } from "./safety/mutation-queue.js";
-import { type Access, isWithin, PathGuard, type ResolvedPath } from "./safety/path-guard.js";
+import type { Journal } from "./safety/journal.js";
+import type { MutationQueue } from "./safety/mutation-queue.js";
+import { type Access, isWithin, type PathGuard, type ResolvedPath } from "./safety/path-guard.js";
 import { lookalikes } from "./safety/path-lookalikes.js";
-import { PayloadStore } from "./safety/payloads.js";
+import type { PayloadStore } from "./safety/payloads.js";
 import { ReadState } from "./safety/read-state.js";
-import { type RecoveryReport, recoverJournal } from "./safety/recovery.js";
-import { defaultStateDir, StateDir } from "./safety/state-dir.js";
-import { WriterLog } from "./safety/writer-log.js";
+import type { RecoveryReport } from "./safety/recovery.js";
+import type { WriterLog } from "./safety/writer-log.js";
+import { answerOf, inCallScope } from "./session-call.js";
+import { filesAreLocal, type LocalSpillFiles, openWorkspace } from "./session-open.js";
 import { paletteFor } from "./session-options.js";
-import type {
-	CallError,
-	CallOptions,
-	CallResult,
-	SessionApi,
-	SessionOptions,
-	SessionProbes,
-} from "./session-types.js";
-import { type CheckMode, checkModeOf, SyntaxCheck } from "./syntax/check.js";
+import type { CallOptions, CallResult, SessionApi, SessionOptions, SessionProbes } from "./session-types.js";
+import { SyntaxCheck } from "./syntax/check.js";
+import { type CheckMode, checkModeOf } from "./syntax/report.js";
 import type { ToolHost } from "./tool-host.js";
 import { Palette } from "./tools/palette.js";
 import type { Profile } from "./tools/registry.js";
-import type { ToolDefinition, ToolResult } from "./tools/types.js";
+import type { ToolDefinition } from "./tools/types.js";
 
 export type {
 	CallError,
@@ -68,11 +54,6 @@ export function publicSession<P extends Profile>(session: Session): SessionApi<P
 export function sessionInternals(session: SessionApi<Profile> | Session): Session {
 	if (session instanceof Session) return session;
 	throw new KeelError("INVALID_ARGS", "Not a keel session: pass what createSession returned.");
-}
-
-/** Backends whose files are this machine's files (bwrap sandboxes commands, not files). */
-function filesAreLocal(backend: Backend): boolean {
-	return backend.localFiles === true;
 }
 
 /**
@@ -115,7 +96,7 @@ export class Session implements ToolHost {
 		readonly guard: PathGuard,
 		readonly spill: SpillDir,
 		readonly payloads: PayloadStore,
-		private readonly spillFiles: { guard: PathGuard; fs: FileOps } | undefined,
+		private readonly spillFiles: LocalSpillFiles | undefined,
 		readonly clock: Clock,
 		readonly probes: SessionProbes,
 		tools: ToolDefinition[],
@@ -142,47 +123,8 @@ export class Session implements ToolHost {
 		// Before anything opens: an unknown option, profile or tool name is an error, never a default.
 		const tools = paletteFor(opts);
 		const backend = opts.backend ?? createLocalBackend();
-		const root = resolve(opts.root ?? process.cwd());
-		// A spill directory of this session's own, readable through this session's guard only.
-		const spill = await SpillDir.create(opts.spillDir);
-		const spillDir = spill.dir;
-		// keel's own state is never writable through the tools (it is also kept out of every root below).
-		const requestedState = resolve(opts.stateDir ?? defaultStateDir());
-		const guard = await PathGuard.create(backend.fs, {
-			roots: [root, ...(opts.allow ?? []).map((p) => resolve(root, p))],
-			// Spill files are on this machine: readable through the guard when the backend's files are too.
-			readOnlyRoots: [
-				...(opts.allowRead ?? []).map((p) => resolve(root, p)),
-				...(filesAreLocal(backend) ? [spillDir] : []),
-			],
-			home: opts.home ?? homedir(),
-			allowProtected: opts.allowProtected,
-			protectedPaths: [...(opts.protectedPaths ?? []), ...(filesAreLocal(backend) ? [requestedState] : [])],
-		});
-		const state = StateDir.choose(
-			requestedState,
-			filesAreLocal(backend) ? [...guard.roots, ...guard.readOnlyRoots] : [],
-		);
-		// Temp files of a writer that was killed mid-commit are swept from the workspace root; every
-		// other directory is swept the first time this session writes into it.
-		await backend.fs.sweepTemps(guard.workspace);
-		// A multi-file change cut off by a crash is finished (rolled back or forward) before anything else.
-		const payloadDir = join(tmpdir(), `keel-payloads-${process.pid}-${randomBytes(6).toString("hex")}`);
-		// keel's own state is never something a sandboxed command can read or plant (the requested
-		// directory too, when the state moved away from it).
-		backend.hideFromCommands?.([...new Set([requestedState, state.dir]), spillDir, payloadDir]);
-		const journal = new Journal(state, backend.kind, guard.workspace, guard.roots);
-		const recovery = await recoverJournal(backend.fs, guard, journal);
-		// Temp files a killed writer left wherever it wrote, not only where this session will write.
-		const writerLog = new WriterLog(state);
-		if (filesAreLocal(backend)) await writerLog.sweepDead(backend.fs, guard.roots);
-		const payloads = new PayloadStore(payloadDir, opts.payloadLimits);
-		let spillFiles: { guard: PathGuard; fs: FileOps } | undefined;
-		if (!filesAreLocal(backend)) {
-			const fs = createLocalFs();
-			spillFiles = { fs, guard: await PathGuard.create(fs, { roots: [spillDir], home: homedir() }) };
-		}
-		const queue = (opts.queues ?? new QueueRegistry()).acquire(guard.workspace);
+		const { spill, guard, state, journal, recovery, writerLog, payloads, spillFiles, queue } =
+			await openWorkspace(backend, opts);
 		const session = new Session(
 			backend,
 			guard,
@@ -330,65 +272,20 @@ export class Session implements ToolHost {
 		return this.callWith(tool.name, args, opts, tool);
 	}
 
-	private async callWith(
+	private callWith(
 		name: string,
 		args: unknown,
 		opts: CallOptions,
 		tool?: ToolDefinition,
 	): Promise<CallResult> {
-		const scope = new CallScope(opts.signal);
-		this.running.add(scope);
-		let answered = false;
-		// A host's progress callback that throws, or one called after the answer, must not reach the tool.
-		const onUpdate =
-			opts.onUpdate &&
-			((partial: ToolResult) => {
-				if (answered) return;
-				try {
-					opts.onUpdate?.(partial);
-				} catch {
-					// The host's failure to show progress is not the call's failure.
-				}
-			});
-		try {
-			return await this.runCall(name, args, scope, onUpdate, opts.check, tool);
-		} finally {
-			answered = true;
-			await scope.close();
-			this.running.delete(scope);
-		}
-	}
-
-	private async runCall(
-		name: string,
-		args: unknown,
-		scope: CallScope,
-		onUpdate: CallOptions["onUpdate"],
-		checkOption: CallOptions["check"],
-		tool: ToolDefinition | undefined,
-	): Promise<CallResult> {
-		const startedAt = this.clock();
-		this.failures.beginCall();
-		try {
-			if (this.closed) throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
-			const call = { scope, onUpdate, check: checkOption };
-			const result = tool
-				? await this.palette.runDefinition(tool, args, call)
-				: await this.palette.run(name, args, call);
-			this.failures.recordSuccess(name, args);
-			return {
-				ok: true,
-				content: result.content,
-				details: result.details,
-				elapsedMs: elapsedSince(this.clock, startedAt),
-			};
-		} catch (e) {
-			const err = e instanceof KeelError ? e : fromSystemError(e);
-			const error: CallError = err.toJSON();
-			const directive = this.failures.recordFailure(name, args, error);
-			if (directive) error.directive = directive;
-			return { ok: false, error, elapsedMs: elapsedSince(this.clock, startedAt) };
-		}
+		return inCallScope(this.running, opts, (scope, onUpdate) =>
+			answerOf(name, args, this.clock, this.failures, () => {
+				if (this.closed)
+					throw new KeelError("BACKEND_UNAVAILABLE", "This session is closed; start a new one.");
+				const call = { scope, onUpdate, check: opts.check };
+				return tool ? this.palette.runDefinition(tool, args, call) : this.palette.run(name, args, call);
+			}),
+		);
 	}
 
 	/** `await using session = await createSession(...)` closes it at the end of the block. */

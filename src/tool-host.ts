@@ -17,7 +17,8 @@ import type { MutationQueue } from "./safety/mutation-queue.js";
 import type { Access, ResolvedPath } from "./safety/path-guard.js";
 import type { PayloadStore } from "./safety/payloads.js";
 import type { ReadState } from "./safety/read-state.js";
-import type { CheckMode, SyntaxCheck } from "./syntax/check.js";
+import type { SyntaxCheck } from "./syntax/check.js";
+import type { CheckMode } from "./syntax/report.js";
 
 /** The workspace's files, reached through the session's path guard. */
 export interface HostFiles {

@@ -149,3 +149,6 @@ export function checksPath(checker: Checker, path: string): boolean {
 	const dot = base.lastIndexOf(".");
 	return dot > 0 && checker.extensions.includes(base.slice(dot + 1));
 }
+
+/** Whether `checker` is given the changed files (else it checks the whole project). */
+export const perFile = (checker: Checker) => checker.command.includes("{files}");

@@ -30,21 +30,19 @@
  * so a run overlapping another writer's change sees that change too (both changes can then report
  * the same error; such a run's result is not kept as a baseline). Refusal ("refuse" mode) is for
  * syntax errors only: the checkers run after the change is written.
+ *
+ * Apart: one run of a checker (run.ts), the kept results and when one may be kept (kept-results.ts).
  */
-import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import type { ExecOps } from "../backend/types.js";
 import { isWithin } from "../safety/path-guard.js";
-import { type Checker, checksPath } from "./checkers.js";
-import { parseDiagnostics, type RawDiagnostic } from "./parse.js";
+import { type Checker, checksPath, perFile } from "./checkers.js";
+import { hashOf, KeptResults } from "./kept-results.js";
+import { type OkRun, type Placed, type Run, runChecker } from "./run.js";
 
-/** A checker's output read at most (the rest is drained and dropped). */
-export const MAX_OUTPUT_BYTES = 1024 * 1024;
 /** Errors shown per file, and files per checker. */
 export const MAX_ERRORS_PER_FILE = 3;
 export const MAX_FILES = 5;
-/** Files whose texts a kept result remembers (past it, the memory starts again). */
-const MAX_SEEN_FILES = 10_000;
 /** Errors quoted in the result's one line. */
 const ERRORS_IN_LINE = 2;
 const MESSAGE_IN_LINE_CHARS = 100;
@@ -99,32 +97,6 @@ export interface DiagnosticsReport {
 	checkers: CheckerReport[];
 }
 
-/** A diagnostic at a canonical path inside a root. */
-interface Placed extends RawDiagnostic {
-	at: string;
-}
-
-type Run =
-	| { status: "ok"; errors: Placed[]; outsideRoots: number; outputCut: boolean }
-	| { status: "timeout" | "failed"; reason: string };
-type OkRun = Extract<Run, { status: "ok" }>;
-
-/** A checker's last result and the texts (by SHA-256) of the files it saw, as far as keel knows them. */
-interface Kept {
-	errors: Placed[];
-	outsideRoots: number;
-	seen: Map<string, string>;
-}
-
-const ABSENT = "absent";
-const hashOf = (text: string | undefined) =>
-	text === undefined ? ABSENT : createHash("sha256").update(text).digest("base64");
-
-/** Whether `checker` is given the changed files (else it checks the whole project). */
-const perFile = (checker: Checker) => checker.command.includes("{files}");
-
-const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
-
 function lineOf(text: string, line: number): string {
 	let start = 0;
 	for (let i = 1; i < line; i++) {
@@ -138,9 +110,7 @@ function lineOf(text: string, line: number): string {
 
 /** The session's checkers, their last results, and how they are run. One per session. */
 export class Diagnostics {
-	private readonly kept = new Map<string, Kept>();
-	/** Changes committed through this object: a run that another one overlapped is not kept. */
-	private commits = 0;
+	private readonly kept = new KeptResults();
 
 	constructor(
 		private readonly exec: ExecOps,
@@ -194,17 +164,17 @@ export class Diagnostics {
 					};
 				// A checker of the files it is given checks only those that exist before the change.
 				const existing = changes.filter((ch) => before.get(ch.key) !== undefined);
-				const since = this.commits;
+				const since = this.kept.committed;
 				const run: Run =
 					perFile(c) && !existing.some((ch) => checksPath(c, ch.path))
 						? { status: "ok", errors: [], outsideRoots: 0, outputCut: false }
 						: await this.run(c, existing, signal);
-				if (run.status === "ok") this.keep(c, run, beforeHash, kept, since);
+				if (run.status === "ok") this.kept.keep(c, run, beforeHash, kept, since);
 				return { run, kept: false };
 			}),
 		);
 		const value = await commit();
-		const mine = ++this.commits;
+		const mine = this.kept.commit();
 		const after = new Map(changes.map((ch) => [ch.key, ch.after()]));
 		const afterHash = new Map([...after].map(([k, t]) => [k, hashOf(t)]));
 		const reports = await Promise.all(
@@ -218,90 +188,17 @@ export class Diagnostics {
 					this.kept.delete(c.name);
 					return { ...empty, status: run.status, reason: run.reason };
 				}
-				this.keep(c, run, afterHash, this.kept.get(c.name), mine);
+				this.kept.keep(c, run, afterHash, this.kept.get(c.name), mine);
 				return this.compare(c.name, base.run, run, before, after, changes, base.kept);
 			}),
 		);
 		return { value, report: { checkers: reports } };
 	}
 
-	/** Keeps `run` as the checker's last result, with the texts of the files it saw. */
-	private keep(
-		checker: Checker,
-		run: OkRun,
-		hashes: Map<string, string>,
-		prior: Kept | undefined,
-		since: number,
-	): void {
-		// Another change committed since the run began: it may have seen it or not; nothing is kept.
-		if (this.commits !== since) return void this.kept.delete(checker.name);
-		// A checker of the files it is given says nothing of the others: its result covers its run's files only.
-		const carried = prior && !perFile(checker) && prior.seen.size < MAX_SEEN_FILES;
-		const seen = carried ? new Map(prior.seen) : new Map<string, string>();
-		for (const [k, h] of hashes) seen.set(k, h);
-		this.kept.set(checker.name, { errors: run.errors, outsideRoots: run.outsideRoots, seen });
-	}
-
 	/** One run of `checker` on the files as they are now. */
-	private async run(
-		checker: Checker,
-		changes: readonly DiagnosedChange[],
-		signal?: AbortSignal,
-	): Promise<Run> {
-		const files = changes
-			.filter((ch) => checksPath(checker, ch.path))
-			.map((ch) => {
-				const rel = posix.relative(this.workspace, ch.key);
-				// "./" keeps a name that starts with "-" from reading as an option.
-				return quote(isWithin(this.workspace, ch.key) ? `./${rel}` : ch.key);
-			})
-			.join(" ");
-		const command = checker.command.replaceAll("{files}", files);
-		const chunks: Buffer[] = [];
-		let size = 0;
-		let outputCut = false;
-		// A checker never fails the change: a backend that cannot run it is a status like any other.
-		const result = await this.exec
-			.run({
-				command: this.commandPrefix ? `${this.commandPrefix}\n${command}` : command,
-				cwd: this.workspace,
-				timeoutMs: checker.timeoutMs,
-				signal,
-				onData: (chunk) => {
-					if (size >= MAX_OUTPUT_BYTES) {
-						outputCut = true;
-						return;
-					}
-					const part = chunk.subarray(0, MAX_OUTPUT_BYTES - size);
-					if (part.length < chunk.length) outputCut = true;
-					chunks.push(part);
-					size += part.length;
-				},
-			})
-			.catch(() => undefined);
-		if (!result) return { status: "failed", reason: "could not be started through the backend" };
-		const seconds = `${Math.round(checker.timeoutMs / 100) / 10} s`;
-		if (result.timedOut) return { status: "timeout", reason: `did not finish within ${seconds}` };
-		if (result.aborted) return { status: "failed", reason: "the call was aborted" };
-		if (result.exitCode === null)
-			return { status: "failed", reason: `killed by ${result.signal ?? "a signal"}` };
-		const raw = parseDiagnostics(Buffer.concat(chunks).toString("utf8"));
-		if (raw.length === 0 && result.exitCode !== 0)
-			return {
-				status: "failed",
-				reason:
-					result.exitCode === 127 || result.exitCode === 126
-						? `could not start (exit ${result.exitCode}: not found or not executable)`
-						: `exited with code ${result.exitCode} and printed no error keel could read`,
-			};
-		const errors: Placed[] = [];
-		let outsideRoots = 0;
-		for (const d of raw) {
-			const at = posix.resolve(this.workspace, d.file);
-			if (this.roots.some((r) => isWithin(r, at))) errors.push({ ...d, at });
-			else outsideRoots++;
-		}
-		return { status: "ok", errors, outsideRoots, outputCut };
+	private run(checker: Checker, changes: readonly DiagnosedChange[], signal?: AbortSignal): Promise<Run> {
+		const { exec, workspace, roots, commandPrefix } = this;
+		return runChecker({ exec, workspace, roots, commandPrefix }, checker, changes, signal);
 	}
 
 	/** The errors of `now` its baseline does not account for, grouped and capped. */

@@ -10,7 +10,7 @@ import type {
 	PythonOutcomeDetails,
 	PythonRunningDetails,
 	PythonStreamDetails,
-} from "../tools/python.js";
+} from "../tools/python-details.js";
 import type { PythonJobInfo, PythonJobOutcome } from "./types.js";
 
 /** A rendering for the model (`text`) and for hosts (`details`, the tool's declared type). */

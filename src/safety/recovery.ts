@@ -1,49 +1,20 @@
-/**
- * Crash recovery of multi-file changes, run by Session.create before the session serves anything.
- * The journal (safety/journal.ts) is keel's own state read back, so every record is input to be
- * checked, never an instruction to follow:
- *   - only entries of the forms keel writes, real directories and files of this user (opened
- *     without following links, checked by descriptor), records whose MAC is right under the state
- *     directory's key, of this backend kind, naming only paths inside the record's own roots;
- *   - a record whose writer is still running (pid and start time; a zombie is not running) is a
- *     change in progress and left alone;
- *   - a record whose files this session cannot all reach through its path guard (roots, protected
- *     paths) is left for a session that can, and named when it touches this session's roots;
- *   - every file is acted on through the backend's pinned operations, after the guard resolved
- *     it to exactly the recorded path; a backup is read only by a name of the form `<n>.before`
- *     and put back only when its sha256 is the one recorded.
- * Anything else (unauthenticated, malformed, a link where a directory should be) is set aside
- * under a `quarantined-` name and named in one line; it never stops the session.
- *
- * For a record that passes:
- *   every file in its after state   → the change had completed: the record is removed;
- *   otherwise                       → each file in its after state is put back to its before
- *                                     state (compare-and-swap against the after bytes); files in
- *                                     their before state are left alone.
- * A file in neither state was changed by someone else: it is left as it is, and the record is
- * kept as unresolved-<id>/ with the previous bytes. Temp files a killed writer left in the
- * directories the record names are swept. A record is claimed by renaming its directory, so two
- * sessions never recover the same one.
- */
-import { createHash } from "node:crypto";
-import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { join, posix } from "node:path";
-import type { FileOps, FileStat } from "../backend/types.js";
+import { join } from "node:path";
+import type { FileOps } from "../backend/types.js";
 import {
-	BACKUP_NAME,
 	CHANGE_ID,
 	fsyncDirPath,
 	INTENT,
 	type Intent,
 	type Journal,
-	type JournalFile,
 	journalKey,
 	MAX_INTENT_BYTES,
 	openRecord,
 	UNRESOLVED_PREFIX,
 } from "./journal.js";
+import { checkIntent, Hostile, privateDir, readPrivate } from "./journal-input.js";
 import { isWithin, type PathGuard } from "./path-guard.js";
+import { isAfter, isBefore, rollBack, stateOf } from "./roll-back.js";
 import { QUARANTINE_PREFIX, quarantine } from "./state-dir.js";
 import { startTimeOf, writerAlive } from "./writer-alive.js";
 
@@ -61,136 +32,6 @@ export interface RecoveryReport {
 	unresolved: Array<{ path: string; state: string }>;
 	/** What was done, in one line. */
 	line: string;
-}
-
-const uid = () => process.geteuid?.() ?? -1;
-
-class Hostile extends Error {}
-
-/** A file of the journal, read through a descriptor opened without following a link and checked. */
-async function readPrivate(path: string, max: number): Promise<Buffer> {
-	const h = await fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-	try {
-		const st = await h.stat();
-		if (!st.isFile()) throw new Hostile(`${path} is not a regular file`);
-		if (uid() >= 0 && st.uid !== uid()) throw new Hostile(`${path} is owned by uid ${st.uid}`);
-		if (st.mode & 0o077) throw new Hostile(`${path} has mode ${(st.mode & 0o777).toString(8)}`);
-		if (st.nlink !== 1) throw new Hostile(`${path} has ${st.nlink} links`);
-		if (st.size > max) throw new Hostile(`${path} is too large`);
-		return await h.readFile();
-	} catch (e) {
-		if ((e as NodeJS.ErrnoException).code === "ELOOP") throw new Hostile(`${path} is a symbolic link`);
-		throw e;
-	} finally {
-		await h.close();
-	}
-}
-
-async function privateDir(path: string): Promise<string | undefined> {
-	const st = await fsp.lstat(path);
-	if (st.isSymbolicLink()) return "a symbolic link";
-	if (!st.isDirectory()) return "not a directory";
-	if (uid() >= 0 && st.uid !== uid()) return `owned by uid ${st.uid}`;
-	if (st.mode & 0o077) return `open to others (mode ${(st.mode & 0o777).toString(8)})`;
-	return undefined;
-}
-
-const HEX64 = /^[0-9a-f]{64}$/;
-const isPath = (p: unknown): p is string =>
-	typeof p === "string" &&
-	p.startsWith("/") &&
-	!p.includes("\0") &&
-	posix.normalize(p) === p &&
-	p.length < 8192;
-
-/** The record's body checked field by field; throws Hostile naming what is wrong. */
-function checkIntent(body: unknown, backend: string): Intent {
-	const r = body as Partial<Intent> | undefined;
-	if (r?.version !== 2 || r.purpose !== "intent") throw new Hostile("not an intent record of this version");
-	if (r.backend !== backend) throw new Hostile(`written for the ${String(r.backend)} backend`);
-	if (!Number.isSafeInteger(r.pid) || typeof r.pidStart !== "string" || !isPath(r.workspace))
-		throw new Hostile("malformed writer or workspace");
-	if (!Array.isArray(r.roots) || r.roots.length === 0 || !r.roots.every(isPath))
-		throw new Hostile("malformed roots");
-	if (!Array.isArray(r.dirs) || !r.dirs.every(isPath)) throw new Hostile("malformed directories");
-	if (!Array.isArray(r.files) || r.files.length === 0) throw new Hostile("no files");
-	const roots = r.roots;
-	const inRoots = (p: string) => roots.some((root) => isWithin(root, p) && p !== root);
-	for (const f of r.files as JournalFile[]) {
-		if (!f || !isPath(f.path) || !inRoots(f.path)) throw new Hostile("names a file outside its roots");
-		const b = f.before;
-		const a = f.after;
-		const beforeOk =
-			b?.kind === "absent" ||
-			(b?.kind === "link" && typeof b.target === "string") ||
-			(b?.kind === "file" &&
-				typeof b.sha256 === "string" &&
-				HEX64.test(b.sha256) &&
-				Number.isInteger(b.mode) &&
-				b.mode >= 0 &&
-				b.mode <= 0o7777 &&
-				typeof b.backup === "string" &&
-				BACKUP_NAME.test(b.backup));
-		const afterOk =
-			a?.kind === "absent" || (a?.kind === "file" && typeof a.sha256 === "string" && HEX64.test(a.sha256));
-		if (!beforeOk || !afterOk) throw new Hostile(`malformed entry for ${f.path}`);
-	}
-	if (!r.dirs.every((d) => roots.some((root) => isWithin(root, d))))
-		throw new Hostile("names a directory outside its roots");
-	return r as Intent;
-}
-
-type State = { kind: "absent" } | { kind: "file"; stat: FileStat; sha256: string } | { kind: "other" };
-
-async function stateOf(fs: FileOps, path: string): Promise<State> {
-	let st: FileStat;
-	try {
-		st = await fs.lstat(path);
-	} catch (e) {
-		if ((e as NodeJS.ErrnoException).code === "ENOENT") return { kind: "absent" };
-		throw e;
-	}
-	if (st.type !== "file") return { kind: "other" };
-	return { kind: "file", stat: st, sha256: await fs.hashFile(path) };
-}
-
-function isAfter(f: JournalFile, s: State): boolean {
-	return f.after.kind === "absent" ? s.kind === "absent" : s.kind === "file" && s.sha256 === f.after.sha256;
-}
-
-async function isBefore(f: JournalFile, s: State, fs: FileOps): Promise<boolean> {
-	if (f.before.kind === "absent") return s.kind === "absent";
-	if (f.before.kind === "file") return s.kind === "file" && s.sha256 === f.before.sha256;
-	const target = f.before.target;
-	return fs.readlink(f.path).then(
-		(t) => t === target,
-		() => false,
-	);
-}
-
-async function rollBack(fs: FileOps, dir: string, f: JournalFile, s: State): Promise<string | undefined> {
-	const b = f.before;
-	try {
-		if (b.kind === "link")
-			return `a symlink to ${JSON.stringify(b.target)} that was deleted; keel cannot recreate it`;
-		if (b.kind === "absent") {
-			if (s.kind === "file") await fs.unlink(f.path, s.stat);
-			return undefined;
-		}
-		// checkIntent let only `<n>.before` through: a name in the record's own directory.
-		const bytes = await readPrivate(join(dir, b.backup), Number.MAX_SAFE_INTEGER);
-		if (createHash("sha256").update(bytes).digest("hex") !== b.sha256)
-			return "its previous bytes in the journal do not match the record; not restored";
-		if (s.kind === "absent")
-			await fs.writeFile(f.path, bytes, { expect: "absent", mode: b.mode & 0o777, mkdirs: true });
-		else if (s.kind === "file")
-			await fs.writeFile(f.path, bytes, { expect: { stat: s.stat, sha256: s.sha256 } });
-		return undefined;
-	} catch (e) {
-		if (e instanceof Hostile)
-			return `its previous bytes in the journal are not keel's (${e.message}); not restored`;
-		return `could not be restored (${(e as NodeJS.ErrnoException).code ?? (e as Error).name})`;
-	}
 }
 
 /** Where the session's guard lets recovery act on `path`: yes, or why not. */

@@ -13,7 +13,7 @@ import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { parsePatch } from "../patch/parse.js";
 import { type PlannedFile, planOp, resolveOps } from "../patch/plan.js";
 import { commitChanges, withPaths } from "../safety/transaction.js";
-import { type CheckMode, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { type CheckMode, type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/report.js";
 import type { ToolHost } from "../tool-host.js";
 import { type CheckInput, checkArgument, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";

@@ -6,14 +6,8 @@ import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { oneOf, optional } from "../boundary/schema.js";
 import type { DiagnosticsReport } from "../diagnostics/diagnostics.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
-import {
-	CHECK_MODES,
-	type CheckedChange,
-	type CheckMode,
-	isChecked,
-	refuseIfIntroduced,
-	type SyntaxReport,
-} from "../syntax/check.js";
+import { type CheckedChange, isChecked } from "../syntax/check.js";
+import { CHECK_MODES, type CheckMode, refuseIfIntroduced, type SyntaxReport } from "../syntax/report.js";
 import type { ToolHost } from "../tool-host.js";
 
 /** A positive integer option, or its default; fractional values are floored. */

@@ -16,7 +16,7 @@ import { readRegular } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
 import { expectBytes, sha256 } from "../safety/read-state.js";
 import { decodeText, encodeText, undecodable } from "../safety/text-encoding.js";
-import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/report.js";
 import { type CheckInput, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import { defineTool, type ToolResult, text } from "./types.js";
 

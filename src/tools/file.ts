@@ -9,7 +9,7 @@ import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
 import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
-import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/report.js";
 import { checkAborted, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import {
 	type Prepared,

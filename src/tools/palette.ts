@@ -8,7 +8,7 @@
 import type { WorkOwner } from "../boundary/call-scope.js";
 import { inModelsWords, KeelError, type PathResolution } from "../boundary/errors.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
-import { checkModeOf } from "../syntax/check.js";
+import { checkModeOf } from "../syntax/report.js";
 import type { ToolHost } from "../tool-host.js";
 import type { ToolDefinition, ToolResult } from "./types.js";
 

@@ -3,7 +3,7 @@
 import type { WorkOwner } from "../boundary/call-scope.js";
 import type { Schema } from "../boundary/schema.js";
 import { type Checker, compileChecker, withoutAbsentNulls } from "../boundary/validate.js";
-import type { CheckMode } from "../syntax/check.js";
+import type { CheckMode } from "../syntax/report.js";
 import type { ToolHost } from "../tool-host.js";
 
 /** A text part of a tool result. */

@@ -10,7 +10,7 @@ import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../
 import { isWellFormed } from "../edit/apply.js";
 import { overwriteExpectation, requireFile, statOrNull } from "../edit/snapshot.js";
 import { commit } from "../safety/commit.js";
-import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/check.js";
+import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/report.js";
 import {
 	type CheckInput,
 	checkedCommit,

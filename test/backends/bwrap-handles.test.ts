@@ -1,66 +1,55 @@
-/**
- * Process handles on bwrap: each runs in a sandbox of its own, whose PID namespace holds whatever
- * the command starts. A server started in the background is waited for, queried from another call
- * (with the network shared), its log read from a cursor, and killed with what it set loose; a
- * command that outruns its yield time is read later, and what it set loose ends with it (its
- * sandbox does); a REPL works through pipes and in a terminal made inside the sandbox, a
- * full-screen program's screen comes back as text, the terminal's program holds no descriptor but
- * its own terminal's, fifty started at once stay within the bounds, and a kill or the close leaves
- * nothing. Real bwrap, real processes.
- */
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
+import type { ProcessLimits } from "../../src/procs/table.js";
 import { Session } from "../../src/session.js";
 import { TERMINAL_SIZE } from "../../src/tools/process.js";
 import { bwrapAvailable } from "../contract/backends.js";
+import { details, HTTP_SERVER, handleTests, out, processesWith, waitFor } from "../fixtures/processes.js";
 import {
-	details,
-	expectDrawnScreen,
-	HTTP_SERVER,
-	handleTests,
-	out,
-	placeDrawScreen,
-	processesWith,
-	waitFor,
-} from "../fixtures/processes.js";
+	type HandleRow,
+	itBoundsFiftyHandles,
+	itServesAndKillsAWebServer,
+	itShowsAFullScreenProgram,
+} from "../procs/handle-cases.js";
 
 const available = await bwrapAvailable();
 if (!available) console.log("bwrap-handles.test: skipped (bwrap cannot run here)");
 
 const t = handleTests("bwrap-handles");
 
-async function open(network = false): Promise<Session> {
+async function open(network = false, limits?: Partial<ProcessLimits>): Promise<Session> {
 	const backend = createBwrapBackend({ roots: [t.dir], ...(network ? { network: true } : {}) });
-	return t.keep(await Session.create({ root: t.dir, backend, profile: "unified" }));
+	return t.keep(
+		await Session.create({
+			root: t.dir,
+			backend,
+			profile: "unified",
+			...(limits ? { processLimits: limits } : {}),
+		}),
+	);
 }
 
+/** This file's row of the cases every backend passes (test/procs/handle-cases.ts). */
+const bwrap: HandleRow = {
+	t,
+	open: (_m, limits) => open(false, limits),
+	carrying: processesWith,
+	timeoutMs: 60_000,
+};
+
 describe.skipIf(!available)("bwrap: process handles", () => {
-	it("a background server: waited for, queried from another call, log read from a cursor, killed with what it set loose", async () => {
-		const s = await open(true);
-		const m = t.marker();
-		const started = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec node -e '${HTTP_SERVER}'`,
-			background: true,
-		});
-		const id = details(started).process.id as number;
-		const ready = await s.call("process", { action: "wait", id, pattern: "port (\\d+)", timeout: 20 });
-		const port = Number(/port (\d+)/.exec(out(ready))?.[1]);
-		expect(port).toBeGreaterThan(0);
-		const cursor = details(ready).cursor as number;
-		const page = await s.call("bash", {
+	itServesAndKillsAWebServer({
+		...bwrap,
+		open: () => open(true),
+		server: () => `exec node -e '${HTTP_SERVER}'`,
+		fetch: (port, m) => ({
 			command: `node -e 'fetch("http://127.0.0.1:${port}/hello-${m}").then(r => r.text()).then(console.log)'`,
-		});
-		expect(out(page)).toContain(`hi /hello-${m}`);
-		const log = await s.call("process", { action: "wait", id, cursor, pattern: `hello-${m}`, timeout: 20 });
-		expect(out(log)).toContain(`GET /hello-${m}`);
-		expect(out(log)).not.toContain(`port ${port}`);
-		expect(processesWith(m).length).toBeGreaterThan(0); // bwrap's argv names it too
-		const killed = await s.call("process", { action: "kill", id });
-		expect(details(killed).process.state).toBe("killed");
-		expect(processesWith(m)).toEqual([]);
-	}, 30_000);
+			answer: `hi /hello-${m}`,
+		}),
+		logged: (m) => `GET /hello-${m}`,
+		whileRunning: { atLeast: 1 }, // bwrap's argv names it too
+		hostPid: false,
+	});
 
 	it("a command past its yield time is read later; close leaves nothing", async () => {
 		const s = await open();
@@ -95,46 +84,7 @@ describe.skipIf(!available)("bwrap: process handles", () => {
 });
 
 describe.skipIf(!available)("bwrap: bounds", () => {
-	it("fifty at once: the live limit answers PROCESS_LIMIT by name, output stays within its bounds, close leaves none", async () => {
-		const limits = { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 };
-		const backend = createBwrapBackend({ roots: [t.dir] });
-		const s = t.keep(
-			await Session.create({ root: t.dir, backend, profile: "unified", processLimits: limits }),
-		);
-		const m = t.marker();
-		// Each prints 20000 bytes, then lingers; a terminal's among them.
-		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
-		const results = await Promise.all(
-			Array.from({ length: 50 }, (_, i) => s.call("bash", { command, background: true, tty: i === 0 })),
-		);
-		expect(results.filter((r) => r.ok).length).toBe(40);
-		const refused = results.filter((r) => !r.ok);
-		expect(refused.length).toBe(10);
-		for (const r of refused) {
-			if (r.ok) continue;
-			expect(r.error.code).toBe("PROCESS_LIMIT");
-			expect(r.error.message).toContain("maxLive");
-		}
-		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
-		await Promise.all(
-			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
-		);
-		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
-		for (const id of ids) expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(limits.keepBytes);
-		const spilled = readdirSync(s.spill.dir)
-			.filter((n) => n.startsWith("process-"))
-			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
-		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
-		// Past the spill budget, a read by cursor of what was dropped names the limits.
-		const first = await Promise.all(ids.map((id) => s.call("process", { action: "read", id, cursor: 0 })));
-		const dropped = first.filter((r) => !r.ok);
-		expect(dropped.length).toBeGreaterThan(0);
-		for (const r of dropped) if (!r.ok) expect(r.error.message).toContain("maxSpillBytes");
-		// Each handle's shell carries the marker (the terminal's inside its sandbox, the others in bwrap's argv too).
-		expect(await waitFor(() => processesWith(`: ${m}`).length >= 40, 15_000)).toBe(true);
-		await s.close();
-		expect(processesWith(m)).toEqual([]);
-	}, 60_000);
+	itBoundsFiftyHandles({ ...bwrap, onePerHandle: false, firstInTerminal: true, closeWaits: true });
 });
 
 describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside the sandbox)", () => {
@@ -198,16 +148,7 @@ describe.skipIf(!available)("bwrap: terminal mode (a pseudo-terminal made inside
 		expect(all).toContain("Process exited with code 4");
 	}, 30_000);
 
-	it("gives a full-screen program's current screen, not its escapes", async () => {
-		const s = await open();
-		await placeDrawScreen(t.dir);
-		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
-		const id = details(r).process.id as number;
-		expectDrawnScreen(
-			await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 }),
-		);
-		await s.call("process", { action: "kill", id });
-	}, 30_000);
+	itShowsAFullScreenProgram(bwrap);
 
 	it("the program holds its own terminal as 0, 1 and 2 and no other descriptor; the terminal is the sandbox's; the server's are out of reach", async () => {
 		const s = await open();

@@ -1,29 +1,17 @@
-/**
- * Process handles through the tools on the podman backend (the command runner inside the container,
- * on an `exec -i` of its own): a server that prints "ready" waited for, queried over stdin, its
- * output read from a cursor, killed with a setsid escapee; a web server waited for and queried
- * from another call; a foreground command past its yield time read later; a Python REPL and a
- * full-screen program in the container's own pseudo-terminal; fifty started at once against the
- * bounds; and nothing left after the session's close or after the runner's exec client dies (a
- * dropped link). The host's process table shows the container's processes.
- */
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createContainerBackend } from "../../src/backend/container/index.js";
 import type { ProcessLimits } from "../../src/procs/table.js";
 import { Session } from "../../src/session.js";
 import { podmanContainer, podmanMissing } from "../fixtures/podman.js";
+import { details, handleTests, killMarked, out, processesWith, waitFor } from "../fixtures/processes.js";
 import {
-	details,
-	expectDrawnScreen,
-	handleTests,
-	killMarked,
-	out,
-	placeDrawScreen,
-	processesWith,
-	waitFor,
-} from "../fixtures/processes.js";
+	expectReplExits,
+	type HandleRow,
+	itBoundsFiftyHandles,
+	itReadsAYieldedCommandLater,
+	itServesAndKillsAWebServer,
+	itShowsAFullScreenProgram,
+} from "../procs/handle-cases.js";
 
 const why = podmanMissing();
 if (why) console.warn(`container process handle tests skipped: ${why}`);
@@ -55,6 +43,9 @@ const inside = (m: string) => processesWith(m).filter((l) => !l.includes("-clien
 const SERVER =
 	"import sys\nprint('ready', flush=True)\nfor line in sys.stdin:\n    print('answer-' + line.strip(), flush=True)\n";
 
+/** This file's row of the cases every backend passes (test/procs/handle-cases.ts). */
+const podman: HandleRow = { t, open, carrying: inside, timeoutMs: 60_000 };
+
 describe.skipIf(why !== undefined)("podman: process handles", { timeout: 60_000 }, () => {
 	it("a server waited for, queried over stdin, read from a cursor, and killed with what it set loose", async () => {
 		const m = t.marker();
@@ -83,101 +74,22 @@ describe.skipIf(why !== undefined)("podman: process handles", { timeout: 60_000 
 		expect(inside(m)).toEqual([]);
 	});
 
-	it("a web server: waited for, queried from another call, its log read from a cursor, killed", async () => {
-		const m = t.marker();
-		const s = await open(m);
-		const started = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec python3 -u -m http.server 0 --bind 127.0.0.1 2>&1`,
-			background: true,
-		});
-		const id = details(started).process.id as number;
-		const ready = await s.call("process", {
-			action: "wait",
-			id,
-			cursor: 0,
-			pattern: "port (\\d+)",
-			timeout: 20,
-		});
-		const port = Number(/port (\d+)/.exec(out(ready))?.[1]);
-		expect(port).toBeGreaterThan(0);
-		const cursor = details(ready).cursor as number;
-		const page = await s.call("bash", {
+	itServesAndKillsAWebServer({
+		...podman,
+		server: () => "exec python3 -u -m http.server 0 --bind 127.0.0.1 2>&1",
+		fetch: (port, m) => ({
 			command: `python3 -c 'import urllib.request as u; print("status", u.urlopen("http://127.0.0.1:${port}/?hello-${m}").status)'`,
-		});
-		expect(out(page)).toContain("status 200");
-		const log = await s.call("process", { action: "wait", id, cursor, pattern: `hello-${m}`, timeout: 20 });
-		expect(out(log)).toContain(`"GET /?hello-${m} HTTP/1.1" 200`);
-		expect(out(log)).not.toContain(`port ${port}`);
-		const killed = await s.call("process", { action: "kill", id });
-		expect(details(killed).process.state).toBe("killed");
-		expect(inside(m)).toEqual([]);
+			answer: "status 200",
+		}),
+		logged: (m) => `"GET /?hello-${m} HTTP/1.1" 200`,
+		hostPid: false,
 	});
 
-	it("a foreground command past its yield time becomes a handle, and its later output is read", async () => {
-		const s = await open(t.marker());
-		const r = await s.call("bash", {
-			command: "echo A$((1+1)); sleep 1; echo B$((2+2)); exit 3",
-			yield: 0.2,
-		});
-		expect(out(r)).toContain("A2");
-		expect(out(r)).not.toContain("B4");
-		const id = details(r).process.id as number;
-		expect(details(r).process.state).toBe("running");
-		const done = await s.call("process", { action: "wait", id, timeout: 20 });
-		expect(out(done)).toContain("B4");
-		expect(out(done)).not.toContain("A2");
-		expect(details(done).process).toMatchObject({ state: "exited", exitCode: 3 });
-	});
+	itReadsAYieldedCommandLater(podman);
 
-	it("gives a full-screen program's current screen in the container's terminal, not its escapes", async () => {
-		const m = t.marker();
-		const s = await open(m);
-		await placeDrawScreen(t.dir);
-		const r = await s.call("bash", { command: `python3 draw.py ${m}`, tty: true });
-		const id = details(r).process.id as number;
-		expectDrawnScreen(
-			await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 }),
-		);
-		await s.call("process", { action: "kill", id });
-		expect(inside(m)).toEqual([]);
-	});
+	itShowsAFullScreenProgram(podman);
 
-	it("fifty at once: the live limit answers PROCESS_LIMIT by name, output stays within its bounds, close leaves none", async () => {
-		const limits = { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 };
-		const m = t.marker();
-		const s = await open(m, limits);
-		// Each prints 20000 bytes, then lingers.
-		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
-		const results = await Promise.all(
-			Array.from({ length: 50 }, () => s.call("bash", { command, background: true })),
-		);
-		expect(results.filter((r) => r.ok).length).toBe(40);
-		const refused = results.filter((r) => !r.ok);
-		expect(refused.length).toBe(10);
-		for (const r of refused) {
-			if (r.ok) continue;
-			expect(r.error.code).toBe("PROCESS_LIMIT");
-			expect(r.error.message).toContain("maxLive");
-		}
-		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
-		await Promise.all(
-			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
-		);
-		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
-		for (const id of ids) expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(limits.keepBytes);
-		const spilled = readdirSync(s.spill.dir)
-			.filter((n) => n.startsWith("process-"))
-			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
-		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
-		// Past the spill budget, a read by cursor of what was dropped names the limits.
-		const first = await Promise.all(ids.map((id) => s.call("process", { action: "read", id, cursor: 0 })));
-		const dropped = first.filter((r) => !r.ok);
-		expect(dropped.length).toBeGreaterThan(0);
-		for (const r of dropped) if (!r.ok) expect(r.error.message).toContain("maxSpillBytes");
-		expect(await waitFor(() => inside(m).length === 40, 15_000), inside(m).length.toString()).toBe(true);
-		await s.close();
-		expect(await waitFor(() => inside(m).length === 0, 15_000), inside(m).join("\n")).toBe(true);
-	});
+	itBoundsFiftyHandles({ ...podman, onePerHandle: true, closeWaits: false });
 
 	it("a Python REPL in the container's pseudo-terminal", async () => {
 		const s = await open(t.marker());
@@ -189,9 +101,7 @@ describe.skipIf(why !== undefined)("podman: process handles", { timeout: 60_000 
 		const seen = await s.call("process", { action: "wait", id, cursor, pattern: "42 True", timeout: 20 });
 		expect(out(seen)).toContain("42 True");
 		expect(out(seen)).not.toMatch(/\x1b/);
-		await s.call("process", { action: "write", id, chars: "exit()\n" });
-		const end = await s.call("process", { action: "wait", id, timeout: 20 });
-		expect(details(end).process).toMatchObject({ state: "exited", exitCode: 0 });
+		await expectReplExits(s, id);
 	});
 
 	it("the session's close, and a dead exec client, leave nothing in the container", async () => {

@@ -17,17 +17,24 @@ import type { ProcessLimits } from "../../src/procs/table.js";
 import { Session } from "../../src/session.js";
 import {
 	details,
-	expectDrawnScreen,
 	gone,
 	HTTP_SERVER,
 	handleTests,
 	out,
-	placeDrawScreen,
 	processesWith,
 	waitFor,
 } from "../fixtures/processes.js";
 import { pythonMissing } from "../fixtures/ssh-backend.js";
 import { NO_RC_FILES, type Sshd, sshdMissing, sshOptions, startSshd } from "../fixtures/sshd.js";
+import {
+	expectReplAnswers,
+	expectReplExits,
+	expectYieldedCommandReadLater,
+	type HandleRow,
+	itBoundsFiftyHandles,
+	itServesAndKillsAWebServer,
+	itShowsAFullScreenProgram,
+} from "../procs/handle-cases.js";
 
 const missing = sshdMissing() ?? pythonMissing();
 if (missing) console.warn(`skipping the ssh process handle tests: ${missing}`);
@@ -70,55 +77,30 @@ async function open(opts: { limits?: Partial<ProcessLimits>; profile?: "unified"
 	return { s, conn };
 }
 
+/** This file's row of the cases every backend passes (test/procs/handle-cases.ts). */
+const ssh: HandleRow = {
+	t,
+	open: async (_m, limits) => (await open({ limits })).s,
+	carrying: processesWith,
+	timeoutMs: 90_000,
+};
+
 describe.skipIf(missing)("ssh: a web server under a process handle", () => {
-	it("starts in the background, is waited for, queried, its log read from a cursor, and killed with what it set loose", async () => {
-		const { s } = await open();
-		const m = t.marker();
-		const started = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${HTTP_SERVER}' ${m}`,
-			background: true,
-		});
-		const id = details(started).process.id as number;
-		expect(details(started).process.state).toBe("running");
-		const ready = await s.call("process", {
-			action: "wait",
-			id,
-			cursor: 0,
-			pattern: "port (\\d+)",
-			timeout: 20,
-		});
-		const port = Number(/port (\d+)/.exec(out(ready))?.[1]);
-		expect(port).toBeGreaterThan(0);
-		const cursor = details(ready).cursor as number;
-
-		const page = await s.call("bash", {
+	itServesAndKillsAWebServer({
+		...ssh,
+		server: (m) => `exec ${process.execPath} -e '${HTTP_SERVER}' ${m}`,
+		fetch: (port, m) => ({
 			command: `${process.execPath} -e 'fetch("http://127.0.0.1:${port}/hello-${m}").then(r => r.text()).then(console.log)'`,
-		});
-		expect(out(page)).toContain(`hi /hello-${m}`);
-		const log = await s.call("process", { action: "wait", id, cursor, pattern: `hello-${m}`, timeout: 20 });
-		expect(out(log)).toContain(`GET /hello-${m}`);
-		expect(out(log)).not.toContain(`port ${port}`);
-
-		// The server and the setsid escapee, both on the host.
-		expect(processesWith(m).length).toBe(2);
-		const killed = await s.call("process", { action: "kill", id });
-		expect(details(killed).process.state).toBe("killed");
-		// kill answers once the group and the tagged escapee are gone, not some time later.
-		expect(processesWith(m)).toEqual([]);
-	}, 40_000);
+			answer: `hi /hello-${m}`,
+		}),
+		logged: (m) => `GET /hello-${m}`,
+		whileRunning: { exactly: 2 }, // the server and the setsid escapee, both on the host
+		hostPid: false,
+	});
 
 	it("a foreground command past its yield time becomes a handle; stdin is written; SIGINT reaches the group", async () => {
 		const { s } = await open();
-		const r = await s.call("bash", {
-			command: "echo A$((1+1)); sleep 1; echo B$((2+2)); exit 3",
-			yield: 0.2,
-		});
-		expect(out(r)).toContain("A2");
-		expect(out(r)).not.toContain("B4");
-		const id = details(r).process.id as number;
-		const done = await s.call("process", { action: "wait", id, timeout: 20 });
-		expect(out(done)).toContain("B4");
-		expect(details(done).process).toMatchObject({ state: "exited", exitCode: 3 });
+		await expectYieldedCommandReadLater(s);
 
 		const reader = await s.call("bash", {
 			command: "echo ready; read a; echo got-$a; read b; echo got-$b; cat; echo eof",
@@ -169,16 +151,7 @@ describe.skipIf(missing)("ssh: a web server under a process handle", () => {
 describe.skipIf(missing)("ssh: terminal mode (the host's pty)", () => {
 	it("drives a Python REPL through stdin and reads its output as plain text", async () => {
 		const { s } = await open();
-		const r = await s.call("bash", { command: "python3 -q", tty: true });
-		const id = details(r).process.id as number;
-		await s.call("process", { action: "wait", id, cursor: 0, pattern: ">>> ", timeout: 20 });
-		const answer = await s.call("process", { action: "write", id, chars: "print(6 * 7, 'x' * 3)\n" });
-		let text = out(answer);
-		if (!text.includes("42 xxx")) {
-			text = out(await s.call("process", { action: "wait", id, pattern: "42 xxx", timeout: 20 }));
-		}
-		expect(text).toContain("42 xxx");
-		expect(text).not.toMatch(/\x1b/);
+		const { id, answer } = await expectReplAnswers(s);
 		// A terminal: isatty, and the size asked for.
 		// The write's answer may already hold the reply: from its cursor on, both together.
 		const before = details(answer).cursor as number;
@@ -195,49 +168,14 @@ describe.skipIf(missing)("ssh: terminal mode (the host's pty)", () => {
 			timeout: 20,
 		});
 		expect(out(tty)).toMatch(/tty True os\.terminal_size\(columns=\d+, lines=\d+\)/);
-		await s.call("process", { action: "write", id, chars: "exit()\n" });
-		const end = await s.call("process", { action: "wait", id, timeout: 20 });
-		expect(details(end).process).toMatchObject({ state: "exited", exitCode: 0 });
+		await expectReplExits(s, id);
 	}, 40_000);
 
-	it("gives a full-screen program's current screen, not its escapes", async () => {
-		const { s } = await open();
-		await placeDrawScreen(t.dir);
-		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
-		const id = details(r).process.id as number;
-		expectDrawnScreen(
-			await s.call("process", { action: "wait", id, cursor: 0, pattern: "WORLD", timeout: 20 }),
-		);
-		await s.call("process", { action: "kill", id });
-	}, 40_000);
+	itShowsAFullScreenProgram(ssh);
 });
 
 describe.skipIf(missing)("ssh: bounds", () => {
-	it("fifty at once: the live limit answers PROCESS_LIMIT; close leaves none", async () => {
-		const { s } = await open({ limits: { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 } });
-		const m = t.marker();
-		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
-		const results = await Promise.all(
-			Array.from({ length: 50 }, () => s.call("bash", { command, background: true })),
-		);
-		expect(results.filter((r) => r.ok).length).toBe(40);
-		const refused = results.filter((r) => !r.ok);
-		expect(refused.length).toBe(10);
-		for (const r of refused) {
-			if (r.ok) continue;
-			expect(r.error.code).toBe("PROCESS_LIMIT");
-			expect(r.error.message).toContain("maxLive");
-		}
-		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
-		await Promise.all(
-			ids.map((id) => s.call("process", { action: "wait", id, cursor: 0, pattern: "x\\n", timeout: 30 })),
-		);
-		const table = s.processes as unknown as { entries: Map<number, { log: { heldBytes: number } }> };
-		for (const id of ids) expect(table.entries.get(id)?.log.heldBytes).toBeLessThanOrEqual(4096);
-		expect(await waitFor(() => processesWith(m).length === 40, 10_000)).toBe(true);
-		await s.close();
-		expect(await gone(m)).toBe(true);
-	}, 90_000);
+	itBoundsFiftyHandles({ ...ssh, onePerHandle: true, closeWaits: false });
 });
 
 describe.skipIf(missing)("ssh: nothing left behind", () => {

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Session } from "../../src/session.js";
-import type { SyntaxReport } from "../../src/syntax/check.js";
+import type { SyntaxReport } from "../../src/syntax/report.js";
 
 let dir: string;
 

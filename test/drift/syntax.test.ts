@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallOptions } from "../../src/session.js";
 import { Session } from "../../src/session.js";
-import type { SyntaxReport } from "../../src/syntax/check.js";
 import { Grammars } from "../../src/syntax/grammars.js";
+import type { SyntaxReport } from "../../src/syntax/report.js";
 
 let dir: string;
 let pi: Session;
@@ -318,7 +318,7 @@ describe("every covered language", () => {
 	it.each(LANGUAGES)("%s: valid has no error, broken has one", async (path, valid, broken) => {
 		const grammars = new Grammars();
 		try {
-			const { languageFor } = await import("../../src/syntax/check.js");
+			const { languageFor } = await import("../../src/syntax/languages.js");
 			const name = languageFor(path);
 			expect(name).toBeDefined();
 			const ok = await grammars.parse(name!, valid);

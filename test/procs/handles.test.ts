@@ -13,15 +13,16 @@ import { createExecBackend } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import type { ProcessLimits } from "../../src/procs/table.js";
 import { Session } from "../../src/session.js";
+import { details, HTTP_SERVER, handleTests, out, processesWith } from "../fixtures/processes.js";
 import {
-	details,
-	expectDrawnScreen,
-	HTTP_SERVER,
-	handleTests,
-	out,
-	placeDrawScreen,
-	processesWith,
-} from "../fixtures/processes.js";
+	expectReplAnswers,
+	expectReplExits,
+	type HandleRow,
+	itBoundsFiftyHandles,
+	itReadsAYieldedCommandLater,
+	itServesAndKillsAWebServer,
+	itShowsAFullScreenProgram,
+} from "./handle-cases.js";
 
 const PYTHON = (() => {
 	try {
@@ -39,70 +40,30 @@ async function open(profile: "unified" | "codex" | "pi" = "unified", limits?: Pa
 	return t.keep(await Session.create({ root: t.dir, profile, ...(limits ? { processLimits: limits } : {}) }));
 }
 
-const alive = (pid: number) => {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
+/** This file's row of the cases every backend passes (handle-cases.ts). */
+const local: HandleRow = {
+	t,
+	open: (_m, limits) => open("unified", limits),
+	carrying: processesWith,
+	timeoutMs: 60_000,
 };
 
 describe("local: a web server under a process handle", () => {
-	it("starts in the background, is waited for, queried, its log read from a cursor, and killed with what it set loose", async () => {
-		const s = await open();
-		const m = marker();
-		// The server, and a `setsid` escapee that leaves its process group: kill must take both.
-		const started = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & exec ${process.execPath} -e '${HTTP_SERVER}'`,
-			background: true,
-		});
-		const id = details(started).process.id as number;
-		expect(details(started).process.state).toBe("running");
-
-		const ready = await s.call("process", { action: "wait", id, pattern: "port (\\d+)", timeout: 20 });
-		const port = Number(/port (\d+)/.exec(out(ready))?.[1]);
-		expect(port).toBeGreaterThan(0);
-		const cursor = details(ready).cursor as number;
-
-		const page = await s.call("bash", {
+	itServesAndKillsAWebServer({
+		...local,
+		server: () => `exec ${process.execPath} -e '${HTTP_SERVER}'`,
+		fetch: (port, m) => ({
 			command: `${process.execPath} -e 'fetch("http://127.0.0.1:${port}/hello-${m}").then(r => r.text()).then(console.log)'`,
-		});
-		expect(out(page)).toContain(`hi /hello-${m}`);
-
-		// The request's log line, read from the cursor the wait returned: nothing from before it.
-		const log = await s.call("process", { action: "wait", id, cursor, pattern: `hello-${m}`, timeout: 20 });
-		expect(out(log)).toContain(`GET /hello-${m}`);
-		expect(out(log)).not.toContain(`port ${port}`);
-
-		const pid = details(started).process.pid as number;
-		expect(processesWith(m).length).toBe(1);
-		const killed = await s.call("process", { action: "kill", id });
-		expect(details(killed).process.state).toBe("killed");
-		expect(alive(pid)).toBe(false);
-		expect(processesWith(m)).toEqual([]);
-		const listed = await s.call("process", { action: "list" });
-		expect(out(listed)).toMatch(new RegExp(`process ${id} .*killed`));
-	}, 30_000);
+			answer: `hi /hello-${m}`,
+		}),
+		logged: (m) => `GET /hello-${m}`,
+		whileRunning: { exactly: 1 },
+		hostPid: true,
+	});
 });
 
 describe("local: a foreground command that outruns its yield time", () => {
-	it("answers with what it printed and a process id, and its later output is read", async () => {
-		const s = await open();
-		// The command's text (shown in the status line) does not hold what it prints.
-		const r = await s.call("bash", {
-			command: "echo A$((1+1)); sleep 1; echo B$((2+2)); exit 3",
-			yield: 0.2,
-		});
-		expect(out(r)).toContain("A2");
-		expect(out(r)).not.toContain("B4");
-		const id = details(r).process.id as number;
-		expect(details(r).process.state).toBe("running");
-		const done = await s.call("process", { action: "wait", id, timeout: 20 });
-		expect(out(done)).toContain("B4");
-		expect(out(done)).not.toContain("A2");
-		expect(details(done).process).toMatchObject({ state: "exited", exitCode: 3 });
-	}, 30_000);
+	itReadsAYieldedCommandLater(local);
 
 	it("a handle's timeout kills it", async () => {
 		const s = await open();
@@ -125,74 +86,15 @@ describe("local: a foreground command that outruns its yield time", () => {
 describe.skipIf(!PYTHON)("local: terminal mode", () => {
 	it("drives a Python REPL through stdin and reads its output as plain text", async () => {
 		const s = await open();
-		const r = await s.call("bash", { command: "python3 -q", tty: true });
-		const id = details(r).process.id as number;
-		await s.call("process", { action: "wait", id, pattern: ">>> ", timeout: 20 });
-		const answer = await s.call("process", { action: "write", id, chars: "print(6 * 7, 'x' * 3)\n" });
-		let text = out(answer);
-		if (!text.includes("42 xxx")) {
-			text = out(await s.call("process", { action: "wait", id, pattern: "42 xxx", timeout: 20 }));
-		}
-		expect(text).toContain("42 xxx");
-		expect(text).not.toMatch(/\x1b/);
-		await s.call("process", { action: "write", id, chars: "exit()\n" });
-		const end = await s.call("process", { action: "wait", id, timeout: 20 });
-		expect(details(end).process).toMatchObject({ state: "exited", exitCode: 0 });
+		const { id } = await expectReplAnswers(s);
+		await expectReplExits(s, id);
 	}, 30_000);
 
-	it("gives a full-screen program's current screen, not its escapes", async () => {
-		const s = await open();
-		await placeDrawScreen(t.dir);
-		const r = await s.call("bash", { command: "python3 draw.py", tty: true });
-		const id = details(r).process.id as number;
-		expectDrawnScreen(await s.call("process", { action: "wait", id, pattern: "WORLD", timeout: 20 }));
-	}, 30_000);
+	itShowsAFullScreenProgram(local);
 });
 
 describe("local: bounds", () => {
-	it("fifty processes at once: the live limit answers PROCESS_LIMIT, output stays within memory and spill bounds", async () => {
-		const limits = { maxLive: 40, keepBytes: 4096, maxSpillBytes: 64 * 1024 };
-		const s = await open("unified", limits);
-		const m = marker();
-		// Each prints 20000 bytes, then lingers.
-		const command = `head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1000; : ${m}`;
-		const results = await Promise.all(
-			Array.from({ length: 50 }, () => s.call("bash", { command, background: true })),
-		);
-		const refused = results.filter((r) => !r.ok);
-		expect(results.filter((r) => r.ok).length).toBe(40);
-		expect(refused.length).toBe(10);
-		for (const r of refused) {
-			if (r.ok) continue;
-			expect(r.error.code).toBe("PROCESS_LIMIT");
-			expect(r.error.message).toContain("maxLive");
-		}
-		const ids = results.filter((r) => r.ok).map((r) => details(r).process.id as number);
-		for (const id of ids) await s.call("process", { action: "wait", id, pattern: "x\\n", timeout: 20 });
-		// Spilled in total: no more than the budget.
-		const spilled = readdirSync(s.spill.dir)
-			.filter((n) => n.startsWith("process-"))
-			.reduce((n, f) => n + statSync(join(s.spill.dir, f)).size, 0);
-		expect(spilled).toBeLessThanOrEqual(limits.maxSpillBytes);
-		// Some output was spilled whole (readable from cursor 0); the rest is dropped, and asking for it names the limit.
-		const first = await Promise.all(ids.map((id) => s.call("process", { action: "read", id, cursor: 0 })));
-		const whole = first.filter((r) => r.ok);
-		const dropped = first.filter((r) => !r.ok);
-		expect(whole.length).toBeGreaterThan(0);
-		expect(dropped.length).toBeGreaterThan(0);
-		for (const r of whole) expect(out(r).startsWith("x".repeat(1000))).toBe(true);
-		for (const r of dropped) {
-			if (r.ok) continue;
-			expect(r.error.code).toBe("OUTPUT_DROPPED");
-			expect(r.error.message).toContain("maxSpillBytes");
-		}
-		// One killed frees a slot.
-		await s.call("process", { action: "kill", id: ids[0] });
-		expect((await s.call("bash", { command: `sleep 1000; : ${m}`, background: true })).ok).toBe(true);
-		expect(processesWith(m).length).toBeGreaterThanOrEqual(40);
-		await s.close();
-		expect(processesWith(m)).toEqual([]);
-	}, 60_000);
+	itBoundsFiftyHandles({ ...local, onePerHandle: false, closeWaits: true });
 });
 
 describe("local: the pi profile keeps pi's bash", () => {

@@ -5,12 +5,14 @@
  *
  * keel's tools answer in text for the model; this file reads the few facts deepagents wants as
  * structure (entries, matches, continuation offsets) back out of that text. deepagents counts read
- * offsets from 0, keel from 1.
+ * offsets from 0, keel from 1. The patterns and rewording that depend on keel's exact text are
+ * in deepagents-text.ts.
  */
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type { SessionApi } from "../../session.js";
 import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
+import { failure, GREP_ROW, READ_NOTICE } from "./deepagents-text.js";
 import type {
 	EditResult,
 	ExecuteResponse,
@@ -25,43 +27,11 @@ import type {
 	WriteResult,
 } from "./deepagents-types.js";
 
-/** keel's continuation notice at the end of a read page. */
-const READ_NOTICE =
-	/\n\n\[(?:Showing lines \d+-(\d+) of \d+[^\]]*|\d+ more lines in file\. Use offset=(\d+) to continue\.)\]$/;
-const GREP_ROW = /^(.*?):(\d+): (.*)$/;
 /** keel's error codes a download names in deepagents' words; every other refusal is permission_denied. */
 const DOWNLOAD_ERRORS: Record<string, FileDownloadResponse["error"]> = {
 	NOT_FOUND: "file_not_found",
 	IS_DIRECTORY: "is_directory",
 };
-
-/** The sentence keel adds when it keeps a refused write's payload: deepagents' tools take no payloadRef. */
-const PAYLOAD_KEPT = / The \w+ payload is kept: retry with payloadRef "[^"]*" and the corrected path\./;
-/** keel's argument and tool names in its own sentences, as a deepagents model knows them. */
-const VOCABULARY: Array<[RegExp, string]> = [
-	[/\boldText\b/g, "old_string"],
-	[/\bnewText\b/g, "new_string"],
-	[/\breplaceAll\b/g, "replace_all"],
-	[/\bls or find\b/g, "ls or glob"],
-];
-
-/**
- * keel's failure text in deepagents' terms: deepagents' wording for the codes its tools and tests
- * expect first, and no name a deepagents model does not have (keel's tools, payloadRef, keel's
- * argument names). Only keel's own first line and the failure memory's advice are reworded; lines
- * quoted from a file are left as they are.
- */
-function failure(r: BoundResult, op: string, path?: string): string {
-	const [head = "", ...rest] = r.text.replace(PAYLOAD_KEPT, "").split("\n");
-	let first = head;
-	for (const [from, to] of VOCABULARY) first = first.replace(from, to);
-	// The failure memory's advice opens with the keel tool's name (boundary/failure-memory.ts).
-	const body = [first, ...rest].join("\n").replace(/\n\n[a-z_]+ failed with /, `\n\n${op} failed with `);
-	if (r.error?.code === "NOT_FOUND") return `File '${path}' not found. ${body}`;
-	if (r.error?.code === "AMBIGUOUS_MATCH") return `String occurs multiple times. ${body}`;
-	if (r.error?.code === "NO_MATCH") return `String not found in file. ${body}`;
-	return body;
-}
 
 /** A deepagents sandbox backend over a keel session: its files, searches and commands go through keel's tools. */
 export class KeelSandbox {

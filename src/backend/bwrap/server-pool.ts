@@ -9,7 +9,8 @@
 import { existsSync } from "node:fs";
 import type { ExecResult } from "../types.js";
 import type { LaunchPlan } from "./launch.js";
-import { NotStarted, SandboxServer, SERVER_PYTHON, type ServerRunRequest } from "./server.js";
+import { NotStarted, SandboxServer, SERVER_PYTHON } from "./server.js";
+import type { ServerRunRequest } from "./server-protocol.js";
 
 /** Idle sandboxes kept for the next command (more are started when commands run concurrently). */
 const MAX_IDLE = 2;

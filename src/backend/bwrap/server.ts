@@ -5,58 +5,29 @@
  * and everything else in the sandbox. The host never trusts the server with more than framing: if
  * it stops answering after a kill, says it was tampered with, or dies, the whole sandbox (bwrap's
  * process group on the host) is SIGKILLed and the runner starts a new one for the next command.
+ * The messages both sides exchange are in server-protocol.ts.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import { killChildGroup } from "../group-kill.js";
-import type { OutputStream } from "../run-group.js";
 import type { ExecResult, LiveExit, LiveProcess } from "../types.js";
 import type { LaunchPlan } from "./launch.js";
 import { serverCode } from "./server-code.js";
+import {
+	type Message,
+	type ServerRunRequest,
+	type ServerTerminalRequest,
+	SIGNAL_NAMES,
+	stringEnv,
+} from "./server-protocol.js";
 
 /** The interpreter the server runs on, from the read-only system directories. */
 export const SERVER_PYTHON = "/usr/bin/python3";
 const START_TIMEOUT_MS = 10_000;
 /** After a kill request, how long the server has to report the command gone before the sandbox is. */
 const KILL_GRACE_MS = 2_000;
-
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
-	Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
-);
-
-export interface ServerRunRequest {
-	argv: readonly string[];
-	cwd: string;
-	env: NodeJS.ProcessEnv;
-	timeoutMs?: number;
-	signal?: AbortSignal;
-	onData: (chunk: Buffer, stream: OutputStream) => void;
-}
-
-/** One command in a pseudo-terminal made inside the sandbox (stdout and stderr are one stream). */
-export interface ServerTerminalRequest {
-	argv: readonly string[];
-	cwd: string;
-	env: NodeJS.ProcessEnv;
-	cols: number;
-	rows: number;
-	onData: (chunk: Buffer) => void;
-}
-
-interface Message {
-	ready?: number;
-	fatal?: string;
-	tainted?: string;
-	i?: number;
-	o?: string;
-	e?: string;
-	exit?: number | null;
-	sig?: number | null;
-	clean?: boolean;
-	started?: number;
-}
 
 /** The sandbox was gone before the command started: nothing ran, so another sandbox may run it. */
 export class NotStarted extends Error {}
@@ -307,12 +278,6 @@ export class SandboxServer {
 		for (const s of [this.child.stdout, this.child.stdin, this.child.stderr])
 			(s as unknown as { ref?: () => void }).ref?.();
 	}
-}
-
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-	const out: Record<string, string> = {};
-	for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-	return out;
 }
 
 function lost(): KeelError {
