@@ -11,7 +11,7 @@
 import { closeSync, mkdtempSync, openSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
-import { lazyLibc } from "../dist/backend/local-libc.js";
+import { lazyLibc } from "../dist/backend/local/libc.js";
 
 const c = lazyLibc()();
 if (!c?.renameat2) {

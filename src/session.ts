@@ -6,8 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createLocalBackend } from "./backend/local.js";
-import { createLocalFs } from "./backend/local-fs.js";
+import { createLocalFs } from "./backend/local/fs.js";
+import { createLocalBackend } from "./backend/local/index.js";
 import type { Backend, ExecOps, FileOps, SearchOps } from "./backend/types.js";
 import { CallScope } from "./boundary/call-scope.js";
 import { fromSystemError, KeelError } from "./boundary/errors.js";

@@ -13,7 +13,7 @@
  */
 import { closeSync, lstatSync, openSync } from "node:fs";
 import { KeelError } from "../../boundary/errors.js";
-import type { DirPins } from "../local-pin.js";
+import type { DirPins } from "../local/pin.js";
 import type { KeyringFilter } from "./keyring-filter.js";
 import type { Bind, Sandbox } from "./sandbox.js";
 

@@ -36,8 +36,8 @@ import {
 	protectedByName,
 	resolveDotGit,
 } from "../../safety/protected-paths.js";
-import { createLocalFs } from "../local-fs.js";
-import { DirPins } from "../local-pin.js";
+import { createLocalFs } from "../local/fs.js";
+import { DirPins } from "../local/pin.js";
 import type { FileOps } from "../types.js";
 import type { Bind } from "./sandbox.js";
 import type { ScanRecord } from "./scan-record.js";

@@ -5,7 +5,7 @@
  * directory even if a directory on its path is swapped for a link meanwhile.
  */
 import { closeSync } from "node:fs";
-import type { DirPins } from "../local-pin.js";
+import type { DirPins } from "../local/pin.js";
 
 /** Run `use` with a path naming `path` through a handle; the handle is closed afterwards. */
 export async function withPinnedStart<T>(

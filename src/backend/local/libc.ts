@@ -4,7 +4,7 @@
  * exchange of renameat2(2) (local-lease.ts). Loaded on first use by each backend, which only a replace makes:
  * `require("koffi")` took 13-19 ms once per process on this machine, then each call is under 1 µs.
  */
-import { lazyBinding } from "./native-lib.js";
+import { lazyBinding } from "../native-lib.js";
 
 export interface Libc {
 	flistxattr(fd: number, list: Buffer, size: number): number;

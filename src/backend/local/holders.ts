@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import { KeelError } from "../boundary/errors.js";
+import { KeelError } from "../../boundary/errors.js";
 
 export interface Holder {
 	pid: number;

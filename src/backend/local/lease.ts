@@ -20,9 +20,9 @@
 import { fstatSync, renameSync, unlinkSync } from "node:fs";
 import { constants } from "node:os";
 import { posix } from "node:path";
-import type { KeelError } from "../boundary/errors.js";
-import { openForWritingError, openWriters } from "./local-holders.js";
-import type { LazyLibc, Libc } from "./local-libc.js";
+import type { KeelError } from "../../boundary/errors.js";
+import { openForWritingError, openWriters } from "./holders.js";
+import type { LazyLibc, Libc } from "./libc.js";
 
 const F_SETSIG = 10;
 const F_SETLEASE = 1024;
