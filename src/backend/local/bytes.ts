@@ -1,6 +1,6 @@
 /**
  * Reading, hashing and writing the bytes of local files for the commit and the reads
- * (local-commit.ts, local-fs.ts): small files with synchronous calls, larger ones through the
+ * (local/commit.ts, local/fs.ts): small files with synchronous calls, larger ones through the
  * thread pool, hashes through one reused chunk.
  */
 import { createHash } from "node:crypto";

@@ -1,8 +1,8 @@
 /**
  * FileOps for this machine. Every operation on a path below a root goes through the handle of
- * its pinned directory (local-pin.ts): the directories on the path are opened one by one without
+ * its pinned directory (local/pin.ts): the directories on the path are opened one by one without
  * following links, and the operation names `/proc/self/fd/N/name`. Writes are durable and atomic
- * (local-commit.ts). The guard's own lookups (realpath, lstat, readlink of paths it is still
+ * (local/commit.ts). The guard's own lookups (realpath, lstat, readlink of paths it is still
  * checking) are by name: they decide, and the pinned operation refuses anything that changed.
  */
 import { closeSync, fstatSync, lstatSync, openSync, readFile, realpathSync, unlinkSync } from "node:fs";

@@ -13,7 +13,7 @@
  *
  * A lease needs the file's owner or CAP_LEASE, a file system that grants them, and leases enabled
  * (/proc/sys/fs/leases-enable). Where one cannot be taken, /proc is searched for writers instead
- * (local-holders.ts): that sees only the processes this user may inspect, and not a writer that
+ * (local/holders.ts): that sees only the processes this user may inspect, and not a writer that
  * opens the file after the search. Where the exchange is not supported (an older libc, a file
  * system without it) the swap is a rename, and the look comes right before it instead.
  */

@@ -1,6 +1,6 @@
 /**
  * Local searches start in what the guard checked: the search directory (or the
- * file) is opened through its root's handle without following links (local-pin.ts), and the
+ * file) is opened through its root's handle without following links (local/pin.ts), and the
  * engine is given `/proc/<pid>/fd/N` to start from, so rg, fd and the JS walk begin in that very
  * directory even if a directory on its path is swapped for a link meanwhile.
  */
