@@ -3,7 +3,7 @@
  * (open the target read-only, create a temp file, swap, close) done four ways, interleaved in
  * blocks of 100 so a busy machine weighs on all alike: a plain rename; with the lease (F_SETSIG,
  * F_SETLEASE, one F_GETLEASE); with renameat2's exchange and the unlink of the old name; with both
- * (what local-lease.ts does). The end-to-end edit is too noisy on a shared machine to show a
+ * (what local/lease.ts does). The end-to-end edit is too noisy on a shared machine to show a
  * difference this small; this isolates it.
  *
  * Run after `npm run build`: node bench/swap-cost.mjs [DIR=os.tmpdir()]
@@ -11,7 +11,7 @@
 import { closeSync, mkdtempSync, openSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
-import { lazyLibc } from "../dist/backend/local-libc.js";
+import { lazyLibc } from "../dist/backend/local/libc.js";
 
 const c = lazyLibc()();
 if (!c?.renameat2) {

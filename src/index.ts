@@ -24,7 +24,7 @@ export {
 	createExecBackend,
 } from "./backend/deferred.js";
 export type { ExecBackendOptions, ExecTransport } from "./backend/exec/index.js";
-export { createLocalBackend, type LocalBackendOptions } from "./backend/local.js";
+export { createLocalBackend, type LocalBackendOptions } from "./backend/local/index.js";
 export { createSshBackend, type SshBackend, type SshBackendOptions } from "./backend/ssh/index.js";
 export { parseSshSpec, type SshSpec } from "./backend/ssh/spec.js";
 export type * from "./backend/types.js";

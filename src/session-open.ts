@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createLocalFs } from "./backend/local-fs.js";
+import { createLocalFs } from "./backend/local/fs.js";
 import type { Backend, FileOps } from "./backend/types.js";
 import { SpillDir } from "./boundary/spill.js";
 import { Journal } from "./safety/journal.js";

@@ -1,4 +1,4 @@
-import { createLocalBackend } from "./backend/local.js";
+import { createLocalBackend } from "./backend/local/index.js";
 import type { Backend, ExecOps, FileOps, SearchOps } from "./backend/types.js";
 import type { CallScope } from "./boundary/call-scope.js";
 import { KeelError } from "./boundary/errors.js";

@@ -8,11 +8,11 @@
  */
 import type { SandboxRunnerOptions } from "./bwrap/runner.js";
 import { sandboxRunnerOnFirstUse } from "./bwrap/runner-on-first-use.js";
-import { searchOnFirstUse } from "./local.js";
-import { findShell } from "./local-exec.js";
-import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
-import { startPiped } from "./local-live.js";
-import { spawnLocal } from "./local-spawn.js";
+import { findShell } from "./local/exec.js";
+import { createLocalFs, type LocalFsHooks } from "./local/fs.js";
+import { searchOnFirstUse } from "./local/index.js";
+import { startPiped } from "./local/live.js";
+import { spawnLocal } from "./local/spawn.js";
 import type { SearchEngineChoice } from "./search/index.js";
 import { Spawner } from "./spawn/spawner.js";
 import type { Backend, ExecOps, LiveProcess, ProcessOps } from "./types.js";

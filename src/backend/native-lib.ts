@@ -1,5 +1,5 @@
 /**
- * koffi and this process's libc, for the few calls Node does not offer (local-libc.ts,
+ * koffi and this process's libc, for the few calls Node does not offer (local/libc.ts,
  * bwrap/inotify.ts, spawn/posix-spawn.ts). `require("koffi")` took 13-19 ms once per process on
  * this machine; each caller loads it lazily, on the first call that needs it.
  */

@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { changedWhileRead } from "./changed-errors.js";
 import type { ChunkArena } from "./chunk-arena.js";
 import { LineWindowScanner } from "./line-window.js";
-import { toFileStat } from "./local-stat.js";
+import { toFileStat } from "./local/stat.js";
 import type { FileStat, LaterDigest, LineWindow, WindowRead } from "./types.js";
 import { Utf8Checker } from "./utf8-stream.js";
 

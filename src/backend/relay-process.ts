@@ -4,7 +4,11 @@
  * once. Remote programs run this way only see stdin, stdout and stderr.
  */
 import { PassThrough, type Readable } from "node:stream";
+import { hostProgram, readHostLine } from "./remote/host-programs.js";
 import type { ProcessExit, SpawnedProcess, SpawnRequest } from "./types.js";
+
+/** in_dir.sh: cd to $1 (exit 127 when it is not there), then exec the rest. */
+const inDirScript = hostProgram(() => readHostLine("in_dir.sh"));
 
 export interface RelayLink {
 	/** What the caller writes; pipe it to the program's stdin. Its end means: kill. */
@@ -62,5 +66,5 @@ export function inDirArgv(req: SpawnRequest, extraVars: string[] = []): string[]
 	const vars = Object.entries(req.env ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
 	vars.unshift(...extraVars);
 	const argv = vars.length > 0 ? ["env", ...vars, ...req.argv] : req.argv;
-	return ["sh", "-c", 'cd -- "$1" || exit 127; shift; exec "$@"', "keel", req.cwd, ...argv];
+	return ["sh", "-c", inDirScript(), "keel", req.cwd, ...argv];
 }

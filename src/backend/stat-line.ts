@@ -40,10 +40,19 @@ export function formatTime(ns: bigint, fractions: boolean): string {
 	return fractions ? `${sec}.${String(ns % NS).padStart(9, "0")}` : String(sec);
 }
 
-/** A FileStat from one stat line; undefined when the line is not one. */
+/** Each field as the host programs print it: hex mode, decimal size, dev, ino, then two times. */
+const FIELD_SHAPES = [
+	/^[0-9a-f]{1,8}$/,
+	/^\d{1,20}$/,
+	/^\d{1,20}$/,
+	/^\d{1,20}$/,
+	/^-?\d{1,20}(\.\d{1,9})?$/,
+];
+
+/** A FileStat from one stat line; undefined when the line is not one (a field out of shape included). */
 export function parseStatLine(line: string): FileStat | undefined {
 	const f = line.trim().split(" ");
-	if (f.length !== 6 || !/^[0-9a-f]+$/.test(f[0])) return undefined;
+	if (f.length !== 6 || f.some((field, i) => !FIELD_SHAPES[Math.min(i, 4)].test(field))) return undefined;
 	const raw = Number.parseInt(f[0], 16);
 	return {
 		type: typeOfMode(raw),

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { killChildGroup } from "../backend/group-kill.js";
+import { fillPlaceholders, hostProgram, readHostFile } from "../backend/remote/host-programs.js";
 import { utf8CompleteEnd } from "../boundary/truncate.js";
 import { type ChildReport, MAX_REPORT_BYTES, parseReport, REPORT_LIMITS, ReportError } from "./report.js";
 
@@ -121,22 +122,19 @@ function nodeArgv(req: ChildRunRequest, tempDir: string): string[] {
 	return argv;
 }
 
+const limitsText = hostProgram(() => readHostFile("child_limits.sh"));
+
 /**
- * Limits that outlive this process go on through the shell: data segment (KiB), CPU seconds, no
- * core files (a heap abort would write one), file size (blocks) for what the draft writes to its
- * temp dir. A limit the shell cannot set (a lower hard limit is in force) stays as it was.
+ * Limits that outlive this process go on through the shell (child_limits.sh): data segment (KiB),
+ * CPU seconds, no core files (a heap abort would write one), file size (blocks) for what the draft
+ * writes to its temp dir. A limit the shell cannot set (a lower hard limit is in force) stays as it was.
  */
-function limitScript(req: ChildLimits): string {
+export function limitScript(req: Pick<ChildLimits, "timeoutMs" | "dataMb">): string {
 	const cpuSeconds = Math.ceil(req.timeoutMs / 1000) * 2 + 5;
-	return [
-		`ulimit -d ${req.dataMb * 1024} 2>/dev/null`,
-		`ulimit -t ${cpuSeconds} 2>/dev/null`,
-		"ulimit -c 0 2>/dev/null",
-		"ulimit -f 131072 2>/dev/null",
-		// The shell exports PWD; the child's environment is exactly PATH, HOME and TMPDIR.
-		"unset PWD OLDPWD",
-		'exec "$0" "$@"',
-	].join("; ");
+	return fillPlaceholders(limitsText(), {
+		DATA_KB: String(req.dataMb * 1024),
+		CPU_SECONDS: String(cpuSeconds),
+	});
 }
 
 /** Remove the temp dir even when the draft made parts of it unreadable or unwritable. */

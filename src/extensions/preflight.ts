@@ -7,7 +7,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { extname, posix, resolve } from "node:path";
-import { createLocalFs } from "../backend/local-fs.js";
+import { createLocalFs } from "../backend/local/fs.js";
 import { fromSystemError, KeelError } from "../boundary/errors.js";
 import { PathGuard } from "../safety/path-guard.js";
 

@@ -13,7 +13,7 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { spawnLocal } from "../backend/local-spawn.js";
+import { spawnLocal } from "../backend/local/spawn.js";
 import { hostProgram, readHostFile } from "../backend/remote/host-programs.js";
 import { shq } from "../backend/shell-quote.js";
 import type { Backend, ProcessOps, SpawnedProcess } from "../backend/types.js";

@@ -3,7 +3,7 @@
  * one canonical directory per line, appended the first time a session of this process is about
  * to commit a file into that directory (before the temp file is made there). A writer killed
  * mid-commit can leave a temp file in any such directory; the next session whose roots hold them
- * sweeps them (the sweep removes only keel's temp names of dead writers, local-sweep.ts), and
+ * sweeps them (the sweep removes only keel's temp names of dead writers, local/sweep.ts), and
  * removes the log once every directory in it was within its reach.
  *
  * The log is keel's state read back, so it is treated as input: it is read only when it is a

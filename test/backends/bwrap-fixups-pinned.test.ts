@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { moveAsideCreated, type ProtectedScan } from "../../src/backend/bwrap/protect.js";
-import { DirPins } from "../../src/backend/local-pin.js";
+import { DirPins } from "../../src/backend/local/pin.js";
 
 let work = "";
 let root = "";

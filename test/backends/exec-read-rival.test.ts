@@ -13,10 +13,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { scriptError } from "../../src/backend/exec/errors.js";
 import { createExecBackend } from "../../src/backend/exec/index.js";
-import { parseReadCurrent, readCurrentScript } from "../../src/backend/exec/read-current.js";
+import { readCurrentScript } from "../../src/backend/exec/read-current.js";
 import { statFormat } from "../../src/backend/exec/scripts.js";
-import { parseStat } from "../../src/backend/exec/target.js";
 import { runScript } from "../../src/backend/exec/transport.js";
+import { parseReadCurrentReply } from "../../src/backend/remote/read-current-reply.js";
 import { Session } from "../../src/session.js";
 import { afterStatOf, contentOf, expectOnlyTheNewestEdited, rival, versionText } from "../fixtures/rival.js";
 import { PY, spawnTransport } from "../fixtures/xattrs.js";
@@ -44,7 +44,7 @@ async function readCurrentVia(p: string, bound?: number) {
 		bound === undefined ? "" : String(bound),
 	]);
 	if (r.exitCode !== 0) throw scriptError(r, p);
-	return parseReadCurrent(r.stdout, p, bound !== undefined, parseStat);
+	return parseReadCurrentReply(r.stdout, p, bound);
 }
 
 describe("exec: read against a rival replacing the file after every stat", () => {

@@ -45,6 +45,9 @@ describe("host programs are read on first use", () => {
 		await import("../../src/backend/container/ai-sdk.js");
 		await import("../../src/backend/leftovers.js");
 		await import("../../src/python/launcher.js");
+		await import("../../src/backend/relay-process.js");
+		await import("../../src/backend/exec/search.js");
+		await import("../../src/extensions/child-run.js");
 		expect(hostReads()).toEqual([]);
 	});
 
@@ -73,5 +76,13 @@ describe("host programs are read on first use", () => {
 		expect(watchdogScript()).not.toContain("@@");
 		watchdogScript();
 		expect(hostReads()).toEqual(["watchdog.sh"]);
+
+		const { startShell } = await import("../../src/backend/ssh/remote-lib.js");
+		const { inDirArgv } = await import("../../src/backend/relay-process.js");
+		hostReads();
+		expect(startShell()).toBe(startShell());
+		inDirArgv({ argv: ["true"], cwd: "/" });
+		inDirArgv({ argv: ["true"], cwd: "/" });
+		expect(hostReads()).toEqual(["start_shell.sh", "in_dir.sh"]);
 	});
 });

@@ -24,6 +24,7 @@ import {
 import { pyHelperSource } from "../../src/backend/ssh/remote-py.js";
 import { runnerSource } from "../../src/backend/ssh/remote-run.js";
 import { checkpointHelperSource } from "../../src/checkpoints/remote-source.js";
+import { limitScript } from "../../src/extensions/child-run.js";
 
 const SRC = join(import.meta.dirname, "../../src");
 /** Deliberate constructs shellcheck misreads: SC2209 `b=bash` (the word, not its output); SC2163 `export "$kv"` (kv is NAME=VALUE). */
@@ -37,7 +38,10 @@ function filesUnder(dir: string, ext: string): string[] {
 }
 
 /** Files whose module fills them with values of its own: the text exactly as that module sends it. */
-const FILLED_BY_OWNER: Readonly<Record<string, () => string>> = { "watchdog.sh": watchdogScript };
+const FILLED_BY_OWNER: Readonly<Record<string, () => string>> = {
+	"watchdog.sh": watchdogScript,
+	"child_limits.sh": () => limitScript({ timeoutMs: 1000, dataMb: 64 }),
+};
 
 /** A file's text as a backend sends it: placeholders filled with the values the backends give. */
 function asSent(file: string): string {

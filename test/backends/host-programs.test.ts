@@ -33,6 +33,7 @@ import {
 	writeScript,
 } from "../../src/backend/exec/scripts.js";
 import { fillPlaceholders } from "../../src/backend/remote/host-programs.js";
+import { parseReadCurrentReply } from "../../src/backend/remote/read-current-reply.js";
 import { shellInit } from "../../src/backend/ssh/remote-lib.js";
 import { pyHelperSource } from "../../src/backend/ssh/remote-py.js";
 import { runnerSource } from "../../src/backend/ssh/remote-run.js";
@@ -198,6 +199,18 @@ describe.skipIf(!PYTHON)("host programs against a temp directory", () => {
 			expect(link.stdout.length).toBe(0);
 			expect(spawnSync("mkfifo", [join(dir, "p")]).status).toBe(0);
 			expect(sh(readCurrentScript(FMT), [join(dir, "p"), ""]).status).toBe(EXIT.SWAPPED);
+		});
+
+		it("its reply and the file helper's k_readc read the same through the one reader", () => {
+			const p = join(dir, "f");
+			writeFileSync(p, "abc\0def\n");
+			for (const bound of [undefined, 8, 4]) {
+				const arg = bound === undefined ? "" : String(bound);
+				const viaSh = parseReadCurrentReply(sh(readCurrentScript(FMT), [p, arg]).stdout, p, bound);
+				const viaPy = parseReadCurrentReply(helper(["k_readc", p, arg])[0].body, p, bound);
+				expect(viaPy).toEqual(viaSh);
+				expect(viaSh.bytes).toEqual(bound === 4 ? null : readFileSync(p));
+			}
 		});
 	});
 

@@ -19,7 +19,7 @@ import type { SdkBackend } from "../../src/backend/container/sdk-backend.js";
 import { createExecBackend as createExecStandIn } from "../../src/backend/deferred.js";
 import { createExecBackend, type ExecSearchEngine } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import { createSshBackend } from "../../src/backend/ssh/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import { FAKE_KUBECTL, podmanContainer, podmanMissing } from "../fixtures/podman.js";

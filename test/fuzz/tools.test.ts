@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
 import { type CallResult, Session } from "../../src/session.js";
 import { PROFILES, type Profile, toolsForProfile } from "../../src/tools/registry.js";

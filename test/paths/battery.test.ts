@@ -5,7 +5,7 @@
 import { lstat, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend, FileOps } from "../../src/backend/types.js";
 import type { ErrorCode } from "../../src/boundary/errors.js";
 import { type CallResult, Session, type SessionOptions } from "../../src/session.js";

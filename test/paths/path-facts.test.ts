@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
 import { PATH_FACT_WORDS, type PathFact, pathFactMessage } from "../../src/boundary/path-facts.js";

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type BackendSetting, resolveConfig } from "../../src/adapters/pi/config.js";
 import { loadConfig } from "../../src/adapters/pi/load-config.js";
 import { SessionSlot } from "../../src/adapters/pi/sessions.js";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import { KeelError } from "../../src/boundary/errors.js";
 import { bwrapAvailable } from "../contract/backends.js";

@@ -5,7 +5,7 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { CallResult } from "../../src/session.js";
 import { NO_PYTHON, type PySession, pySessions, textOf } from "./helpers.js";
 

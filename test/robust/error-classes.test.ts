@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, realpath, rm, stat, truncate, writeFile } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { ErrorCode } from "../../src/boundary/errors.js";
 import { type CallResult, Session } from "../../src/session.js";
 

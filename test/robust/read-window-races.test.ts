@@ -27,8 +27,8 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
-import { createLocalFs } from "../../src/backend/local-fs.js";
+import { createLocalFs } from "../../src/backend/local/fs.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import { type CallResult, Session } from "../../src/session.js";
 
 const LINES = 80_000;

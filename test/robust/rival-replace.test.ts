@@ -15,7 +15,7 @@ import { mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend, FileOps } from "../../src/backend/types.js";
 import { type CallResult, Session } from "../../src/session.js";
 

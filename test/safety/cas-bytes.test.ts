@@ -12,7 +12,7 @@ import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/pro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import { KeelError } from "../../src/boundary/errors.js";
 import { expectBytes } from "../../src/safety/read-state.js";
 import { Session } from "../../src/session.js";

@@ -1,6 +1,6 @@
 /**
  * keel processes on one machine never lose each other's edits: the
- * compare-and-swap's check and rename run under flock(2) on the directory (local-dir-lock.ts), so
+ * compare-and-swap's check and rename run under flock(2) on the directory (local/dir-lock.ts), so
  * a rival keel process cannot rename its replacement in between. Four CLI processes edit their
  * own lines of one file at once: every edit reported done must be in the file.
  *

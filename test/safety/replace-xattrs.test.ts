@@ -13,7 +13,7 @@ import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import { Session } from "../../src/session.js";
 import { editTools, ok } from "../fixtures/edit-via.js";
 import { BIN, runKeel, SETPRIV } from "../fixtures/keel-cli.js";

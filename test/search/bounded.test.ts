@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, open as openFile, realpath, rm, symlink, writeFile } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLocalBackend } from "../../src/backend/local.js";
+import { createLocalBackend } from "../../src/backend/local/index.js";
 import { createLocalTools } from "../../src/backend/search/local-runner.js";
 import { type CallResult, Session } from "../../src/session.js";
 import { RANGES } from "../../src/tools/ranges.js";

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DirPins } from "../../src/backend/local-pin.js";
+import { DirPins } from "../../src/backend/local/pin.js";
 import { createLocalSearch } from "../../src/backend/search/index.js";
 import { localRunner } from "../../src/backend/search/local-runner.js";
 import { type ArgvRunner, createNativeSearch } from "../../src/backend/search/native.js";

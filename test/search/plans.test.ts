@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DirPins } from "../../src/backend/local-pin.js";
+import { DirPins } from "../../src/backend/local/pin.js";
 import { createLocalSearch, type LocalSearchOptions } from "../../src/backend/search/index.js";
 import { createLookahead } from "../../src/backend/search/lookahead.js";
 import { loadRe2 } from "../../src/backend/search/patterns.js";

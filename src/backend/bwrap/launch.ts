@@ -3,7 +3,7 @@
  *
  * Every bind source (the roots, read-only paths, extra binds, the protected set and the directories
  * pinned above it) is opened by keel just before the start: from the path guard's handle on the root
- * (or from "/"), one component at a time, never following a link (local-pin.ts). The descriptors go
+ * (or from "/"), one component at a time, never following a link (local/pin.ts). The descriptors go
  * to bwrap as its descriptors 3, 4, ... and it mounts those open objects (--bind-fd, --ro-bind-fd),
  * then closes them, so a link swapped into a source's path after the check changes nothing; a link
  * met while opening refuses the start (CHANGED_ON_DISK), and the command does not run.
@@ -13,7 +13,7 @@
  */
 import { closeSync, lstatSync, openSync } from "node:fs";
 import { KeelError } from "../../boundary/errors.js";
-import type { DirPins } from "../local-pin.js";
+import type { DirPins } from "../local/pin.js";
 import type { KeyringFilter } from "./keyring-filter.js";
 import type { Bind, Sandbox } from "./sandbox.js";
 

@@ -16,7 +16,7 @@
  *
  * What keel itself changes on the host (a hooks directory made, a created path moved aside) it
  * changes through a handle on the directory, opened from the guard's pinned roots without following
- * a link (local-pin.ts): a directory swapped for a link makes keel refuse, never act outside.
+ * a link (local/pin.ts): a directory swapped for a link makes keel refuse, never act outside.
  */
 import { randomBytes } from "node:crypto";
 import { type Dirent, lstatSync, mkdirSync, renameSync } from "node:fs";
@@ -36,8 +36,8 @@ import {
 	protectedByName,
 	resolveDotGit,
 } from "../../safety/protected-paths.js";
-import { createLocalFs } from "../local-fs.js";
-import { DirPins } from "../local-pin.js";
+import { createLocalFs } from "../local/fs.js";
+import { DirPins } from "../local/pin.js";
 import type { FileOps } from "../types.js";
 import type { Bind } from "./sandbox.js";
 import type { ScanRecord } from "./scan-record.js";

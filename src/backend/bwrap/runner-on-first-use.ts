@@ -8,7 +8,7 @@
  * from its start (before any sandbox), a runner made after close() is closed at once (so no
  * sandbox can start), and wrap(), which needs a built sandbox, is only valid after ready().
  */
-import type { DirPins } from "../local-pin.js";
+import type { DirPins } from "../local/pin.js";
 import type { SandboxRunner, SandboxRunnerOptions } from "./runner.js";
 
 export type LazySandboxRunner = Pick<

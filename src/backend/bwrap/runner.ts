@@ -13,7 +13,7 @@ import { homedir } from "node:os";
 import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
 import { defaultStateDir } from "../../safety/state-dir.js";
-import { DirPins } from "../local-pin.js";
+import { DirPins } from "../local/pin.js";
 import { type GroupRunRequest, runInGroup } from "../run-group.js";
 import type { ExecResult, LiveProcess } from "../types.js";
 import { sandboxEnv } from "./env.js";

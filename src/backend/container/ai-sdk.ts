@@ -18,6 +18,7 @@ import type { ExecTransport } from "../exec/transport.js";
 import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 import type { Backend } from "../types.js";
+import { stageInputScript } from "./sdk-process.js";
 
 /** What keel uses of the AI SDK's Experimental_SandboxSession. */
 export interface AiSdkSandboxSession {
@@ -55,7 +56,7 @@ export function aiSdkSandboxTransport(session: AiSdkSandboxSession): ExecTranspo
 			env = undefined;
 			for (let at = 0; at < b64.length; at += CHUNK) {
 				const r = await run(
-					`umask 077; printf %s "$KEEL_IN" >> ${shq(source)}`,
+					["sh", "-c", stageInputScript(), "sh", source].map(shq).join(" "),
 					{ KEEL_IN: b64.slice(at, at + CHUNK) },
 					opts.signal,
 				);

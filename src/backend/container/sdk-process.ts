@@ -14,7 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ExecTransport, TransportOptions } from "../exec/transport.js";
-import { hostProgram, readHostFile } from "../remote/host-programs.js";
+import { hostProgram, readHostFile, readHostLine } from "../remote/host-programs.js";
 import type { ShellPipe } from "../ssh/shell.js";
 import { type LineDecoder, lineDecoder } from "./sdk-lines.js";
 
@@ -62,6 +62,9 @@ export interface SdkLauncher {
  * A leading newline ends whatever a login shell printed first; lines without ":" are ignored.
  */
 const wrapperScript = hostProgram(() => readHostFile("sdk_wrapper.sh"));
+
+/** stage_input.sh PATH: append $KEEL_IN to the private file PATH, then print the "!0" status. */
+export const stageInputScript = hostProgram(() => readHostLine("stage_input.sh"));
 
 /** The argv a text launcher starts for `argv`. */
 export const wrapped = (mode: "-" | "i" | "e" | "f", argv: readonly string[]) => [
@@ -182,7 +185,7 @@ export function sdkTransport(launcher: SdkLauncher): ExecTransport {
  */
 async function stageInput(launcher: SdkLauncher, b64: string, signal?: AbortSignal): Promise<string> {
 	const path = `/tmp/.keel-in-${randomBytes(12).toString("hex")}`;
-	const append = ["sh", "-c", 'umask 077; printf %s "$KEEL_IN" >> "$1" && echo "!0"', "sh", path];
+	const append = ["sh", "-c", stageInputScript(), "sh", path];
 	for (let at = 0; at < b64.length; at += ENV_STDIN_MAX) {
 		if (signal?.aborted) throw new Error("aborted");
 		let status: number | null = null;

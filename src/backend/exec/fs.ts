@@ -12,10 +12,11 @@ import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { KeelError } from "../../boundary/errors.js";
 import { sourceChanged, writeCollision } from "../changed-errors.js";
+import { parseReadCurrentReply } from "../remote/read-current-reply.js";
 import { tempNameFor } from "../temp-names.js";
 import type { DirEntry, EntryType, FileOps, FileStat, ReadCurrent, WriteOptions } from "../types.js";
 import { EXIT, keepRefused, scriptError } from "./errors.js";
-import { parseReadCurrent, readCurrentScript } from "./read-current.js";
+import { readCurrentScript } from "./read-current.js";
 import {
 	hashFileScript,
 	lstatScript,
@@ -139,7 +140,7 @@ export function createExecFs(target: Target): FileOps {
 			const { fmt } = await target.info();
 			const bound = maxBytes === undefined ? "" : String(maxBytes);
 			const r = await run(readCurrentScript(fmt), [p, bound], p);
-			return parseReadCurrent(r.stdout, p, maxBytes !== undefined, parseStat);
+			return parseReadCurrentReply(r.stdout, p, maxBytes);
 		}) as ReadCurrent,
 		async readdir(p, expect): Promise<DirEntry[]> {
 			const r = await run(readdirScript(), [p, expect ? `${expect.dev} ${expect.ino}` : ""], p);

@@ -16,40 +16,7 @@
  * than the bound. STAT is the target's stat(1) line (statFormat). Bounded, exactly the size at
  * the open is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
  */
-import { KeelError } from "../../boundary/errors.js";
-import { changedWhileRead } from "../changed-errors.js";
-
-import type { FileStat } from "../types.js";
 import { joined, perFormat } from "./scripts.js";
 
-/** readCurrent PATH LIMIT (LIMIT empty: unbounded). */
+/** readCurrent PATH LIMIT (LIMIT empty: unbounded); its reply is read by remote/read-current-reply.ts. */
 export const readCurrentScript = perFormat(joined("exec_read_checks.sh", "exec_read_current.sh"));
-
-/** The script's output: its stat line and the bytes (null: larger than the bound). */
-export function parseReadCurrent(
-	out: Buffer,
-	path: string,
-	bounded: boolean,
-	parseStat: (line: string) => FileStat,
-): { stat: FileStat; bytes: Buffer | null } {
-	const eol = out.indexOf(10);
-	const head = out.subarray(0, eol < 0 ? out.length : eol).toString("utf8");
-	const space = head.indexOf(" ");
-	const kind = head.slice(0, space);
-	if (eol < 0 || (kind !== "st" && kind !== "big")) {
-		throw new KeelError(
-			"IO_ERROR",
-			`Unexpected read output from the exec backend for ${path}: ${head.slice(0, 200)}`,
-			{
-				path,
-			},
-		);
-	}
-	const stat = parseStat(head.slice(space + 1));
-	if (kind === "big") return { stat, bytes: null };
-	const bytes = out.subarray(eol + 1);
-	if (bounded && bytes.length !== stat.size) {
-		throw changedWhileRead(path);
-	}
-	return { stat, bytes };
-}

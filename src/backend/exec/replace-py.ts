@@ -4,7 +4,7 @@
  * target's extended attributes onto the temp file, then the compare-and-swap and the rename, in
  * one python3 process inside the same script (no extra transport call).
  *
- * The rules are local-commit.ts's and local-xattrs.ts's: a file the caller could not write in
+ * The rules are local/commit.ts's and local/xattrs.ts's: a file the caller could not write in
  * place is refused; the owner and group are kept (refused when they cannot be); `user.*`, POSIX
  * ACLs, SELinux labels (left alone when policy already gave the new file the same one) and, as
  * root, `trusted.*` are copied; file capabilities are not (a write in place drops them too); an

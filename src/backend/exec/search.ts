@@ -4,6 +4,8 @@
  * (fallback-search.ts: find(1) + sh + base64, matched here with the JS engine's rules) when not.
  * Tools are detected once per backend object.
  */
+
+import { hostProgram, readHostLine } from "../remote/host-programs.js";
 import {
 	type ArgvRunner,
 	createNativeSearch,
@@ -17,13 +19,18 @@ import type { ExecTransport } from "./transport.js";
 
 export type ExecSearchEngine = "auto" | "native" | "fallback";
 
+/** search_in_dir.sh: cd to $1, then exec the rest (a cd that fails is the shell's status). */
+const searchInDirScript = hostProgram(() => readHostLine("search_in_dir.sh"));
+
+/** The argv that runs `argv` in `cwd` on the target. */
+export function searchInDir(cwd: string, argv: readonly string[]): string[] {
+	return ["sh", "-c", searchInDirScript(), "sh", cwd, ...argv];
+}
+
 /** The transport as the search engines' ArgvRunner (abort resolves with exitCode null). */
 export function transportRunner(transport: ExecTransport): ArgvRunner {
 	return async (argv, opts) => {
-		const full =
-			opts.cwd && opts.cwd !== "/"
-				? ["sh", "-c", 'cd -- "$1" && shift && exec "$@"', "sh", opts.cwd, ...argv]
-				: [...argv];
+		const full = opts.cwd && opts.cwd !== "/" ? searchInDir(opts.cwd, argv) : [...argv];
 		try {
 			return await transport(full, {
 				signal: opts.signal,

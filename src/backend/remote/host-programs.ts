@@ -24,6 +24,12 @@ export const HOST_FILES = [
 	"sdk_wrapper.sh",
 	"ai_sdk_wrapper.sh",
 	"find_python.sh",
+	"start_shell.sh",
+	"start_python.sh",
+	"in_dir.sh",
+	"search_in_dir.sh",
+	"stage_input.sh",
+	"child_limits.sh",
 	"host_lib.sh",
 	"shell_lib.sh",
 	"durable.py",
@@ -79,6 +85,17 @@ function findHostDir(from: string): string {
 /** One file's text, read now. */
 export function readHostFile(name: HostFile): string {
 	return readFileSync(`${HOST_DIR}${name}`, "utf8");
+}
+
+/**
+ * A one-line program, sent as a word of a command line (some through the login shell of a remote
+ * host): the file's line without its newline.
+ */
+export function readHostLine(name: HostFile): string {
+	const text = readHostFile(name);
+	const line = text.endsWith("\n") ? text.slice(0, -1) : text;
+	if (line.includes("\n")) throw new Error(`host program ${name} must be one line`);
+	return line;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** Search on this machine: rg/fd when present, the pure-JS engine otherwise (same results). */
-import type { DirPins } from "../local-pin.js";
+import type { DirPins } from "../local/pin.js";
 import type { SearchOps } from "../types.js";
 import { createJsSearch } from "./js.js";
 import { createLocalTools, type LocalTools } from "./local-runner.js";

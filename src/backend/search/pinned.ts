@@ -1,11 +1,11 @@
 /**
  * Local searches start in what the guard checked: the search directory (or the
- * file) is opened through its root's handle without following links (local-pin.ts), and the
+ * file) is opened through its root's handle without following links (local/pin.ts), and the
  * engine is given `/proc/<pid>/fd/N` to start from, so rg, fd and the JS walk begin in that very
  * directory even if a directory on its path is swapped for a link meanwhile.
  */
 import { closeSync } from "node:fs";
-import type { DirPins } from "../local-pin.js";
+import type { DirPins } from "../local/pin.js";
 
 /** Run `use` with a path naming `path` through a handle; the handle is closed afterwards. */
 export async function withPinnedStart<T>(

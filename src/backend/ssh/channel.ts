@@ -3,13 +3,13 @@
  * backend shares, so that no public declaration reaches ssh2's types.
  */
 import type { Client, ClientChannel } from "ssh2";
-import { START_SHELL } from "./remote-lib.js";
+import { startShell } from "./remote-lib.js";
 import type { ShellPipe } from "./shell.js";
 
 export function openChannel(client: Client): Promise<ClientChannel> {
 	return new Promise((resolve, reject) => {
 		try {
-			client.exec(START_SHELL, (err, chan) => (err ? reject(err) : resolve(chan)));
+			client.exec(startShell(), (err, chan) => (err ? reject(err) : resolve(chan)));
 		} catch (e) {
 			reject(e);
 		}

@@ -12,19 +12,11 @@
  */
 import { posix } from "node:path";
 import { writeCollision } from "../changed-errors.js";
+import { parseReadCurrentReply } from "../remote/read-current-reply.js";
 import { sameObject, tempNameFor } from "../temp-names.js";
 import type { Expected, FileStat, WriteOptions } from "../types.js";
 import { sysError } from "./errors.js";
-import {
-	changed,
-	changedWhileRead,
-	hasStat,
-	lstatOf,
-	replyError,
-	statAfter,
-	statFrom,
-	swapped,
-} from "./fs-replies.js";
+import { changed, hasStat, lstatOf, replyError, statAfter, statFrom, swapped } from "./fs-replies.js";
 import { formatIdentity } from "./identity.js";
 import { ask, type Live } from "./live.js";
 import { LOOK_MAX_BYTES } from "./peek.js";
@@ -64,12 +56,10 @@ export async function readFast(live: Live, p: string, expect: FileStat | undefin
 	if (kept && (!expect || sameObject(kept.stat, expect))) return kept.data;
 	const r = await ask(live, "k_read", p);
 	if (r.status !== 0) throw replyError(r.out, p);
-	const nl = r.bytes.indexOf(0x0a);
-	const head = nl < 0 ? "" : r.bytes.subarray(0, nl).toString("utf8");
-	if (!head.startsWith("st ")) throw sysError("EIO", `unexpected output: ${head.slice(0, 200)}`, p);
-	const now = statFrom(head.slice(3), p);
-	if (expect && !sameObject(now, expect)) throw swapped(p);
-	return r.bytes.subarray(nl + 1);
+	// k_read answers as k_readc does unbounded.
+	const now = parseReadCurrentReply(r.bytes, p);
+	if (expect && !sameObject(now.stat, expect)) throw swapped(p);
+	return now.bytes;
 }
 
 /**
@@ -88,12 +78,7 @@ export async function readCurrentFast(
 	// The stat said a regular file: anything else at the open was swapped in.
 	if (r.status !== 0)
 		throw /: (not a regular file|Is a directory)\s*$/.test(r.out) ? swapped(p) : replyError(r.out, p);
-	const nl = r.bytes.indexOf(0x0a);
-	const head = nl < 0 ? "" : r.bytes.subarray(0, nl).toString("utf8");
-	if (head === "short") throw changedWhileRead(p);
-	if (head.startsWith("big ")) return { stat: statFrom(head.slice(4), p), bytes: null };
-	if (!head.startsWith("st ")) throw sysError("EIO", `unexpected output: ${head.slice(0, 200)}`, p);
-	return { stat: statFrom(head.slice(3), p), bytes: r.bytes.subarray(nl + 1) };
+	return parseReadCurrentReply(r.bytes, p, maxBytes);
 }
 
 export async function putFast(

@@ -14,14 +14,17 @@
  * A job's output goes through its own FIFO and relay (`cat`), so a background child that keeps
  * the output open can be cut off by killing the relay without touching the shell's stream.
  */
-import { hostProgram, joinHostFiles } from "../remote/host-programs.js";
+import { hostProgram, joinHostFiles, readHostFile, readHostLine } from "../remote/host-programs.js";
 import { shq } from "../shell-quote.js";
 
 /** Sent at the start of every helper shell: its own steps, then the sh library it shares with the exec scripts. */
 const shellLib = hostProgram(() => joinHostFiles(["shell_lib.sh", "host_lib.sh"]));
 
-/** What a new channel runs: bash without rc files when the host has it, else sh. */
-export const START_SHELL = "command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc; exec sh";
+/** What a new channel runs (start_shell.sh): bash without rc files when the host has it, else sh. */
+export const startShell = hostProgram(() => readHostLine("start_shell.sh"));
+
+/** Before a python3 program: the C locale, and exit 127 when the host has no python3. */
+const startPython = hostProgram(() => readHostFile("start_python.sh"));
 
 /** `path` as the remote PATH (tests: a host without rg/fd), or nothing. */
 const setPath = (path: string | undefined) => (path === undefined ? "" : `export PATH=${shq(path)}\n`);
@@ -32,10 +35,10 @@ export function shellInit(path?: string): string {
 }
 
 /**
- * Sent to a fresh START_SHELL channel: become a long-lived python3 program (the file helper, the
+ * Sent to a fresh startShell channel: become a long-lived python3 program (the file helper, the
  * command runner) run isolated (-I -S) with `flags`, or exit 127 when the host has no python3.
  */
 export function pythonInit(program: string, path: string | undefined, flags: readonly string[] = []): string {
 	const argv = ["python3", "-I", "-S", ...flags, "-c"].join(" ");
-	return `${setPath(path)}export LC_ALL=C\ncommand -v python3 >/dev/null 2>&1 || exit 127\nexec ${argv} ${shq(program)}\n`;
+	return `${setPath(path)}${startPython()}exec ${argv} ${shq(program)}\n`;
 }

@@ -39,7 +39,7 @@ export const pyHelperSource = hostProgram(() =>
 	joinHostFiles(["durable.py", "file_helper_core.py", "file_helper_look.py", "file_helper.py"]),
 );
 
-/** Sent to a fresh START_SHELL channel: become the helper, or exit 127 when there is no python3. */
+/** Sent to a fresh startShell channel: become the helper, or exit 127 when there is no python3. */
 export function pyInit(path?: string): string {
 	return pythonInit(pyHelperSource(), path, ["-u"]);
 }

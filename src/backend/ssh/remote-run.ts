@@ -36,7 +36,7 @@ export const runnerSource = hostProgram(() =>
 	joinHostFiles(["runner_head.py", "runner_procs.py", "runner_live.py", "runner.py"]),
 );
 
-/** Sent to a fresh START_SHELL channel: become the runner, or exit 127 when there is no python3. */
+/** Sent to a fresh startShell channel: become the runner, or exit 127 when there is no python3. */
 export function runnerInit(path?: string): string {
 	return pythonInit(runnerSource(), path);
 }

@@ -13,16 +13,16 @@
  *
  * A lease needs the file's owner or CAP_LEASE, a file system that grants them, and leases enabled
  * (/proc/sys/fs/leases-enable). Where one cannot be taken, /proc is searched for writers instead
- * (local-holders.ts): that sees only the processes this user may inspect, and not a writer that
+ * (local/holders.ts): that sees only the processes this user may inspect, and not a writer that
  * opens the file after the search. Where the exchange is not supported (an older libc, a file
  * system without it) the swap is a rename, and the look comes right before it instead.
  */
 import { fstatSync, renameSync, unlinkSync } from "node:fs";
 import { constants } from "node:os";
 import { posix } from "node:path";
-import type { KeelError } from "../boundary/errors.js";
-import { openForWritingError, openWriters } from "./local-holders.js";
-import type { LazyLibc, Libc } from "./local-libc.js";
+import type { KeelError } from "../../boundary/errors.js";
+import { openForWritingError, openWriters } from "./holders.js";
+import type { LazyLibc, Libc } from "./libc.js";
 
 const F_SETSIG = 10;
 const F_SETLEASE = 1024;

@@ -2,12 +2,12 @@
  * Who holds a file, read from /proc: the processes that have it open for writing (each
  * descriptor's target, then its access mode in fdinfo) and the holders of a flock(2) on it
  * (/proc/locks). Used to name them when a commit is refused, and to find a writer at all where no
- * lease can be taken (local-lease.ts). It sees only what this process may inspect: as a user
+ * lease can be taken (local/lease.ts). It sees only what this process may inspect: as a user
  * other than root, that user's own processes.
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import { KeelError } from "../boundary/errors.js";
+import { KeelError } from "../../boundary/errors.js";
 
 export interface Holder {
 	pid: number;

@@ -1,6 +1,6 @@
 /** Node's stats as keel's FileStat. */
 import type { BigIntStats } from "node:fs";
-import type { EntryType, FileStat } from "./types.js";
+import type { EntryType, FileStat } from "../types.js";
 
 export function typeOf(s: {
 	isFile(): boolean;

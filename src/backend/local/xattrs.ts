@@ -2,13 +2,13 @@
  * Extended attributes survive a replace: before the rename, every attribute the
  * target carries is set on the temp file: `user.*`, POSIX ACLs (`system.posix_acl_access`), SELinux
  * labels, and `trusted.*` where this process can see them. Node has no call for this: they go
- * through local-libc.ts.
+ * through local/libc.ts.
  *
- * They are read through the handle the compare-and-swap then checks (local-commit.ts), so they
+ * They are read through the handle the compare-and-swap then checks (local/commit.ts), so they
  * come from the very file whose identity and bytes the swap accepts, whatever happens to its name.
  */
-import { type KeelError, pathFact } from "../boundary/errors.js";
-import type { LazyLibc, Libc } from "./local-libc.js";
+import { type KeelError, pathFact } from "../../boundary/errors.js";
+import type { LazyLibc, Libc } from "./libc.js";
 
 /**
  * Not copied: file capabilities. Writing a file in place makes the kernel drop them (as it drops

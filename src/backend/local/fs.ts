@@ -1,17 +1,20 @@
 /**
  * FileOps for this machine. Every operation on a path below a root goes through the handle of
- * its pinned directory (local-pin.ts): the directories on the path are opened one by one without
+ * its pinned directory (local/pin.ts): the directories on the path are opened one by one without
  * following links, and the operation names `/proc/self/fd/N/name`. Writes are durable and atomic
- * (local-commit.ts). The guard's own lookups (realpath, lstat, readlink of paths it is still
+ * (local/commit.ts). The guard's own lookups (realpath, lstat, readlink of paths it is still
  * checking) are by name: they decide, and the pinned operation refuses anything that changed.
  */
 import { closeSync, fstatSync, lstatSync, openSync, readFile, realpathSync, unlinkSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { AfterCommitError, type KeelError, pathFact } from "../boundary/errors.js";
-import { changed, changedWhileRead, sourceChanged, swapped } from "./changed-errors.js";
-import { type ChunkArena, createChunkArena } from "./chunk-arena.js";
+import { AfterCommitError, type KeelError, pathFact } from "../../boundary/errors.js";
+import { changed, changedWhileRead, sourceChanged, swapped } from "../changed-errors.js";
+import { type ChunkArena, createChunkArena } from "../chunk-arena.js";
+import { readWindowFrom } from "../read-window.js";
+import { sameIdentity, sameObject } from "../temp-names.js";
+import type { DirEntry, FileOps, ReadCurrent } from "../types.js";
 import {
 	hashHandle,
 	hashPath,
@@ -20,18 +23,15 @@ import {
 	readSized,
 	SYNC_IO_BYTES,
 	writeAll,
-} from "./local-bytes.js";
-import { type CommitHooks, type CommitKit, commitVia, fsyncDir } from "./local-commit.js";
-import { lazyLibc } from "./local-libc.js";
-import { DirPins, type PinnedDir, renamePathError, swappedError } from "./local-pin.js";
-import { toFileStat, typeOf } from "./local-stat.js";
-import { sweepDir } from "./local-sweep.js";
-import { createXattrCopier } from "./local-xattrs.js";
-import { readWindowFrom } from "./read-window.js";
-import { sameIdentity, sameObject } from "./temp-names.js";
-import type { DirEntry, FileOps, ReadCurrent } from "./types.js";
+} from "./bytes.js";
+import { type CommitHooks, type CommitKit, commitVia, fsyncDir } from "./commit.js";
+import { lazyLibc } from "./libc.js";
+import { DirPins, type PinnedDir, renamePathError, swappedError } from "./pin.js";
+import { toFileStat, typeOf } from "./stat.js";
+import { sweepDir } from "./sweep.js";
+import { createXattrCopier } from "./xattrs.js";
 
-export { toFileStat } from "./local-stat.js";
+export { toFileStat } from "./stat.js";
 
 export type LocalFsHooks = CommitHooks;
 

@@ -1,13 +1,13 @@
 /**
  * The durable atomic commit on this machine: a temp file in the
  * target's directory, created exclusively with the target's mode, owner, group and extended
- * attributes (local-xattrs.ts), fsynced; then a no-clobber link(2) for a create, or for a replace
- * an identity-and-bytes check followed by the swap (local-lease.ts: refused while another process
+ * attributes (local/xattrs.ts), fsynced; then a no-clobber link(2) for a create, or for a replace
+ * an identity-and-bytes check followed by the swap (local/lease.ts: refused while another process
  * has the file open for writing); then the directory is fsynced. Directories made on the way are
  * fsynced into their parents before the link. From the link or swap on the change is visible: a
  * later step's error is an AfterCommitError (the commit happened), never a plain failure. Every
  * step names entries of the pinned directory
- * (local-pin.ts), so a directory swapped for a link after the guard's check cannot redirect the
+ * (local/pin.ts), so a directory swapped for a link after the guard's check cannot redirect the
  * temp file, the link or the rename. A temp file never outlives a failed commit.
  */
 import {
@@ -27,18 +27,18 @@ import {
 } from "node:fs";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { AfterCommitError, fromSystemError, pathFact } from "../boundary/errors.js";
-import { changed, writeCollision } from "./changed-errors.js";
-import { holdsExpected, READ_FLAGS } from "./local-bytes.js";
-import { lockDir } from "./local-dir-lock.js";
-import { type SwapNames, swapWatched } from "./local-lease.js";
-import type { LazyLibc } from "./local-libc.js";
-import { type DirPins, type PinnedDir, renamePathError } from "./local-pin.js";
-import { toFileStat } from "./local-stat.js";
-import type { XattrCopier, XattrSnapshot } from "./local-xattrs.js";
-import { isMountPoint } from "./mount-table.js";
-import { sameIdentity, tempNameFor } from "./temp-names.js";
-import type { Expected, FileStat, WriteOptions } from "./types.js";
+import { AfterCommitError, fromSystemError, pathFact } from "../../boundary/errors.js";
+import { changed, writeCollision } from "../changed-errors.js";
+import { isMountPoint } from "../mount-table.js";
+import { sameIdentity, tempNameFor } from "../temp-names.js";
+import type { Expected, FileStat, WriteOptions } from "../types.js";
+import { holdsExpected, READ_FLAGS } from "./bytes.js";
+import { lockDir } from "./dir-lock.js";
+import { type SwapNames, swapWatched } from "./lease.js";
+import type { LazyLibc } from "./libc.js";
+import { type DirPins, type PinnedDir, renamePathError } from "./pin.js";
+import { toFileStat } from "./stat.js";
+import type { XattrCopier, XattrSnapshot } from "./xattrs.js";
 
 const fsyncFd = promisify(fsync);
 const closeFd = promisify(close);
@@ -134,7 +134,7 @@ function openReplaced(target: string, at: string, cas: boolean): number | null {
  * (identity can survive an in-place write within one timestamp tick; the bytes cannot), its
  * extended attributes compared with those copied. Then the final check, whose cost is the same
  * whatever the file holds, under a lease that shows whether another process holds the file open
- * for writing (local-lease.ts): the handle's identity again, the name still leading to it; and
+ * for writing (local/lease.ts): the handle's identity again, the name still leading to it; and
  * then nothing but the swap. A small file is checked with synchronous calls only, so nothing else
  * in this process runs between the first check and the swap; a large one is hashed
  * asynchronously, and everything after the hash is synchronous. On success the handle is closed in the pool

@@ -13,9 +13,9 @@
  */
 import { fstatSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { KeelError } from "../boundary/errors.js";
-import { flockHolders, whoHolds } from "./local-holders.js";
-import type { LazyLibc } from "./local-libc.js";
+import { KeelError } from "../../boundary/errors.js";
+import { flockHolders, whoHolds } from "./holders.js";
+import type { LazyLibc } from "./libc.js";
 
 const LOCK_EX = 2;
 const LOCK_NB = 4;

@@ -6,9 +6,9 @@
  */
 import { lstatSync, unlinkSync } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { writerAlive } from "../safety/writer-alive.js";
-import type { PinnedDir } from "./local-pin.js";
-import { tempNamePid } from "./temp-names.js";
+import { writerAlive } from "../../safety/writer-alive.js";
+import { tempNamePid } from "../temp-names.js";
+import type { PinnedDir } from "./pin.js";
 
 /** A writer killed but not yet reaped (a zombie) is gone too. */
 function processGone(pid: number): boolean {

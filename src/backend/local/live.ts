@@ -7,10 +7,10 @@
  * The terminal comes from @lydell/node-pty, loaded on the first terminal start only.
  */
 import { constants as osConstants } from "node:os";
-import { killChildGroup } from "./group-kill.js";
-import { CALL_TAG, killTagged, type ProcessTracker } from "./leftovers.js";
-import { type Spawner, startChild } from "./spawn/spawner.js";
-import type { LiveExit, LiveProcess, StartRequest } from "./types.js";
+import { killChildGroup } from "../group-kill.js";
+import { CALL_TAG, killTagged, type ProcessTracker } from "../leftovers.js";
+import { type Spawner, startChild } from "../spawn/spawner.js";
+import type { LiveExit, LiveProcess, StartRequest } from "../types.js";
 
 /** After the leader exits, how long to wait for pipes a surviving child may hold open. */
 const PIPE_DRAIN_MS = 100;

@@ -16,7 +16,7 @@
 
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, rmdirSync } from "node:fs";
 import { posix } from "node:path";
-import { swappedDir as swappedError } from "./changed-errors.js";
+import { swappedDir as swappedError } from "../changed-errors.js";
 
 /** Linux's O_PATH (Node does not name it): a handle for lookups only, never blocks, needs no read permission. */
 const O_PATH = 0o10000000;

@@ -1,6 +1,6 @@
 /**
  * Reading, hashing and writing the bytes of local files for the commit and the reads
- * (local-commit.ts, local-fs.ts): small files with synchronous calls, larger ones through the
+ * (local/commit.ts, local/fs.ts): small files with synchronous calls, larger ones through the
  * thread pool, hashes through one reused chunk.
  */
 import { createHash } from "node:crypto";
@@ -8,7 +8,7 @@ import { closeSync, constants, fstatSync, openSync, read, readSync, write, write
 import type * as fsp from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
-import type { Expected } from "./types.js";
+import type { Expected } from "../types.js";
 
 /** Files up to this size are hashed from one read: a stream costs ~0.4 ms more per small file. */
 const ONE_READ_HASH_BYTES = 1024 * 1024;

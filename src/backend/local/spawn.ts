@@ -3,9 +3,9 @@
  * its own process group (detached), so kill() takes its children with it.
  */
 import type { Readable, Writable } from "node:stream";
-import { killChildGroup } from "./group-kill.js";
-import { type Spawner, startChild } from "./spawn/spawner.js";
-import type { ProcessExit, SpawnedProcess, SpawnRequest } from "./types.js";
+import { killChildGroup } from "../group-kill.js";
+import { type Spawner, startChild } from "../spawn/spawner.js";
+import type { ProcessExit, SpawnedProcess, SpawnRequest } from "../types.js";
 
 /** After exit, how long to wait for pipes that a surviving grandchild may hold open. */
 const PIPE_DRAIN_MS = 100;

@@ -1,10 +1,10 @@
 /**
  * The few libc calls Node does not offer, through koffi (native-lib.ts): extended attributes
- * (local-xattrs.ts), flock(2) (local-dir-lock.ts), and the file leases of fcntl(2) and the
- * exchange of renameat2(2) (local-lease.ts). Loaded on first use by each backend, which only a replace makes:
+ * (local/xattrs.ts), flock(2) (local/dir-lock.ts), and the file leases of fcntl(2) and the
+ * exchange of renameat2(2) (local/lease.ts). Loaded on first use by each backend, which only a replace makes:
  * `require("koffi")` took 13-19 ms once per process on this machine, then each call is under 1 µs.
  */
-import { lazyBinding } from "./native-lib.js";
+import { lazyBinding } from "../native-lib.js";
 
 export interface Libc {
 	flistxattr(fd: number, list: Buffer, size: number): number;

@@ -1,10 +1,10 @@
 /** The `local` backend: this machine's files, processes and search tools. */
-import { ProcessTracker } from "./leftovers.js";
-import { createLocalExec } from "./local-exec.js";
-import { createLocalFs, type LocalFsHooks } from "./local-fs.js";
-import { spawnLocal } from "./local-spawn.js";
-import { Spawner } from "./spawn/spawner.js";
-import type { Backend, SearchOps } from "./types.js";
+import { ProcessTracker } from "../leftovers.js";
+import { Spawner } from "../spawn/spawner.js";
+import type { Backend, SearchOps } from "../types.js";
+import { createLocalExec } from "./exec.js";
+import { createLocalFs, type LocalFsHooks } from "./fs.js";
+import { spawnLocal } from "./spawn.js";
 
 /** Options of createLocalBackend. */
 export interface LocalBackendOptions {
@@ -30,7 +30,7 @@ export function createLocalBackend(opts: LocalBackendOptions = {}): Backend {
 		fs,
 		exec: createLocalExec(tracker, spawner),
 		search: searchOnFirstUse(async () => {
-			const { createLocalSearch, createLocalTools } = await import("./search/index.js");
+			const { createLocalSearch, createLocalTools } = await import("../search/index.js");
 			return createLocalSearch({
 				engine: opts.searchEngine ?? "auto",
 				pins: fs.pins,

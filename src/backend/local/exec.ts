@@ -5,11 +5,11 @@
  * unless the call asked to keep it running until the session closes.
  */
 import { existsSync } from "node:fs";
-import type { ProcessTracker } from "./leftovers.js";
-import { lazyPty, startLocal } from "./local-live.js";
-import { runInGroup } from "./run-group.js";
-import type { Spawner } from "./spawn/spawner.js";
-import type { ExecOps } from "./types.js";
+import type { ProcessTracker } from "../leftovers.js";
+import { runInGroup } from "../run-group.js";
+import type { Spawner } from "../spawn/spawner.js";
+import type { ExecOps } from "../types.js";
+import { lazyPty, startLocal } from "./live.js";
 
 /** bash where installed, else sh. */
 export function findShell(): string {

@@ -1,0 +1,1 @@
+cd -- "$1" || exit 127; shift; exec "$@"
