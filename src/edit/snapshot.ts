@@ -5,7 +5,9 @@
  */
 import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError, pathFact } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { pathFact } from "../boundary/path-facts.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { formatSize } from "../boundary/truncate.js";
 import { sha256 } from "../safety/read-state.js";
 import { decodeText, undecodable } from "../safety/text-encoding.js";

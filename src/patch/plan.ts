@@ -8,7 +8,8 @@
  * the bytes committed against.
  */
 import type { FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { refusePlaceholder } from "../edit/placeholder.js";
 import { overwriteExpectation, requireFile, snapshotText, statOrNull } from "../edit/snapshot.js";
 import type { ResolvedPath } from "../safety/path-guard.js";

@@ -5,7 +5,8 @@
 import { posix } from "node:path";
 import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled } from "../edit/replan.js";

@@ -1,8 +1,8 @@
 /** `ls` (pi-compatible): one directory, sorted case-insensitively, directories marked with "/". */
 import { posix } from "node:path";
 import type { DirEntry } from "../backend/types.js";
-import { fromSystemError } from "../boundary/errors.js";
 import { type Accepted, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from "../boundary/truncate.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
 import type { ToolHost } from "../tool-host.js";

@@ -5,7 +5,7 @@
  */
 
 import type { FileOps, FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
 import {
 	type Accepted,
 	boolean,
@@ -15,6 +15,7 @@ import {
 	string,
 	withUnpublishedRange,
 } from "../boundary/schema.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import {
 	DEFAULT_MAX_BYTES,
 	DEFAULT_MAX_LINES,

@@ -4,7 +4,8 @@
  * keel's own conditions. Scripts exit with the codes below for what they detect themselves; for
  * failures of coreutils the message (LC_ALL=C) names the errno.
  */
-import { KeelError, pathFact } from "../../boundary/errors.js";
+import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { changed as changedError, swapped as swappedError } from "../changed-errors.js";
 import type { ScriptResult } from "./transport.js";
 

@@ -3,7 +3,8 @@
  * one call (find -printf), with the ignore files and .git directories of its ancestors, and file
  * contents fetched in batches (base64: framing that survives any byte).
  */
-import { fromSystemError, KeelError } from "../../boundary/errors.js";
+import { KeelError } from "../../boundary/errors.js";
+import { fromSystemError } from "../../boundary/system-errors.js";
 import { fillPlaceholders, hostProgram, readHostFile } from "../remote/host-programs.js";
 import { joinPath } from "../search/ignore-rules.js";
 import { comparePaths, throwIfAborted } from "../search/semantics.js";

@@ -23,7 +23,8 @@
 import { closeSync, constants, fstatSync, openSync, readFile } from "node:fs";
 import { stat } from "node:fs/promises";
 import { ownWork } from "../../boundary/call-scope.js";
-import { fromSystemError, KeelError } from "../../boundary/errors.js";
+import { KeelError } from "../../boundary/errors.js";
+import { fromSystemError } from "../../boundary/system-errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { compileOverride } from "./ignore-rules.js";
 import {
