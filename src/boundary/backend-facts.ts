@@ -19,6 +19,8 @@ export interface BackendFactExtras {
 	measure?: PatternMeasure;
 	size?: number;
 	limit?: number;
+	/** For pattern-too-large: the pattern's length (the pattern itself may be too long to keep). */
+	patternChars?: number;
 	/** The program concerned (rg, fd, python3, a container launcher). */
 	tool?: string;
 	/** A program's exit status, when it is the fact. */

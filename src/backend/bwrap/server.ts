@@ -6,9 +6,11 @@
  * it stops answering after a kill, says it was tampered with, or dies, the whole sandbox (bwrap's
  * process group on the host) is SIGKILLed and the runner starts a new one for the next command.
  */
+
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { constants } from "node:os";
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
+import type { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import { killChildGroup } from "../group-kill.js";
 import type { OutputStream } from "../run-group.js";
@@ -316,8 +318,5 @@ function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 function lost(): KeelError {
-	return new KeelError(
-		"BACKEND_UNAVAILABLE",
-		"The sandbox ended while the command ran (its processes were killed); the next command starts a new sandbox.",
-	);
+	return backendFact("sandbox-lost");
 }

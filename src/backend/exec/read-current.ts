@@ -16,7 +16,7 @@
  * than the bound. STAT is the target's stat(1) line (statFormat). Bounded, exactly the size at
  * the open is read; fewer bytes (a truncation meanwhile) are CHANGED_ON_DISK.
  */
-import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { changedWhileRead } from "../changed-errors.js";
 
 import type { FileStat } from "../types.js";
@@ -37,13 +37,7 @@ export function parseReadCurrent(
 	const space = head.indexOf(" ");
 	const kind = head.slice(0, space);
 	if (eol < 0 || (kind !== "st" && kind !== "big")) {
-		throw new KeelError(
-			"IO_ERROR",
-			`Unexpected read output from the exec backend for ${path}: ${head.slice(0, 200)}`,
-			{
-				path,
-			},
-		);
+		throw pathFact("unexpected-reply", path, { output: head.slice(0, 200) });
 	}
 	const stat = parseStat(head.slice(space + 1));
 	if (kind === "big") return { stat, bytes: null };

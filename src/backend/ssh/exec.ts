@@ -5,6 +5,7 @@
  * shell. Concurrent commands each get their own shell (up to maxJobShells, then they queue), so a
  * long command never holds up another; file operations do not use these shells at all.
  */
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import type { ArgvRunner } from "../search/native.js";
@@ -200,10 +201,7 @@ export function createSshExec(conn: SshConnection): ExecOps {
 			conn.use(async (live) => {
 				const runner = await runnerOf(live);
 				if (!runner) {
-					throw new KeelError(
-						"UNSUPPORTED",
-						`Process handles on ${conn.label} need python3 (3.5 or later, Linux) on the host, which keel runs them under; run the command in the foreground, or install python3 there.`,
-					);
+					throw backendFact("handles-need-python", { host: conn.label });
 				}
 				live.peeks.clear(); // a command may change any file
 				return startOnRunner(runner, req, {
