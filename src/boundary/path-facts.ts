@@ -18,6 +18,8 @@ export interface PathFactExtras {
 	gid?: number;
 	/** For attributes-not-kept: what could not be done, and to which attribute. */
 	detail?: string;
+	/** For delete-wants-a-file: the delete as the call wrote it ("delete", "*** Delete File:"). */
+	operation?: string;
 	/** For open-for-writing and directory-lock-held: the processes found holding it (may be none). */
 	holders?: readonly Holder[];
 	/** For directory-lock-held: how long keel waited for the lock. */
@@ -105,6 +107,26 @@ export const PATH_FACT_WORDS = {
 	"not-a-directory": {
 		code: "NOT_DIRECTORY",
 		words: (p) => `Not a directory: ${p}.`,
+	},
+	/** A tool that lists or runs in a directory was given something else (a file). */
+	"wants-a-directory": {
+		code: "NOT_DIRECTORY",
+		words: (p) => `${p} is not a directory; use read for files.`,
+	},
+	/** A tool that writes a file was given a directory (the root itself, say). */
+	"wants-a-file": {
+		code: "IS_DIRECTORY",
+		words: (p) => `${p} is a directory; give a file path.`,
+	},
+	/** A delete was given a directory; `operation` is how the call asked for the delete. */
+	"delete-wants-a-file": {
+		code: "IS_DIRECTORY",
+		words: (p, x) => `${p} is a directory; ${x.operation ?? "delete"} removes files and symlinks only.`,
+	},
+	/** A delete was given a FIFO, socket or device. */
+	"not-a-file-or-link": {
+		code: "NOT_A_FILE",
+		words: (p) => `${p} is not a file or symlink.`,
 	},
 	/** A FIFO, socket or device where a regular file is expected. */
 	"not-a-file": {
@@ -231,6 +253,24 @@ export class PathFactError extends KeelError {
 	withShownPath(shown: string): PathFactError {
 		return new PathFactError(this.fact, this.path, this.extras, this.cause, shown);
 	}
+}
+
+/**
+ * `fact` about the canonical `path`, worded for `shown`: what a tool throws that knows the path
+ * as the model wrote it.
+ */
+export function pathFactShown(
+	fact: PathFact,
+	path: string,
+	shown: string,
+	extras: PathFactExtras = {},
+): PathFactError {
+	return new PathFactError(fact, path, extras, undefined, shown);
+}
+
+/** `e` worded for `shown` when it is a path fact; anything else as it is. */
+export function shownAs<E>(e: E, shown: string): E | PathFactError {
+	return isPathFact(e) ? e.withShownPath(shown) : e;
 }
 
 /** `fact` about the canonical `path`: what a backend throws. */
