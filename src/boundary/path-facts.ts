@@ -51,10 +51,7 @@ export function whoHolds(holders: readonly Holder[] | undefined): string {
 }
 
 /** A search tool's report of where it stopped, cut to a readable length. */
-function shortened(where: string | undefined): string {
-	const w = where ?? "";
-	return w.length > 120 ? `${w.slice(0, 120)}…` : w;
-}
+const shortened = (where = "") => (where.length > 120 ? `${where.slice(0, 120)}…` : where);
 
 interface FactEntry {
 	code: ErrorCode;
@@ -259,12 +256,7 @@ export class PathFactError extends KeelError {
  * `fact` about the canonical `path`, worded for `shown`: what a tool throws that knows the path
  * as the model wrote it.
  */
-export function pathFactShown(
-	fact: PathFact,
-	path: string,
-	shown: string,
-	extras: PathFactExtras = {},
-): PathFactError {
+export function pathFactShown(fact: PathFact, path: string, shown: string, extras: PathFactExtras = {}) {
 	return new PathFactError(fact, path, extras, undefined, shown);
 }
 

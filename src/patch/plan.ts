@@ -7,7 +7,6 @@
  * Called inside the mutation queues of every path (patch/index.ts), so the bytes planned on are
  * the bytes committed against.
  */
-
 import type { FileStat } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import { pathFactShown, shownAs } from "../boundary/path-facts.js";

@@ -2,7 +2,6 @@
  * Preflight for the `file` tool: authority, existence, type, collision,
  * staleness and anchors are all checked for every query before the first side effect.
  */
-
 import { posix } from "node:path";
 import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";

@@ -1,5 +1,4 @@
 /** `ls` (pi-compatible): one directory, sorted case-insensitively, directories marked with "/". */
-
 import { posix } from "node:path";
 import type { DirEntry } from "../backend/types.js";
 import { shownAs } from "../boundary/path-facts.js";

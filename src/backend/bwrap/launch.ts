@@ -11,7 +11,6 @@
  * Last come the masks: keel's own state (its state directory, the session's spill and payload
  * directories) is covered with an empty tmpfs wherever it would be visible.
  */
-
 import { closeSync, lstatSync, openSync } from "node:fs";
 import { pathFact } from "../../boundary/path-facts.js";
 import type { DirPins } from "../local-pin.js";

@@ -9,7 +9,6 @@
  * a long-lived sandbox (server-pool.ts) built with the same options. Every start is built from
  * descriptors opened through the path guard's pinned roots (launch.ts).
  */
-
 import { homedir } from "node:os";
 import { posix } from "node:path";
 import { backendFact } from "../../boundary/backend-facts.js";

@@ -6,7 +6,6 @@
  * it stops answering after a kill, says it was tampered with, or dies, the whole sandbox (bwrap's
  * process group on the host) is SIGKILLed and the runner starts a new one for the next command.
  */
-
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { backendFact } from "../../boundary/backend-facts.js";

@@ -20,7 +20,6 @@
  *  - limit: at most `limit` results, the first ones in walk order; `limitReached` is true iff
  *    more existed (every engine looks for one result past the limit before stopping).
  */
-
 import { closeSync, constants, fstatSync, openSync, readFile } from "node:fs";
 import { stat } from "node:fs/promises";
 import { ownWork } from "../../boundary/call-scope.js";

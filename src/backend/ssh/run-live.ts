@@ -8,7 +8,6 @@
  * kill every handle it holds, as it does its commands; a runner killed by a command leaves the
  * tags to the next runner (`onRunnerDied`).
  */
-
 import { randomBytes } from "node:crypto";
 import { constants as osConstants } from "node:os";
 import { backendFact } from "../../boundary/backend-facts.js";
