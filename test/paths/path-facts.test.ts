@@ -224,3 +224,47 @@ describe("facts moved out of the backends name the model's path", () => {
 		expect(await readFile(join(root, "src/a.ts"), "utf8")).toBe("export const a = 1;\n");
 	});
 });
+
+describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
+	"%s: tools word their path facts through the table, for the model's path",
+	(kind) => {
+		const open = () =>
+			Session.create({ root, home: root, backend: BACKENDS[kind](ROWS[0], () => false), profile: "unified" });
+		const expectFact = (r: CallResult, fact: PathFact, shown: string, canonical: string, extras = {}) => {
+			expect(r.ok, JSON.stringify(r)).toBe(false);
+			if (r.ok) return;
+			expect(r.error.code).toBe(PATH_FACT_WORDS[fact].code);
+			expect(r.error.message).toBe(pathFactMessage(fact, shown, extras));
+			expect(r.error.path).toBe(join(root, canonical));
+		};
+
+		it("ls of a file through a link", async () => {
+			const s = await open();
+			try {
+				expectFact(
+					await s.call("ls", { path: "src/link.ts" }),
+					"wants-a-directory",
+					"src/link.ts",
+					"src/a.ts",
+				);
+			} finally {
+				await s.close();
+			}
+		});
+
+		it("apply_patch deleting a directory and a FIFO, spelled with . and ..", async () => {
+			const s = await open();
+			try {
+				const del = (path: string) =>
+					s.call("apply_patch", { input: `*** Begin Patch\n*** Delete File: ${path}\n*** End Patch` });
+				expectFact(await del("./src/d/../d"), "delete-wants-a-file", "./src/d/../d", "src/d", {
+					operation: '"*** Delete File:"',
+				});
+				expectFact(await del("src/d/../fifo"), "not-a-file-or-link", "src/d/../fifo", "src/fifo");
+			} finally {
+				await s.close();
+			}
+			expect(execFileSync("ls", [join(root, "src")], { encoding: "utf8" }).split("\n")).toContain("fifo");
+		});
+	},
+);
