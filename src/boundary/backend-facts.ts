@@ -29,6 +29,10 @@ export interface BackendFactExtras {
 	label?: string;
 	/** An ssh target as user@host:port. */
 	host?: string;
+	/** For host-lacks-programs: the programs missing. */
+	programs?: string[];
+	/** For host-runner-lost: whether the command had started (it may or may not have finished). */
+	running?: boolean;
 	/** For command-not-started: whether the command asked for a pseudo-terminal. */
 	terminal?: boolean;
 	/** For sandbox-unavailable: why bubblewrap could not run. */
@@ -200,6 +204,37 @@ export const BACKEND_FACT_WORDS = {
 	"backend-closed": {
 		code: "BACKEND_UNAVAILABLE",
 		words: (x) => `The backend for the ${x.label} is closed.`,
+	},
+	/** The session closed its ssh backend; only a new session connects again. */
+	"ssh-closed": {
+		code: "BACKEND_UNAVAILABLE",
+		words: () => "This SSH backend is closed; start a new session.",
+	},
+	/** The ssh connection dropped; the next call reconnects. */
+	"connection-lost": {
+		code: "BACKEND_UNAVAILABLE",
+		words: (x) =>
+			`The SSH connection to ${x.host} was lost (${x.reason}); an operation in flight may or may not have taken effect (a write is all or nothing): check before retrying. The next call reconnects.`,
+	},
+	/** Connected, but SFTP or the shell could not be started for this account. */
+	"ssh-session-not-started": {
+		code: "BACKEND_UNAVAILABLE",
+		words: (x) =>
+			`Connected to ${x.host}, but could not start SFTP and a shell there: ${x.reason}. Check that the account has a working shell, the sftp subsystem is enabled, and the shell's rc files print nothing.`,
+	},
+	/** The ssh host lacks programs keel's scripts run there. */
+	"host-lacks-programs": {
+		code: "BACKEND_UNAVAILABLE",
+		words: (x) =>
+			`The host ${x.host} lacks ${x.programs?.join(", ")}, which keel's ssh backend runs there (GNU coreutils, util-linux, findutils, grep); install them on the host.`,
+	},
+	/** The ssh host's command runner ended while a command started or ran. */
+	"host-runner-lost": {
+		code: "BACKEND_UNAVAILABLE",
+		words: (x) =>
+			x.running
+				? `The command runner on the host ended while the command ran (${x.reason}); the command may or may not have finished. The next call starts a new runner.`
+				: `The command runner on the host ended while the command started (${x.reason}); the next call starts a new runner.`,
 	},
 	/** The host could not start a command (before it ran). */
 	"command-not-started": {

@@ -11,7 +11,7 @@ import { setLongTimeout } from "../../boundary/timing.js";
 import type { ArgvRunner } from "../search/native.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Live, SshConnection } from "./connection.js";
-import { sysError, unavailable } from "./errors.js";
+import { sysError } from "./errors.js";
 import { runnerOf, runOnRunner } from "./run-exec.js";
 import { startOnRunner } from "./run-live.js";
 import type { JobShell } from "./shell.js";
@@ -214,10 +214,7 @@ export function createSshExec(conn: SshConnection): ExecOps {
 					if (e instanceof KeelError || (e as NodeJS.ErrnoException)?.code) throw e;
 					throw (
 						live.lost ??
-						unavailable(
-							`The command runner on the host ended while the command started (${(e as Error).message}); the next call starts a new runner.`,
-							e,
-						)
+						backendFact("host-runner-lost", { running: false, reason: (e as Error).message }, { cause: e })
 					);
 				});
 			}),
