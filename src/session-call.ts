@@ -5,8 +5,9 @@
  * from the session, which decides which tool runs; this decides what every call's answer looks like.
  */
 import { CallScope } from "./boundary/call-scope.js";
-import { fromSystemError, KeelError } from "./boundary/errors.js";
+import { KeelError } from "./boundary/errors.js";
 import type { FailureMemory } from "./boundary/failure-memory.js";
+import { fromSystemError } from "./boundary/system-errors.js";
 import { type Clock, elapsedSince } from "./boundary/timing.js";
 import type { CallError, CallOptions, CallResult } from "./session-types.js";
 import type { ToolResult } from "./tools/types.js";

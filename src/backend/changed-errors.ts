@@ -3,7 +3,7 @@
  * checked, the same on every backend (local, bwrap, ssh, exec, the containers and sandbox SDKs).
  * Each names the canonical path; the words are the boundary's (boundary/path-facts.ts).
  */
-import { type PathFactError, pathFact } from "../boundary/errors.js";
+import { type PathFactError, pathFact } from "../boundary/path-facts.js";
 
 /** The file is not the one read: a rival wrote, replaced or removed it since. */
 export function changed(path: string): PathFactError {

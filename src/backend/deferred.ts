@@ -12,7 +12,7 @@
  * backend is made. A session makes its backend when it opens (the path guard resolves the roots
  * through it), so what is deferred is the code of the backends a process never opens a session on.
  */
-import { KeelError } from "../boundary/errors.js";
+import { backendFact } from "../boundary/backend-facts.js";
 import type { AiSdkSandboxSession } from "./container/ai-sdk.js";
 import type { ContainerBackend, ContainerBackendOptions } from "./container/index.js";
 import type { ContainerTarget } from "./container/targets.js";
@@ -87,7 +87,7 @@ export function partsOnFirstUse(
 	const search = forwarding<SearchOps>(async () => (await d.get()).search, ["grep", "find"]);
 	const processOps = async () => {
 		const p = (await d.get()).process;
-		if (!p) throw new KeelError("UNSUPPORTED", `The ${kind} backend cannot start processes.`);
+		if (!p) throw backendFact("no-process-handles", { label: kind });
 		return p;
 	};
 	const process: ProcessOps = {

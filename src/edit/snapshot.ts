@@ -5,7 +5,9 @@
  */
 import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError, pathFact } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { pathFact, pathFactShown } from "../boundary/path-facts.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { formatSize } from "../boundary/truncate.js";
 import { sha256 } from "../safety/read-state.js";
 import { decodeText, undecodable } from "../safety/text-encoding.js";
@@ -72,10 +74,9 @@ export function requireFile(st: FileStat, canonical: string): void {
 	if (st.type !== "file") throw pathFact("not-a-file", canonical);
 }
 
-export function requireDir(st: FileStat, shown: string): void {
-	if (st.type !== "dir") {
-		throw new KeelError("NOT_DIRECTORY", `${shown} is not a directory; use read for files.`, { path: shown });
-	}
+/** NOT_DIRECTORY (a fact about `canonical`, worded for `shown`) unless `st` is a directory's. */
+export function requireDir(st: FileStat, canonical: string, shown: string): void {
+	if (st.type !== "dir") throw pathFactShown("wants-a-directory", canonical, shown);
 }
 
 /**

@@ -8,7 +8,8 @@ import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { extname, posix, resolve } from "node:path";
 import { createLocalFs } from "../backend/local/fs.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { PathGuard } from "../safety/path-guard.js";
 
 export const MAX_DRAFT_BYTES = 1024 * 1024;

@@ -8,7 +8,9 @@
  * the bytes committed against.
  */
 import type { FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { pathFactShown, shownAs } from "../boundary/path-facts.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { refusePlaceholder } from "../edit/placeholder.js";
 import { overwriteExpectation, requireFile, snapshotText, statOrNull } from "../edit/snapshot.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
@@ -57,16 +59,12 @@ export async function resolveOps(host: ToolHost, ops: FileOp[]): Promise<Resolve
 			op.kind === "delete"
 				? await host.resolveEntry(op.path, "write")
 				: await host.resolvePath(op.path, "write");
-		if (target.canonical === target.root)
-			throw new KeelError("IS_DIRECTORY", `${op.path} is a directory; give a file path.`, { path: op.path });
+		if (target.canonical === target.root) throw pathFactShown("wants-a-file", target.canonical, op.path);
 		claim(target.canonical, op.path);
 		let dest: ResolvedPath | undefined;
 		if (op.kind === "update" && op.moveTo !== undefined) {
 			dest = await host.resolvePath(op.moveTo, "write");
-			if (dest.canonical === dest.root)
-				throw new KeelError("IS_DIRECTORY", `${op.moveTo} is a directory; give a file path.`, {
-					path: op.moveTo,
-				});
+			if (dest.canonical === dest.root) throw pathFactShown("wants-a-file", dest.canonical, op.moveTo);
 			if (dest.canonical === target.canonical) dest = undefined;
 			else claim(dest.canonical, op.moveTo);
 		}
@@ -79,7 +77,7 @@ async function readBytes(host: ToolHost, canonical: string, stat: FileStat, show
 	try {
 		return await host.files.readFile(canonical, stat);
 	} catch (e) {
-		throw fromSystemError(e, shown);
+		throw shownAs(fromSystemError(e, canonical), shown);
 	}
 }
 
@@ -137,16 +135,13 @@ export async function planOp(host: ToolHost, r: ResolvedOp): Promise<PlannedFile
 		try {
 			st = await host.files.lstat(target.canonical);
 		} catch (e) {
-			throw fromSystemError(e, op.path);
+			throw shownAs(fromSystemError(e, target.canonical), op.path);
 		}
 		if (st.type === "dir")
-			throw new KeelError(
-				"IS_DIRECTORY",
-				`${op.path} is a directory; "*** Delete File:" removes files and symlinks only.`,
-				{ path: op.path },
-			);
-		if (st.type === "other")
-			throw new KeelError("NOT_A_FILE", `${op.path} is not a file or symlink.`, { path: op.path });
+			throw pathFactShown("delete-wants-a-file", target.canonical, op.path, {
+				operation: '"*** Delete File:"',
+			});
+		if (st.type === "other") throw pathFactShown("not-a-file-or-link", target.canonical, op.path);
 		let before: Before;
 		if (st.type === "symlink")
 			before = { kind: "link", stat: st, target: await host.files.readlink(target.canonical) };

@@ -5,7 +5,8 @@
  */
 import { posix } from "node:path";
 import type { Expected, FileStat } from "../backend/types.js";
-import { committedButError, fromSystemError, isAfterCommit } from "../boundary/errors.js";
+import { isAfterCommit } from "../boundary/errors.js";
+import { committedButError, fromSystemError } from "../boundary/system-errors.js";
 import type { ToolHost } from "../tool-host.js";
 
 export interface CommitRequest {

@@ -21,7 +21,8 @@
  * says nothing was changed (details.allOrNothing === "rolled-back" or "nothing-committed").
  */
 import type { FileStat } from "../backend/types.js";
-import { committedButError, fromSystemError, isAfterCommit, KeelError } from "../boundary/errors.js";
+import { isAfterCommit, KeelError } from "../boundary/errors.js";
+import { committedButError, fromSystemError } from "../boundary/system-errors.js";
 import type { ToolHost } from "../tool-host.js";
 import type { ContentSource } from "./content-refs.js";
 import type { JournalFile, OpenIntent } from "./journal.js";

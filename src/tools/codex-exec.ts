@@ -103,7 +103,7 @@ export const execCommandTool = defineTool({
 		let cwd = host.workspace;
 		if (args.workdir !== undefined) {
 			const dir = await host.resolvePath(args.workdir, "read");
-			requireDir(await statPath(host, dir.canonical), args.workdir);
+			requireDir(await statPath(host, dir.canonical), dir.canonical, args.workdir);
 			cwd = dir.canonical;
 		}
 		const id = await startHandle(host, args.cmd, { cwd, tty: args.tty });

@@ -48,7 +48,7 @@ export const shellTool = defineTool({
 		let line = commandLine(args.command);
 		if (args.workdir !== undefined) {
 			const dir = await ctx.host.resolvePath(args.workdir, "read");
-			requireDir(await statPath(ctx.host, dir.canonical), args.workdir);
+			requireDir(await statPath(ctx.host, dir.canonical), dir.canonical, args.workdir);
 			if (dir.canonical !== ctx.host.workspace) line = `cd ${shq(dir.canonical)} && ${line}`;
 		}
 		const timeout = args.timeout_ms === undefined ? undefined : args.timeout_ms / 1000;

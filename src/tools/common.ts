@@ -2,8 +2,9 @@
 
 import { sameObject } from "../backend/temp-names.js";
 import type { FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
 import { oneOf, optional } from "../boundary/schema.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import type { DiagnosticsReport } from "../diagnostics/diagnostics.js";
 import { introducedPlaceholder, refusePlaceholder } from "../edit/placeholder.js";
 import { type CheckedChange, isChecked } from "../syntax/check.js";

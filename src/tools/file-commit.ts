@@ -4,7 +4,8 @@
  * then each query's result (contentRef, diff) built from what was committed.
  */
 import { sameIdentity } from "../backend/temp-names.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { type AppliedEdits, applyEdits } from "../edit/apply.js";
 import { renderEditDiff, unifiedEditPatch } from "../edit/diff.js";
 import { currentLines } from "../edit/hints.js";

@@ -5,7 +5,9 @@
 import { posix } from "node:path";
 import { sameIdentity } from "../backend/temp-names.js";
 import type { Expected, FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { pathFactShown, shownAs } from "../boundary/path-facts.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { type AppliedEdits, applyEdits, isWellFormed } from "../edit/apply.js";
 import { currentLines } from "../edit/hints.js";
 import { readSettled } from "../edit/replan.js";
@@ -84,8 +86,7 @@ export function requireFreshRead(
 
 async function planWrite(host: ToolHost, q: FileQuery, i: number, data: Buffer | undefined): Promise<Plan> {
 	const target = await host.resolvePath(q.path, "write");
-	if (target.canonical === target.root)
-		throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; give a file path.`, { path: q.path });
+	if (target.canonical === target.root) throw pathFactShown("wants-a-file", target.canonical, q.path);
 	const now = await statOrNull(host, target.canonical);
 	if (now) requireFile(now, target.canonical);
 	const expect = now ? overwriteExpectation(host, target.canonical, now, q.path) : "absent";
@@ -127,15 +128,10 @@ async function planDelete(host: ToolHost, q: FileQuery, i: number): Promise<Plan
 	try {
 		stat = await host.files.lstat(target.canonical);
 	} catch (e) {
-		throw fromSystemError(e, q.path);
+		throw shownAs(fromSystemError(e, target.canonical), q.path);
 	}
-	if (stat.type === "dir") {
-		throw new KeelError("IS_DIRECTORY", `${q.path} is a directory; delete removes files and symlinks only.`, {
-			path: q.path,
-		});
-	}
-	if (stat.type === "other")
-		throw new KeelError("NOT_A_FILE", `${q.path} is not a file or symlink.`, { path: q.path });
+	if (stat.type === "dir") throw pathFactShown("delete-wants-a-file", target.canonical, q.path);
+	if (stat.type === "other") throw pathFactShown("not-a-file-or-link", target.canonical, q.path);
 	return { type: "delete", i, q, target, stat };
 }
 

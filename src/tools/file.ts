@@ -4,7 +4,8 @@
  * against the bytes on disk and the whole set is committed all-or-nothing (safety/transaction.ts):
  * every query's file changes, or none does.
  */
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";

@@ -49,7 +49,7 @@ export const findTool = defineTool({
 		const shownPath = args.path || ".";
 		const target = await host.resolvePath(shownPath, "read");
 		const st = await statPath(host, target.canonical);
-		requireDir(st, shownPath);
+		requireDir(st, target.canonical, shownPath);
 		checkAborted(signal);
 		const outcome = await host.search.find({
 			pattern: args.pattern,

@@ -76,7 +76,11 @@ export const grepTool = defineTool({
 		if (args.pattern.length === 0) throw new KeelError("INVALID_ARGS", "pattern must not be empty.");
 		// Every engine compiles the pattern before searching: a huge one is refused before any does.
 		if (args.pattern.length > MAX_PATTERN_CHARS) {
-			throw patternTooLarge(args.pattern, `${args.pattern.length} characters, over ${MAX_PATTERN_CHARS}`);
+			throw patternTooLarge(args.pattern, {
+				measure: "characters",
+				size: args.pattern.length,
+				limit: MAX_PATTERN_CHARS,
+			});
 		}
 		if (args.pattern?.includes("\0") || args.glob?.includes("\0"))
 			throw new KeelError("INVALID_PATTERN", "Patterns must not contain a NUL byte.");

@@ -1,8 +1,9 @@
 /** `ls` (pi-compatible): one directory, sorted case-insensitively, directories marked with "/". */
 import { posix } from "node:path";
 import type { DirEntry } from "../backend/types.js";
-import { fromSystemError } from "../boundary/errors.js";
+import { shownAs } from "../boundary/path-facts.js";
 import { type Accepted, number, object, optional, string, withUnpublishedRange } from "../boundary/schema.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from "../boundary/truncate.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
 import type { ToolHost } from "../tool-host.js";
@@ -59,13 +60,13 @@ export const lsTool = defineTool({
 		const shownPath = args.path || ".";
 		const target = await host.resolvePath(shownPath, "read");
 		const st = await statPath(host, target.canonical);
-		requireDir(st, shownPath);
+		requireDir(st, target.canonical, shownPath);
 		checkAborted(signal);
 		let entries: DirEntry[];
 		try {
 			entries = await host.files.readdir(target.canonical, st);
 		} catch (e) {
-			throw fromSystemError(e, shownPath);
+			throw shownAs(fromSystemError(e, target.canonical), shownPath);
 		}
 		entries.sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()));
 		const shown = entries.slice(0, limit);

@@ -6,7 +6,8 @@
  * palette; every adapter reaches it through Session.call.
  */
 import type { WorkOwner } from "../boundary/call-scope.js";
-import { inModelsWords, KeelError, type PathResolution } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { inModelsWords, type PathResolution } from "../boundary/path-facts.js";
 import type { ResolvedPath } from "../safety/path-guard.js";
 import { checkModeOf } from "../syntax/report.js";
 import type { ToolHost } from "../tool-host.js";
@@ -80,7 +81,7 @@ export class Palette {
 
 /**
  * `host` for one call, noting how each path argument resolved: a fact a backend reports about a
- * canonical path is then worded for the path as the model wrote it (errors.ts, inModelsWords).
+ * canonical path is then worded for the path as the model wrote it (path-facts.ts, inModelsWords).
  * Everything else is the host's own (getters read on it, methods bound to it).
  */
 function noteResolutions(host: ToolHost, into: PathResolution[]): ToolHost {

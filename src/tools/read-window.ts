@@ -6,7 +6,8 @@
  */
 
 import type { FileOps, FileStat } from "../backend/types.js";
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../boundary/truncate.js";
 import { decodeUtf8Lenient, looksBinary } from "../safety/encoding.js";
 import { decodeText } from "../safety/text-encoding.js";

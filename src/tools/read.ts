@@ -6,7 +6,6 @@
  */
 
 import type { FileStat } from "../backend/types.js";
-import { fromSystemError } from "../boundary/errors.js";
 import {
 	type Accepted,
 	boolean,
@@ -16,6 +15,7 @@ import {
 	string,
 	withUnpublishedRange,
 } from "../boundary/schema.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 import {
 	DEFAULT_MAX_BYTES,
 	DEFAULT_MAX_LINES,

@@ -5,6 +5,7 @@
  */
 
 import { KeelError } from "../boundary/errors.js";
+import { pathFactShown } from "../boundary/path-facts.js";
 import { type Accepted, object, string } from "../boundary/schema.js";
 import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { isWellFormed } from "../edit/apply.js";
@@ -46,9 +47,7 @@ export const writeTool = defineTool({
 		const { host, signal } = ctx;
 		const target = await host.resolvePath(args.path, "write");
 		if (target.canonical === target.root) {
-			throw new KeelError("IS_DIRECTORY", `${args.path} is a directory; give a file path.`, {
-				path: args.path,
-			});
+			throw pathFactShown("wants-a-file", target.canonical, args.path);
 		}
 		if (!isWellFormed(args.content)) {
 			throw new KeelError(

@@ -6,12 +6,13 @@
  * canonical path, for hosts. The same fact reads the same on the exec backend (its scripts
  * through a local transport), whose errors come from its helper scripts' exit codes.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
+import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
@@ -166,3 +167,104 @@ describe("the fact table", () => {
 		}
 	});
 });
+
+/** A process holding `path` open for writing until it is ended: its pid. */
+async function holdOpenForWriting(path: string): Promise<{ pid: number; end: () => void }> {
+	const child = spawn("sh", ["-c", 'exec 3>>"$1"; echo ready; read line', "sh", path]);
+	await new Promise<void>((resolve, reject) => {
+		child.stdout.once("data", () => resolve());
+		child.once("error", reject);
+	});
+	return { pid: child.pid as number, end: () => child.stdin.end("done\n") };
+}
+
+describe("facts moved out of the backends name the model's path", () => {
+	it("local: a file open for writing by another process, edited through a link", async () => {
+		const s = await Session.create({ root, home: root, backend: createLocalBackend(), profile: "pi" });
+		const holder = await holdOpenForWriting(join(root, "src/a.ts"));
+		try {
+			expect((await read(s, "src/link.ts")).ok).toBe(true);
+			const r = await edit(s, "src/link.ts");
+			expect(r.ok, JSON.stringify(r)).toBe(false);
+			if (r.ok) return;
+			expect(r.error.code).toBe("FILE_BUSY");
+			expect(r.error.retry).toBe("retry");
+			expect(r.error.path).toBe(join(root, "src/a.ts"));
+			expect(r.error.message).toBe(
+				pathFactMessage("open-for-writing", "src/link.ts", { holders: [{ pid: holder.pid, command: "sh" }] }),
+			);
+		} finally {
+			holder.end();
+			await s.close();
+		}
+		expect(await readFile(join(root, "src/a.ts"), "utf8")).toBe("export const a = 1;\n");
+	});
+
+	it("exec: content cut short by the transport, written with . and ..", async () => {
+		const whole = spawnTransport();
+		// The transport drops the second half of what it sends: the helper sees the write arrive short.
+		const halfStdin: ExecTransport = (argv, o) =>
+			whole(argv, {
+				...o,
+				stdin: o.stdin instanceof Uint8Array ? o.stdin.subarray(0, o.stdin.length >> 1) : o.stdin,
+			});
+		const backend = createExecBackend({ transport: halfStdin });
+		const s = await Session.create({ root, home: root, backend, profile: "pi" });
+		try {
+			expect((await read(s, "src/a.ts")).ok).toBe(true);
+			const r = await s.call("write", { path: "./src/d/../a.ts", content: "x".repeat(100_000) });
+			expect(r.ok, JSON.stringify(r)).toBe(false);
+			if (r.ok) return;
+			expect(r.error.code).toBe("IO_ERROR");
+			expect(r.error.path).toBe(join(root, "src/a.ts"));
+			expect(r.error.message).toBe(pathFactMessage("arrived-incomplete", "./src/d/../a.ts"));
+		} finally {
+			await s.close();
+		}
+		expect(await readFile(join(root, "src/a.ts"), "utf8")).toBe("export const a = 1;\n");
+	});
+});
+
+describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
+	"%s: tools word their path facts through the table, for the model's path",
+	(kind) => {
+		const open = () =>
+			Session.create({ root, home: root, backend: BACKENDS[kind](ROWS[0], () => false), profile: "unified" });
+		const expectFact = (r: CallResult, fact: PathFact, shown: string, canonical: string, extras = {}) => {
+			expect(r.ok, JSON.stringify(r)).toBe(false);
+			if (r.ok) return;
+			expect(r.error.code).toBe(PATH_FACT_WORDS[fact].code);
+			expect(r.error.message).toBe(pathFactMessage(fact, shown, extras));
+			expect(r.error.path).toBe(join(root, canonical));
+		};
+
+		it("ls of a file through a link", async () => {
+			const s = await open();
+			try {
+				expectFact(
+					await s.call("ls", { path: "src/link.ts" }),
+					"wants-a-directory",
+					"src/link.ts",
+					"src/a.ts",
+				);
+			} finally {
+				await s.close();
+			}
+		});
+
+		it("apply_patch deleting a directory and a FIFO, spelled with . and ..", async () => {
+			const s = await open();
+			try {
+				const del = (path: string) =>
+					s.call("apply_patch", { input: `*** Begin Patch\n*** Delete File: ${path}\n*** End Patch` });
+				expectFact(await del("./src/d/../d"), "delete-wants-a-file", "./src/d/../d", "src/d", {
+					operation: '"*** Delete File:"',
+				});
+				expectFact(await del("src/d/../fifo"), "not-a-file-or-link", "src/d/../fifo", "src/fifo");
+			} finally {
+				await s.close();
+			}
+			expect(execFileSync("ls", [join(root, "src")], { encoding: "utf8" }).split("\n")).toContain("fifo");
+		});
+	},
+);

@@ -7,7 +7,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { fromSystemError } from "../../src/boundary/errors.js";
+import { fromSystemError } from "../../src/boundary/system-errors.js";
 import { type CallResult, Session } from "../../src/session.js";
 
 let dir: string;

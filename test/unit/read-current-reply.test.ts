@@ -59,7 +59,7 @@ describe("a malformed read-as-opened reply is an IO_ERROR naming the path and th
 	it.each(cases)("%s", (_, bytes, maxBytes, why) => {
 		const e = failure(bytes, maxBytes);
 		expect(e.code).toBe("IO_ERROR");
-		expect(e.details).toEqual({ malformed: why });
+		expect(e.details).toEqual({ malformed: why, output: expect.any(String) });
 		expect(e.path).toBe(PATH);
 		expect(e.message).toContain(PATH);
 		// The error quotes a bounded part of the header, escaped: never the body, never a raw NUL.

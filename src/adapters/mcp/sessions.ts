@@ -12,7 +12,8 @@
 
 import { resolve } from "node:path";
 import type { Root } from "@modelcontextprotocol/sdk/types.js";
-import { fromSystemError, KeelError } from "../../boundary/errors.js";
+import { KeelError } from "../../boundary/errors.js";
+import { fromSystemError } from "../../boundary/system-errors.js";
 import { type CallOptions, type CallResult, Session, type SessionOptions } from "../../session.js";
 import { paletteFor } from "../../session-options.js";
 import type { ToolDefinition } from "../../tools/types.js";

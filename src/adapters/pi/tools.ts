@@ -5,7 +5,7 @@
  * FailureLog; the extension's tool_result handler then puts it into the result's details.
  */
 import type { ExtensionContext, ToolDefinition as PiToolDefinition } from "@mariozechner/pi-coding-agent";
-import { fromSystemError } from "../../boundary/errors.js";
+import { fromSystemError } from "../../boundary/system-errors.js";
 import type { CallError, Session } from "../../session.js";
 import type { Content, ToolDefinition } from "../../tools/types.js";
 import { errorText } from "../binding.js";

@@ -12,7 +12,7 @@
  * directories) is covered with an empty tmpfs wherever it would be visible.
  */
 import { closeSync, lstatSync, openSync } from "node:fs";
-import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import type { DirPins } from "../local/pin.js";
 import type { KeyringFilter } from "./keyring-filter.js";
 import type { Bind, Sandbox } from "./sandbox.js";
@@ -109,10 +109,6 @@ function openSource(pins: DirPins, b: Bind): number {
 		}
 		return pins.openFile(b.source).fd;
 	} catch (e) {
-		throw new KeelError(
-			"CHANGED_ON_DISK",
-			`${b.source} changed while the sandbox was being set up (it or a directory on its path was replaced or removed, e.g. by a link); the command did not run; try again.`,
-			{ path: b.source, cause: e },
-		);
+		throw pathFact("changed-during-sandbox-setup", b.source, {}, e);
 	}
 }

@@ -11,7 +11,7 @@
  */
 import { homedir } from "node:os";
 import { posix } from "node:path";
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { defaultStateDir } from "../../safety/state-dir.js";
 import { DirPins } from "../local/pin.js";
 import { type GroupRunRequest, runInGroup } from "../run-group.js";
@@ -188,11 +188,7 @@ export function createSandboxRunner(opts: SandboxRunnerOptions, shared?: DirPins
 			const sandbox = await ready();
 			const before = await scan(sandbox);
 			const server = await servers.own(bwrap, plan(sandbox, before));
-			if (!server)
-				throw new KeelError(
-					"UNSUPPORTED",
-					`A terminal (tty) on the bwrap backend needs ${SERVER_PYTHON} to run inside the sandbox, and it cannot run here: run the program with pipes (without tty).`,
-				);
+			if (!server) throw backendFact("terminal-needs-python", { tool: SERVER_PYTHON });
 			const env = sandboxEnv(req.env ?? opts.env ?? process.env, sandbox.bound, opts.passEnv);
 			return server.startTerminal({ ...req, argv, env: { ...env, TERM: "xterm-256color" } });
 		},

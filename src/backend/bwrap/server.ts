@@ -9,7 +9,8 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { constants } from "node:os";
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
+import type { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import { killChildGroup } from "../group-kill.js";
 import type { ExecResult, LiveExit, LiveProcess } from "../types.js";
@@ -281,8 +282,5 @@ export class SandboxServer {
 }
 
 function lost(): KeelError {
-	return new KeelError(
-		"BACKEND_UNAVAILABLE",
-		"The sandbox ended while the command ran (its processes were killed); the next command starts a new sandbox.",
-	);
+	return backendFact("sandbox-lost");
 }

@@ -6,7 +6,7 @@
  * needs (sh, GNU coreutils and findutils, util-linux setsid; python3 for python and process
  * handles; rg/fd optional).
  */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { createExecBackend, type ExecSearchEngine } from "../exec/index.js";
 import type { ExecTransport } from "../exec/transport.js";
 import { runnerHandles } from "../ssh/run-live.js";
@@ -69,17 +69,14 @@ export function createContainerBackend(
 			try {
 				r = await shells.transport(["sh", "-c", "exit 0"], {});
 			} catch (e) {
-				throw new KeelError(
-					"BACKEND_UNAVAILABLE",
-					`Cannot run a shell in the ${target.label} (${(e as Error).message}); check that it is running and that ${target.prefix[0]} works here.`,
+				throw backendFact(
+					"shell-unreachable",
+					{ label: target.label, reason: (e as Error).message, tool: target.prefix[0] },
 					{ cause: e },
 				);
 			}
 			if (r.exitCode !== 0) {
-				throw new KeelError(
-					"BACKEND_UNAVAILABLE",
-					`The ${target.label} has no working sh (exit ${r.exitCode}).`,
-				);
+				throw backendFact("no-working-shell", { label: target.label, exitCode: r.exitCode });
 			}
 		},
 	};

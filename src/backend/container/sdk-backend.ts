@@ -4,7 +4,7 @@
  * process per call for streamed stdin (python's mux); without (Vercel Sandbox 3.5), one SDK
  * command per call and no python.
  */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { createExecBackend, type ExecSearchEngine } from "../exec/index.js";
 import type { ExecTransport } from "../exec/transport.js";
 import type { Backend } from "../types.js";
@@ -60,17 +60,14 @@ export function sdkBackend(launcher: SdkLauncher, opts: SdkBackendOptions = {}):
 			try {
 				r = await transport(["sh", "-c", "exit 0"], {});
 			} catch (e) {
-				throw new KeelError(
-					"BACKEND_UNAVAILABLE",
-					`Cannot run a shell in the ${launcher.label} (${(e as Error).message}); check that it is running.`,
+				throw backendFact(
+					"shell-unreachable",
+					{ label: launcher.label, reason: (e as Error).message },
 					{ cause: e },
 				);
 			}
 			if (r.exitCode !== 0) {
-				throw new KeelError(
-					"BACKEND_UNAVAILABLE",
-					`The ${launcher.label} has no working sh (exit ${r.exitCode}).`,
-				);
+				throw backendFact("no-working-shell", { label: launcher.label, exitCode: r.exitCode });
 			}
 		},
 	};

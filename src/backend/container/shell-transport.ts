@@ -8,6 +8,7 @@
  * kill the group through a helper shell, which also kills the group of a job whose shell died.
  * Calls with streamed stdin (long-lived programs) go to `direct`, one exec each.
  */
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 import type { ExecTransport, TransportOptions } from "../exec/transport.js";
 import { createJobExec, type JobHost, type JobOutcome, type JobRequest, runJob } from "../ssh/exec.js";
@@ -62,7 +63,7 @@ export function createShellPool(opts: ShellPoolOptions): ShellPool {
 	};
 	const host: JobHost = {
 		async acquireShell() {
-			if (closed) throw new KeelError("BACKEND_UNAVAILABLE", `The backend for the ${opts.label} is closed.`);
+			if (closed) throw backendFact("backend-closed", { label: opts.label });
 			for (let s = idle.pop(); s; s = idle.pop()) if (!s.dead) return s;
 			for (const s of shells) if (s.dead) shells.delete(s);
 			if (shells.size < maxShells) {
@@ -90,9 +91,9 @@ export function createShellPool(opts: ShellPoolOptions): ShellPool {
 		runJob(host, req).catch((e: unknown) => {
 			// errno-style errors (a missing cwd) and KeelErrors pass; a dead shell is the link's failure.
 			if (e instanceof KeelError || (e as NodeJS.ErrnoException)?.code) throw e;
-			throw new KeelError(
-				"BACKEND_UNAVAILABLE",
-				`Lost the shell in the ${opts.label} (${(e as Error)?.message ?? String(e)}); an operation in flight may or may not have taken effect (a write is all or nothing): check before retrying. The next call opens a new shell.`,
+			throw backendFact(
+				"shell-lost",
+				{ label: opts.label, reason: (e as Error)?.message ?? String(e) },
 				{ cause: e },
 			);
 		});

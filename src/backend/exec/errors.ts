@@ -4,7 +4,8 @@
  * keel's own conditions. Scripts exit with the codes below for what they detect themselves; for
  * failures of coreutils the message (LC_ALL=C) names the errno.
  */
-import { KeelError, pathFact } from "../../boundary/errors.js";
+import type { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { changed as changedError, swapped as swappedError } from "../changed-errors.js";
 import type { ScriptResult } from "./transport.js";
 
@@ -67,14 +68,7 @@ export function scriptError(r: ScriptResult, path: string): Error {
 	for (const [text, code] of ERRNO_BY_MESSAGE) {
 		if (r.stderr.includes(text)) return errnoError(code, path, r.stderr);
 	}
-	const status = r.exitCode === null ? "was killed" : `exited with ${r.exitCode}`;
-	return new KeelError(
-		"IO_ERROR",
-		`A file operation on ${path} failed on the exec backend (${status}): ${r.stderr.trim() || "no error output"}`,
-		{
-			path,
-		},
-	);
+	return pathFact("operation-failed", path, { exitCode: r.exitCode, output: r.stderr.trim() });
 }
 
 /**

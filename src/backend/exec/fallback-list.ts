@@ -3,7 +3,9 @@
  * one call (find -printf), with the ignore files and .git directories of its ancestors, and file
  * contents fetched in batches (base64: framing that survives any byte).
  */
-import { fromSystemError, KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
+import { pathFact } from "../../boundary/path-facts.js";
+import { fromSystemError } from "../../boundary/system-errors.js";
 import { fillPlaceholders, hostProgram, readHostFile } from "../remote/host-programs.js";
 import { joinPath } from "../search/ignore-rules.js";
 import { comparePaths, throwIfAborted } from "../search/semantics.js";
@@ -76,15 +78,10 @@ export async function listTree(
 	}
 	if (r.exitCode === 127) {
 		// Without base64 the ignore files could not be read: refuse rather than search what they hide.
-		throw new KeelError(
-			"BACKEND_UNAVAILABLE",
-			"The search fallback needs base64 (GNU coreutils) on the target; install coreutils there, or rg and fd.",
-		);
+		throw backendFact("search-fallback-needs-base64");
 	}
 	if (r.exitCode !== 0) {
-		throw new KeelError("IO_ERROR", `Listing ${root} failed on the target: ${r.stderr.trim()}`, {
-			path: root,
-		});
+		throw pathFact("listing-failed", root, { output: r.stderr.trim() });
 	}
 	const t = r.stdout.toString("utf8").split("\0");
 	const out: Listing = { isFile: false, tree: new Map(), files: new Map(), gitDirs: new Set() };

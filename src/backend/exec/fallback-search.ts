@@ -11,7 +11,7 @@
  * on the host, so the searched bytes stay there. Rooms: fallback-list.ts (listing and fetching),
  * fallback-walk.ts (the walk), this file (grep and find over them).
  */
-import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { compileOverride } from "../search/ignore-rules.js";
 import { compileFindMatcher } from "../search/js.js";
 import { compileGrepMatcher, loadRe2, type Re2 } from "../search/patterns.js";
@@ -103,8 +103,7 @@ async function fallbackFind(
 	const re2 = await loadRe2();
 	const matches = compileFindMatcher(req.pattern, re2);
 	const listing = await listTree(transport, req.path, ".fdignore", req.signal);
-	if (listing.isFile)
-		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
+	if (listing.isFile) throw pathFact("not-a-directory", req.path);
 	const entries = await walkListing(transport, req.path, ".fdignore", listing, undefined, req.signal, re2);
 	const paths: string[] = [];
 	for (const e of entries) {

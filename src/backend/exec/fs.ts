@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
-import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { sourceChanged, writeCollision } from "../changed-errors.js";
 import { parseReadCurrentReply } from "../remote/read-current-reply.js";
 import { tempNameFor } from "../temp-names.js";
@@ -107,11 +107,7 @@ export function createExecFs(target: Target): FileOps {
 			case EXIT.DENIED:
 				throw keepRefused(target_, r.stderr);
 			case EXIT.PARTIAL:
-				throw new KeelError(
-					"IO_ERROR",
-					`The content for ${target_} did not arrive whole over the exec transport; nothing was written. Try again.`,
-					{ path: target_ },
-				);
+				throw pathFact("arrived-incomplete", target_);
 			default:
 				throw scriptError(r, target_);
 		}

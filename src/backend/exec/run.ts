@@ -10,7 +10,7 @@
  * bwrap sandbox per call) by aborting the call. A process that calls setsid itself leaves the
  * group: only a transport that tears down its PID namespace catches it.
  */
-import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
@@ -122,9 +122,7 @@ export function createExecOps(target: Target): ExecOps {
 			await kill;
 			if (exitCode === 1 && pgid === undefined && !stopping) {
 				// The wrapper failed before the command started (a cwd that does not exist).
-				throw new KeelError("NOT_FOUND", `Cannot run the command in ${req.cwd} on the exec backend.`, {
-					path: req.cwd,
-				});
+				throw pathFact("cwd-not-entered", req.cwd);
 			}
 			return { exitCode: stopping ? null : exitCode, signal: null, timedOut, aborted };
 		},

@@ -3,7 +3,7 @@
  * transport call) and cached; a failed probe is retried on the next call (the target may have been
  * unreachable for a moment).
  */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { formatStatLine, parseStatLine } from "../stat-line.js";
 import type { FileStat } from "../types.js";
 import { probeScript, statFormat } from "./scripts.js";
@@ -37,12 +37,7 @@ export function createTarget(transport: ExecTransport, shell?: "bash" | "sh"): T
 		const out = (lineEnd < 0 ? text : text.slice(0, lineEnd)).split(" ");
 		const python = lineEnd < 0 ? "" : text.slice(lineEnd + 1);
 		if (r.exitCode !== 0 || out[0] !== "ok") {
-			throw new KeelError(
-				"BACKEND_UNAVAILABLE",
-				"The exec backend needs GNU coreutils and findutils on the target (stat -c with %.9Y, realpath -e -z, " +
-					"ln -T, mv -T, dd conv=excl, find -printf, sha256sum); busybox lacks some of them: install " +
-					`coreutils and findutils there.${r.stderr.trim() ? ` (${r.stderr.trim()})` : ""}`,
-			);
+			throw backendFact("target-lacks-coreutils", { reason: r.stderr.trim() });
 		}
 		const precise = out[1] === "precise";
 		return { precise, fmt: statFormat(precise), shell: shell ?? (out[2] === "bash" ? "bash" : "sh"), python };
@@ -62,7 +57,7 @@ export function createTarget(transport: ExecTransport, shell?: "bash" | "sh"): T
 /** A FileStat from one line of `stat -c FMT` output. */
 export function parseStat(line: string): FileStat {
 	const st = parseStatLine(line);
-	if (!st) throw new KeelError("IO_ERROR", `Unexpected stat output from the exec backend: ${line}`);
+	if (!st) throw backendFact("unexpected-stat", { reason: line });
 	return st;
 }
 

@@ -13,6 +13,7 @@
  *    remote process group itself with a second call, so a transport need not (but may) kill;
  *  - it rejects when the target cannot be reached or the program cannot be started.
  */
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 
 export type OutputStream = "stdout" | "stderr";
@@ -66,9 +67,5 @@ export async function runScript(
 /** A transport failure (target unreachable, program missing) as BACKEND_UNAVAILABLE. */
 export function unreachable(e: unknown): KeelError {
 	if (e instanceof KeelError) return e;
-	return new KeelError(
-		"BACKEND_UNAVAILABLE",
-		`The exec backend's transport failed: ${(e as Error)?.message ?? String(e)}; check that the target is running and reachable.`,
-		{ cause: e },
-	);
+	return backendFact("transport-failed", { reason: (e as Error)?.message ?? String(e) }, { cause: e });
 }

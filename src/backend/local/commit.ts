@@ -27,7 +27,9 @@ import {
 } from "node:fs";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { AfterCommitError, fromSystemError, pathFact } from "../../boundary/errors.js";
+import { AfterCommitError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
+import { fromSystemError } from "../../boundary/system-errors.js";
 import { changed, writeCollision } from "../changed-errors.js";
 import { isMountPoint } from "../mount-table.js";
 import { sameIdentity, tempNameFor } from "../temp-names.js";

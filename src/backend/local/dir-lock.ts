@@ -13,8 +13,8 @@
  */
 import { fstatSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { KeelError } from "../../boundary/errors.js";
-import { flockHolders, whoHolds } from "./holders.js";
+import { type PathFactError, pathFact } from "../../boundary/path-facts.js";
+import { flockHolders } from "./holders.js";
 import type { LazyLibc } from "./libc.js";
 
 const LOCK_EX = 2;
@@ -44,12 +44,10 @@ export async function lockDir(lib: LazyLibc, dirFd: number, target: string): Pro
 	}
 }
 
-function lockHeld(dirFd: number, target: string): KeelError {
+function lockHeld(dirFd: number, target: string): PathFactError {
 	const st = fstatSync(dirFd, { bigint: true });
-	const holders = flockHolders(st.dev, st.ino);
-	return new KeelError(
-		"FILE_BUSY",
-		`${target} was not changed: ${whoHolds(holders, "another process")} has held the lock on its directory for over ${HOLD_LIMIT_MS / 1000} s (keel processes take it to commit one at a time, and never commit without it). Retry in a moment; if it persists, that process is holding it on purpose or is stuck.`,
-		{ path: target, details: { holders } },
-	);
+	return pathFact("directory-lock-held", target, {
+		holders: flockHolders(st.dev, st.ino),
+		heldSeconds: HOLD_LIMIT_MS / 1000,
+	});
 }

@@ -9,7 +9,8 @@ import { closeSync, fstatSync, lstatSync, openSync, readFile, realpathSync, unli
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { AfterCommitError, type KeelError, pathFact } from "../../boundary/errors.js";
+import { AfterCommitError, type KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { changed, changedWhileRead, sourceChanged, swapped } from "../changed-errors.js";
 import { type ChunkArena, createChunkArena } from "../chunk-arena.js";
 import { readWindowFrom } from "../read-window.js";

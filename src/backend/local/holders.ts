@@ -7,16 +7,13 @@
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import { KeelError } from "../../boundary/errors.js";
+import { type PathFactError, pathFact } from "../../boundary/path-facts.js";
 
 export interface Holder {
 	pid: number;
 	/** The process's command name (/proc/PID/comm), "" when it is gone or hidden. */
 	command: string;
 }
-
-/** A refusal names at most this many holders. */
-const NAMED = 4;
 
 function commandOf(pid: number): string {
 	try {
@@ -34,15 +31,6 @@ function pids(): number[] {
 	} catch {
 		return [];
 	}
-}
-
-/** "pid 12 (python3), pid 40 (node)", or `none` when nobody could be named. */
-export function whoHolds(holders: Holder[], none: string): string {
-	if (holders.length === 0) return none;
-	return holders
-		.slice(0, NAMED)
-		.map((h) => (h.command ? `pid ${h.pid} (${h.command})` : `pid ${h.pid}`))
-		.join(", ");
 }
 
 /** Whether descriptor `fd` of `pid` is open for writing (O_WRONLY or O_RDWR in its fdinfo). */
@@ -111,10 +99,6 @@ export function flockHolders(dev: bigint, ino: bigint): Holder[] {
 }
 
 /** The refusal of a replace while another process has the file open for writing. */
-export function openForWritingError(target: string, holders: Holder[]): KeelError {
-	return new KeelError(
-		"FILE_BUSY",
-		`${target} is open for writing by ${whoHolds(holders, "another process")}; replacing it now would cut that writer off (what it writes next would go to the replaced file and be lost). Nothing was changed. Retry once it has closed the file; if it keeps the file open (a log, a server's output), stop it first or change the file in place (e.g. with bash).`,
-		{ path: target, details: { holders } },
-	);
+export function openForWritingError(target: string, holders: Holder[]): PathFactError {
+	return pathFact("open-for-writing", target, { holders });
 }

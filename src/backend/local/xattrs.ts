@@ -7,7 +7,8 @@
  * They are read through the handle the compare-and-swap then checks (local/commit.ts), so they
  * come from the very file whose identity and bytes the swap accepts, whatever happens to its name.
  */
-import { type KeelError, pathFact } from "../../boundary/errors.js";
+import type { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import type { LazyLibc, Libc } from "./libc.js";
 
 /**

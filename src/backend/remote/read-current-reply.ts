@@ -11,7 +11,7 @@
  * a truncation meanwhile (changed while reading). Anything else is a malformed reply: an IO_ERROR
  * naming the path and what was wrong (details.malformed), and no bytes handed on.
  */
-import { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { changedWhileRead } from "../changed-errors.js";
 import { parseStatLine } from "../stat-line.js";
 import type { FileStat } from "../types.js";
@@ -70,12 +70,5 @@ export function parseReadCurrentReply(reply: Buffer, path: string, maxBytes?: nu
 
 function malformed(path: string, why: string, head: Buffer): never {
 	const quoted = JSON.stringify(head.subarray(0, QUOTED_MAX).toString("latin1"));
-	throw new KeelError(
-		"IO_ERROR",
-		`The backend's reply to a read of ${path} is malformed (${why}: ${quoted}).`,
-		{
-			path,
-			details: { malformed: why },
-		},
-	);
+	throw pathFact("malformed-reply", path, { malformed: why, output: quoted });
 }

@@ -1,5 +1,7 @@
 /** The fd engine for find: fd's parallel walk, every entry read and sorted before the first `limit`. */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
+import type { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import type { FindOutcome, FindRequest } from "../types.js";
 import type { FdTool } from "./detect.js";
 import { escapeGlob, findGlobTarget, nestedTooDeep, tooDeepLine } from "./patterns.js";
@@ -33,7 +35,7 @@ export function fdArgv(fd: FdTool, req: FindRequest): string[] {
 
 async function fdFailure(run: ArgvRunner, stderr: string, path: string): Promise<KeelError> {
 	if (stderr.includes("error parsing glob")) {
-		return new KeelError("INVALID_PATTERN", `Invalid pattern: ${stderr.trim()}`, { details: { stderr } });
+		return backendFact("pattern-invalid", { reason: stderr.trim(), stderr });
 	}
 	if (stderr.includes("is not a directory")) {
 		// fd says the same for a missing path and a file: ask the transport which one it is.
@@ -41,13 +43,9 @@ async function fdFailure(run: ArgvRunner, stderr: string, path: string): Promise
 			(r) => r.exitCode === 0,
 			() => false,
 		);
-		return exists
-			? new KeelError("NOT_DIRECTORY", `Not a directory: ${path}.`, { path })
-			: new KeelError("NOT_FOUND", `No such file or directory: ${path}. Check the path with ls or find.`, {
-					path,
-				});
+		return pathFact(exists ? "not-a-directory" : "not-found", path);
 	}
-	return new KeelError("IO_ERROR", `fd failed: ${stderr.trim()}`, { path, details: { stderr } });
+	return backendFact("search-tool-failed", { tool: "fd", reason: stderr.trim(), stderr }, { path });
 }
 
 /**

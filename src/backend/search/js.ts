@@ -23,7 +23,8 @@
 import { closeSync, constants, fstatSync, openSync, readFile } from "node:fs";
 import { stat } from "node:fs/promises";
 import { ownWork } from "../../boundary/call-scope.js";
-import { fromSystemError, KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
+import { fromSystemError } from "../../boundary/system-errors.js";
 import type { FindOutcome, FindRequest, GrepMatch, GrepOutcome, GrepRequest, SearchOps } from "../types.js";
 import { compileOverride } from "./ignore-rules.js";
 import {
@@ -150,8 +151,7 @@ async function jsFind(req: FindRequest, re2: Re2): Promise<FindOutcome> {
 	const st = await stat(req.pinned ?? req.path).catch((e) => {
 		throw fromSystemError(e, req.path);
 	});
-	if (!st.isDirectory())
-		throw new KeelError("NOT_DIRECTORY", `Not a directory: ${req.path}.`, { path: req.path });
+	if (!st.isDirectory()) throw pathFact("not-a-directory", req.path);
 	const paths: string[] = [];
 	for await (const entry of walk(req.path, {
 		customIgnore: ".fdignore",

@@ -5,7 +5,7 @@
  * runner.ts (running a tool under a limit and a budget), detect.ts (finding and probing the
  * tools), rg.ts, rg-plan.ts and rg-output.ts (grep), fd.ts (find).
  */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
 import type { SearchOps } from "../types.js";
 import type { NativeTools } from "./detect.js";
 import { fdFind } from "./fd.js";
@@ -32,11 +32,7 @@ export { type ArgvRunner, lineSplitter, type RunOptions, type RunResult, runColl
  * where it sees the files rg searches.
  */
 export function createNativeSearch(run: ArgvRunner, tools: NativeTools, opts: RgPlanOptions = {}): SearchOps {
-	const missing = (name: string) =>
-		new KeelError(
-			"BACKEND_UNAVAILABLE",
-			`${name} is not available on this backend; use the js search engine.`,
-		);
+	const missing = (tool: string) => backendFact("search-tool-missing", { tool });
 	return {
 		grep: (req) => (tools.rg ? rgGrep(run, tools.rg, req, opts) : Promise.reject(missing("ripgrep (rg)"))),
 		find: (req) => (tools.fd ? fdFind(run, tools.fd, req) : Promise.reject(missing("fd"))),

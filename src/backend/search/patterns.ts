@@ -1,16 +1,16 @@
 /** Grep regexes and glob patterns, compiled as rg and fd read them. */
 import { createRequire } from "node:module";
-import { KeelError } from "../../boundary/errors.js";
+import { type BackendFactError, type BackendFactExtras, backendFact } from "../../boundary/backend-facts.js";
+import { type PathFactError, pathFact } from "../../boundary/path-facts.js";
 import type { GrepRequest } from "../types.js";
 
 // CommonJS, needed by the first glob (grep's glob filter, find): required then, cached by Node.
 const requireHere = createRequire(import.meta.url);
 const picomatch = (): typeof import("picomatch") => requireHere("picomatch");
 
-export function invalidPattern(what: string, pattern: string, why: string): KeelError {
-	return new KeelError("INVALID_PATTERN", `Invalid ${what} ${JSON.stringify(pattern)}: ${why}`, {
-		details: { pattern },
-	});
+/** A regex or glob refused, with the parser's (or the checker's) reason. */
+export function invalidPattern(kind: "regex" | "glob", pattern: string, reason: string): BackendFactError {
+	return backendFact("pattern-invalid", { kind, pattern, reason });
 }
 
 /** Whether a regex has a "\\n" escape outside a character class (rg rejects those). */
@@ -60,15 +60,10 @@ export const MAX_PROGRAM_SIZE = 20_000;
  * reported by rg and fd as "os error 36" on stderr and otherwise skipped): the answer would miss
  * what is there, so the call fails naming the limit. `line` is the tool's message about it.
  */
-export function nestedTooDeep(path: string, line: string): KeelError {
+export function nestedTooDeep(path: string, line: string): PathFactError {
 	const cut = line.lastIndexOf(": ");
 	const where = (cut > 0 ? line.slice(0, cut) : line).replace(/^\[fd error\]: /, "");
-	const shown = where.length > 120 ? `${where.slice(0, 120)}…` : where;
-	return new KeelError(
-		"PATH_INVALID",
-		`Part of ${path} is nested deeper than the system's path length limit and could not be searched (${shown}); matches there would be missing. Search from a directory further down, or with bash (cd into it first).`,
-		{ path },
-	);
+	return pathFact("nested-too-deep", path, { where });
 }
 
 /** The line of a search tool's stderr that reports ENAMETOOLONG, if any. */
@@ -76,12 +71,12 @@ export function tooDeepLine(stderr: string): string | undefined {
 	return stderr.split("\n").find((l) => l.trimEnd().endsWith("(os error 36)"));
 }
 
-export function patternTooLarge(pattern: string, what: string): KeelError {
-	return new KeelError(
-		"INVALID_PATTERN",
-		`Pattern too large: ${what}. Use a shorter pattern, smaller repetition counts (x{n}), or literal: true with a shorter literal.`,
-		{ details: { patternChars: pattern.length } },
-	);
+/** A pattern past a size limit: what was measured, its size and the limit (or the engine's reason). */
+export function patternTooLarge(
+	pattern: string,
+	size: Pick<BackendFactExtras, "measure" | "size" | "limit" | "reason">,
+): BackendFactError {
+	return backendFact("pattern-too-large", { ...size, patternChars: pattern.length });
 }
 
 /**
@@ -98,7 +93,11 @@ export function compileGrepMatcher(
 		throw invalidPattern("regex", req.pattern, 'the literal "\\n" is not allowed in a regex');
 	}
 	if (req.pattern.length > MAX_PATTERN_CHARS) {
-		throw patternTooLarge(req.pattern, `${req.pattern.length} characters, over ${MAX_PATTERN_CHARS}`);
+		throw patternTooLarge(req.pattern, {
+			measure: "characters",
+			size: req.pattern.length,
+			limit: MAX_PATTERN_CHARS,
+		});
 	}
 	const source = req.literal ? re2.quote(req.pattern) : req.pattern;
 	// DOTALL: like Rust regex, "." matches everything but "\n" (lines never contain one).
@@ -108,15 +107,13 @@ export function compileGrepMatcher(
 		compiled = re2.compile(source, flags);
 	} catch (e) {
 		const why = (e as Error).message.replace(/^error parsing regexp: /, "");
-		if (/invalid repeat count/.test(why)) throw patternTooLarge(req.pattern, why);
+		if (/invalid repeat count/.test(why))
+			throw patternTooLarge(req.pattern, { measure: "repeat", reason: why });
 		throw invalidPattern("regex", req.pattern, why);
 	}
 	const size = compiled.programSize();
 	if (size > MAX_PROGRAM_SIZE) {
-		throw patternTooLarge(
-			req.pattern,
-			`its compiled program has ${size} instructions, over ${MAX_PROGRAM_SIZE}`,
-		);
+		throw patternTooLarge(req.pattern, { measure: "program", size, limit: MAX_PROGRAM_SIZE });
 	}
 	return { test: (line) => compiled.test(line) };
 }
@@ -192,7 +189,8 @@ export function compileGlob(glob: string, re2: Re2): (path: string) => boolean {
 	// "(?=.)" before a star asks for one character at least: say so without a lookahead.
 	regex = regex.replaceAll("(?=.)[^/]*?", "[^/]+?");
 	for (const guard of PM_LOOKAROUNDS) regex = regex.replaceAll(guard, "");
-	if (regex.length > MAX_PATTERN_CHARS) throw patternTooLarge(glob, `glob of ${glob.length} characters`);
+	if (regex.length > MAX_PATTERN_CHARS)
+		throw patternTooLarge(glob, { measure: "glob-characters", size: glob.length });
 	let compiled: InstanceType<Re2>;
 	try {
 		compiled = re2.compile(regex);

@@ -2,7 +2,9 @@
  * The rg engine for grep: argv, exit status, and one rg run (a pass) stopped at the limit. Which
  * passes run, and whose answer is kept, is rg-plan.ts.
  */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
+import type { KeelError } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import type { GrepRequest } from "../types.js";
 import type { RgTool } from "./detect.js";
 import { escapeGlob, nestedTooDeep, RG_REGEX_SIZE_LIMIT, tooDeepLine } from "./patterns.js";
@@ -71,9 +73,7 @@ export const READY_MARK = "/dev/null/keel-rg-walk-starts";
 function rgFailure(stderr: string, path: string): KeelError | undefined {
 	const lines = stderr.split("\n").filter((l) => l.trim() !== "");
 	if (lines.some((l) => l.startsWith(`${path}: `) && l.includes("(os error 2)"))) {
-		return new KeelError("NOT_FOUND", `No such file or directory: ${path}. Check the path with ls or find.`, {
-			path,
-		});
+		return pathFact("not-found", path);
 	}
 	const tooDeep = tooDeepLine(stderr);
 	if (tooDeep) return nestedTooDeep(path, tooDeep);
@@ -82,15 +82,12 @@ function rgFailure(stderr: string, path: string): KeelError | undefined {
 	const text = fatal.join("\n");
 	const tooLarge = /exceeds size limit of (\d+) bytes/.exec(text);
 	if (tooLarge) {
-		return new KeelError(
-			"INVALID_PATTERN",
-			`Pattern too large: its compiled form exceeds ${tooLarge[1]} bytes. Use a shorter pattern, smaller repetition counts (x{n}), or literal: true.`,
-		);
+		return backendFact("pattern-too-large", { measure: "compiled-bytes", limit: Number(tooLarge[1]) });
 	}
 	if (/regex|error parsing glob/i.test(text)) {
-		return new KeelError("INVALID_PATTERN", `Invalid pattern: ${text}`, { details: { stderr } });
+		return backendFact("pattern-invalid", { reason: text, stderr });
 	}
-	return new KeelError("IO_ERROR", `rg failed: ${text}`, { path, details: { stderr } });
+	return backendFact("search-tool-failed", { tool: "rg", reason: text, stderr }, { path });
 }
 
 /** rg's messages without its error for READY_MARK (the mark makes every ordered probe exit 2). */
@@ -177,9 +174,11 @@ export async function rgPass(
 			const failure = rgFailure(messages(marked ? withoutMark(stderr) : stderr), req.path);
 			if (failure) throw failure;
 		} else if (exitCode !== 0 && exitCode !== 1) {
-			throw new KeelError("IO_ERROR", `rg ended unexpectedly (exit ${exitCode}): ${stderr.trim()}`, {
-				path: req.path,
-			});
+			throw backendFact(
+				"search-tool-failed",
+				{ tool: "rg", exitCode, reason: stderr.trim() },
+				{ path: req.path },
+			);
 		}
 	}
 	const files = collector?.files ?? [];

@@ -3,6 +3,7 @@
  * runner that stops at a limit or a time budget, a linear line splitter, and the mapping between
  * the pinned starting point and the names the caller checked.
  */
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 import { abortedError, throwIfAborted } from "./semantics.js";
 
@@ -103,9 +104,7 @@ export async function runUntil(
 		budget?.removeEventListener("abort", stopOnBudget);
 		if (signal?.aborted) throw abortedError();
 		if (e instanceof KeelError) throw e;
-		throw new KeelError("BACKEND_UNAVAILABLE", `${tool} could not be started: ${(e as Error).message}`, {
-			cause: e,
-		});
+		throw backendFact("search-tool-not-started", { tool, reason: (e as Error).message }, { cause: e });
 	}
 	budget?.removeEventListener("abort", stopOnBudget);
 	throwIfAborted(signal);

@@ -1,5 +1,6 @@
 /** Ordering, lines, context and abort handling shared by every search engine. */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
+import type { KeelError } from "../../boundary/errors.js";
 import type { GrepMatch } from "../types.js";
 import type { LineMatcher } from "./patterns.js";
 
@@ -70,7 +71,7 @@ export function withContext(
 }
 
 export function abortedError(): KeelError {
-	return new KeelError("ABORTED", "Search aborted.");
+	return backendFact("search-aborted");
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -4,8 +4,10 @@
  * and a small pool of job shells (commands and search). Host keys are checked against known_hosts;
  * skipping that takes an explicit `insecureHostKey`.
  */
+
 import type { Socket } from "node:net";
 import type { Client } from "ssh2";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 import { resolveSshTarget, type SshTarget } from "./client-config.js";
 import type { ConnectPlace } from "./connect-errors.js";
@@ -81,7 +83,7 @@ export class SshConnection {
 	/** The live connection, connecting first when there is none. */
 	get(): Promise<Live> {
 		if (this.targetError) return Promise.reject(this.targetError);
-		if (this.closed) return Promise.reject(unavailable("This SSH backend is closed; start a new session."));
+		if (this.closed) return Promise.reject(backendFact("ssh-closed"));
 		if (this.live && !this.live.lost) return Promise.resolve(this.live);
 		this.connecting ??= this.connect().finally(() => {
 			this.connecting = undefined;
@@ -149,9 +151,7 @@ export class SshConnection {
 	}
 
 	lostError(why: string): KeelError {
-		return unavailable(
-			`The SSH connection to ${this.where} was lost (${why}); an operation in flight may or may not have taken effect (a write is all or nothing): check before retrying. The next call reconnects.`,
-		);
+		return backendFact("connection-lost", { host: this.where, reason: why });
 	}
 
 	private async connect(): Promise<Live> {

@@ -5,12 +5,13 @@
  * shell. Concurrent commands each get their own shell (up to maxJobShells, then they queue), so a
  * long command never holds up another; file operations do not use these shells at all.
  */
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import type { ArgvRunner } from "../search/native.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Live, SshConnection } from "./connection.js";
-import { sysError, unavailable } from "./errors.js";
+import { sysError } from "./errors.js";
 import { runnerOf, runOnRunner } from "./run-exec.js";
 import { startOnRunner } from "./run-live.js";
 import type { JobShell } from "./shell.js";
@@ -200,10 +201,7 @@ export function createSshExec(conn: SshConnection): ExecOps {
 			conn.use(async (live) => {
 				const runner = await runnerOf(live);
 				if (!runner) {
-					throw new KeelError(
-						"UNSUPPORTED",
-						`Process handles on ${conn.label} need python3 (3.5 or later, Linux) on the host, which keel runs them under; run the command in the foreground, or install python3 there.`,
-					);
+					throw backendFact("handles-need-python", { host: conn.label });
 				}
 				live.peeks.clear(); // a command may change any file
 				return startOnRunner(runner, req, {
@@ -216,10 +214,7 @@ export function createSshExec(conn: SshConnection): ExecOps {
 					if (e instanceof KeelError || (e as NodeJS.ErrnoException)?.code) throw e;
 					throw (
 						live.lost ??
-						unavailable(
-							`The command runner on the host ended while the command started (${(e as Error).message}); the next call starts a new runner.`,
-							e,
-						)
+						backendFact("host-runner-lost", { running: false, reason: (e as Error).message }, { cause: e })
 					);
 				});
 			}),

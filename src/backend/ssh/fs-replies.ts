@@ -2,7 +2,7 @@
  * The helpers' replies read back: stat lines, `st ` lines after a commit, and the errors a
  * compare-and-swap or an identity check turns into. Shared by fs.ts and fs-fast.ts.
  */
-import { pathFact } from "../../boundary/errors.js";
+import { pathFact } from "../../boundary/path-facts.js";
 import { swappedDir } from "../changed-errors.js";
 import type { FileStat } from "../types.js";
 import { shellError, sysError } from "./errors.js";

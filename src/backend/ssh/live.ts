@@ -3,11 +3,12 @@
  * host has it) and the pool of job shells. A channel SFTP or a helper needs closing counts as the
  * connection dropping: every request in flight fails, and the next call reconnects.
  */
+
 import type { Client, ClientChannel, SFTPWrapper } from "ssh2";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 import { channelPipe, openChannel } from "./channel.js";
 import type { SshConnectOptions } from "./connect-options.js";
-import { unavailable } from "./errors.js";
 import { PeekCache } from "./peek.js";
 import { PY_FUNCS, pyInit, pyRequest } from "./remote-py.js";
 import type { CommandRunner } from "./run-client.js";
@@ -162,9 +163,7 @@ export async function setUpLive(client: Client, owner: LiveOwner): Promise<Live>
 		const caps = await helper.request("k_caps");
 		const missing = [...caps.out.matchAll(/^missing (\S+)$/gm)].map((m) => m[1]);
 		if (missing.length > 0) {
-			throw unavailable(
-				`The host ${owner.label} lacks ${missing.join(", ")}, which keel's ssh backend runs there (GNU coreutils, util-linux, findutils, grep); install them on the host.`,
-			);
+			throw backendFact("host-lacks-programs", { host: owner.label, programs: missing });
 		}
 		Object.assign(live, {
 			sftp,
@@ -181,9 +180,10 @@ export async function setUpLive(client: Client, owner: LiveOwner): Promise<Live>
 	} catch (e) {
 		client.destroy();
 		if (e instanceof KeelError) throw e;
-		throw unavailable(
-			`Connected to ${owner.where}, but could not start SFTP and a shell there: ${(e as Error).message}. Check that the account has a working shell, the sftp subsystem is enabled, and the shell's rc files print nothing.`,
-			e,
+		throw backendFact(
+			"ssh-session-not-started",
+			{ host: owner.where, reason: (e as Error).message },
+			{ cause: e },
 		);
 	}
 	if (live.lost) throw live.lost;

@@ -6,12 +6,14 @@
  * and the new runner first kills every process still carrying one of their call tags (the tags
  * are made here, so they outlive the runner that used them).
  */
+
 import { randomBytes } from "node:crypto";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { setLongTimeout } from "../../boundary/timing.js";
 import type { ExecRequest, ExecResult } from "../types.js";
 import { channelPipe, openChannel } from "./channel.js";
 import type { SshConnection } from "./connection.js";
-import { sysError, unavailable } from "./errors.js";
+import { sysError } from "./errors.js";
 import type { Live } from "./live.js";
 import { runnerInit } from "./remote-run.js";
 import { CommandRunner } from "./run-client.js";
@@ -113,10 +115,7 @@ export function runOnRunner(
 						settle(() =>
 							reject(
 								live.lost ??
-									unavailable(
-										`The command runner on the host ended while the command ran (${e.message}); the command may or may not have finished. The next call starts a new runner.`,
-										e,
-									),
+									backendFact("host-runner-lost", { running: true, reason: e.message }, { cause: e }),
 							),
 						);
 					if (live.lost) return fail();

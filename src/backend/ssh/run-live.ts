@@ -10,6 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants as osConstants } from "node:os";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
 import type { LiveExit, LiveProcess, StartRequest } from "../types.js";
 import { sysError } from "./errors.js";
@@ -131,10 +132,7 @@ export function startOnRunner(
 						reject(
 							noCwd
 								? sysError("ENOENT", "no such working directory", req.cwd)
-								: new KeelError(
-										"BACKEND_UNAVAILABLE",
-										`The host could not start the command${req.terminal ? " in a pseudo-terminal" : ""}.`,
-									),
+								: backendFact("command-not-started", { terminal: Boolean(req.terminal) }),
 						);
 					}
 				},
@@ -183,11 +181,7 @@ export function runnerHandles(open: () => ShellPipe, label: string): RunnerHandl
 			try {
 				await r.ready;
 			} catch (e) {
-				throw new KeelError(
-					"UNSUPPORTED",
-					`Process handles in the ${label} need python3 (3.5 or later, Linux) there, which keel runs them under (${(e as Error).message}); run the command in the foreground, or install python3.`,
-					{ cause: e },
-				);
+				throw backendFact("handles-need-python", { label, reason: (e as Error).message }, { cause: e });
 			}
 			for (const tag of orphans.splice(0)) r.sweep(tag);
 			return r;
@@ -201,7 +195,7 @@ export function runnerHandles(open: () => ShellPipe, label: string): RunnerHandl
 	};
 	return {
 		async start(req) {
-			if (closed) throw new KeelError("BACKEND_UNAVAILABLE", `The backend for the ${label} is closed.`);
+			if (closed) throw backendFact("backend-closed", { label });
 			let r = await runner();
 			if (r.dead) {
 				current = undefined;
@@ -209,11 +203,7 @@ export function runnerHandles(open: () => ShellPipe, label: string): RunnerHandl
 			}
 			return startOnRunner(r, req, { onRunnerDied: (tag) => orphans.push(tag) }).catch((e: unknown) => {
 				if (e instanceof KeelError || (e as NodeJS.ErrnoException)?.code) throw e;
-				throw new KeelError(
-					"BACKEND_UNAVAILABLE",
-					`The command runner in the ${label} ended while the command started (${(e as Error).message}); the next call starts a new one.`,
-					{ cause: e },
-				);
+				throw backendFact("runner-lost", { label, reason: (e as Error).message }, { cause: e });
 			});
 		},
 		close() {

@@ -9,7 +9,7 @@
  * limit (the bytes stay there), so the regex dialect is grep's -P (PCRE) or, without it, -E (POSIX
  * extended) instead of rg's; files with a NUL byte are skipped (grep -I).
  */
-import { KeelError } from "../../boundary/errors.js";
+import { backendFact } from "../../boundary/backend-facts.js";
 import { type ContentSearch, createFallbackSearch, type SearchFile } from "../exec/fallback-search.js";
 import type { ExecTransport } from "../exec/transport.js";
 import { createNativeSearch, detectNativeTools, type NativeTools } from "../search/native.js";
@@ -147,7 +147,7 @@ async function grepBatch(
 		// Per-file errors ("grep: path: Permission denied") are skipped as rg skips them.
 		const fatal = stderr.split("\n").filter((l) => l.trim() !== "" && !/^grep: .*: [A-Z][a-z ]+$/.test(l));
 		if (fatal.length > 0) {
-			throw new KeelError("INVALID_PATTERN", `Invalid pattern: ${fatal.join("\n")}`, { details: { stderr } });
+			throw backendFact("pattern-invalid", { reason: fatal.join("\n"), stderr });
 		}
 	}
 }
