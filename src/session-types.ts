@@ -9,7 +9,7 @@ import type { Clock } from "./boundary/timing.js";
 import type { Checkpoints } from "./checkpoints/checkpoints.js";
 import type { CheckpointBudgets } from "./checkpoints/types.js";
 import type { CheckerSpec } from "./diagnostics/checkers.js";
-import type { ProcessLimits } from "./procs/table.js";
+import type { ProcessLimits } from "./procs/types.js";
 import type { PythonCoordinatorOptions } from "./python/coordinator-options.js";
 import type { QueueRegistry } from "./safety/mutation-queue.js";
 import type { PayloadLimits } from "./safety/payloads.js";

@@ -12,8 +12,9 @@
  * - Bounds: at most `maxLive` running at once (PROCESS_LIMIT), `keepBytes` of output in memory per
  *   process, `maxSpillBytes` spilled by all of them; output past both is dropped and a read of it
  *   says so (OUTPUT_DROPPED when asked for by cursor).
+ * Apart: the shapes (types.ts) and the wait's listening (wait.ts).
  */
-import type { Backend, LiveExit, LiveProcess } from "../backend/types.js";
+import type { Backend } from "../backend/types.js";
 import { KeelError } from "../boundary/errors.js";
 import type { SpillDir } from "../boundary/spill.js";
 import { type Clock, setLongTimeout } from "../boundary/timing.js";
@@ -21,83 +22,15 @@ import { utf8CompleteEnd } from "../boundary/truncate.js";
 import { OutputLog, type SpillBudget } from "./output-log.js";
 import { isDrawing, plainText } from "./plain-text.js";
 import { lazyXterm, Screen } from "./screen.js";
-
-export interface ProcessLimits {
-	/** Processes running at once. */
-	maxLive: number;
-	/** Output held in memory per process. */
-	keepBytes: number;
-	/** Output spilled to disk by all processes together. */
-	maxSpillBytes: number;
-}
-
-export const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
-	maxLive: 64,
-	keepBytes: 1024 * 1024,
-	maxSpillBytes: 256 * 1024 * 1024,
-};
-
-/** How much of a match's context a pattern wait looks back over, beyond the newest chunk. */
-const MATCH_LOOKBACK_BYTES = 64 * 1024;
-/** How much of the newest output a wait hands to its progress listener. */
-const PROGRESS_TAIL_BYTES = 4096;
-/** After the exit, how long output still in the pipes is waited for. */
-const DRAIN_MS = 200;
-
-export type ProcessState = "running" | "exited" | "killed" | "timed out";
-
-export interface ProcessInfo {
-	id: number;
-	pid: number | undefined;
-	command: string;
-	state: ProcessState;
-	exitCode: number | null;
-	signal: string | null;
-	/** Milliseconds since it started. */
-	ageMs: number;
-	/** Output so far, in bytes (the cursor after the last byte). */
-	outputBytes: number;
-	terminal: boolean;
-}
-
-export interface StartOptions {
-	command: string;
-	cwd: string;
-	terminal?: { cols: number; rows: number };
-	timeoutMs?: number;
-}
-
-export interface ReadResult {
-	info: ProcessInfo;
-	/** Plain text of the output from the cursor (or the screen, when `screen` is set). */
-	text: string;
-	/** The terminal's current screen was returned instead of the stream. */
-	screen: boolean;
-	from: number;
-	next: number;
-	/** Output from `next` on is not in this answer (read again from `next`). */
-	more: boolean;
-	/** Bytes skipped because they are no longer kept, and why. */
-	dropped?: { bytes: number; why: string };
-	/** The spill file holding the whole output so far, when there is one. */
-	spillPath?: string;
-}
-
-interface Entry {
-	id: number;
-	command: string;
-	startedAt: number;
-	proc: LiveProcess;
-	log: OutputLog;
-	screen?: Screen;
-	exit?: LiveExit;
-	state: ProcessState;
-	/** Where the last read ended. */
-	cursor: number;
-	/** Called on output and on exit. */
-	listeners: Set<() => void>;
-	timer?: { clear(): void };
-}
+import {
+	DEFAULT_PROCESS_LIMITS,
+	type Entry,
+	type ProcessInfo,
+	type ProcessLimits,
+	type ReadResult,
+	type StartOptions,
+} from "./types.js";
+import { DRAIN_MS, untilOutput, type WaitOptions } from "./wait.js";
 
 export class ProcessTable {
 	private readonly entries = new Map<number, Entry>();
@@ -311,59 +244,10 @@ export class ProcessTable {
 	 */
 	async wait(
 		id: number,
-		opts: {
-			pattern?: RegExp;
-			timeoutMs: number;
-			cursor?: number;
-			maxBytes: number;
-			signal?: AbortSignal;
-			onOutput?: (text: string) => void;
-		},
+		opts: WaitOptions & { cursor?: number; maxBytes: number },
 	): Promise<ReadResult & { matched?: string; timedOut: boolean }> {
 		const e = this.entry(id);
-		const from = opts.cursor ?? e.cursor;
-		const tell = () => {
-			if (!opts.onOutput || e.log.total <= from) return;
-			const start = Math.max(from, e.log.total - PROGRESS_TAIL_BYTES, e.log.oldest);
-			const raw = e.log.read(start, e.log.total - start).bytes;
-			const textOf = raw.subarray(0, utf8CompleteEnd(raw)).toString("utf8");
-			opts.onOutput(e.screen ? plainText(textOf) : textOf);
-		};
-		let matched: string | undefined;
-		const look = (): boolean => {
-			if (opts.pattern) {
-				const start = Math.max(from, e.log.total - MATCH_LOOKBACK_BYTES, e.log.oldest);
-				const raw = e.log.read(start, e.log.total - start).bytes.toString("utf8");
-				const m = opts.pattern.exec(e.screen ? plainText(raw) : raw);
-				if (m) {
-					matched = m[0];
-					return true;
-				}
-			}
-			return e.state !== "running";
-		};
-		let timedOut = false;
-		if (!look()) {
-			timedOut = await new Promise<boolean>((resolve) => {
-				const done = (t: boolean) => {
-					e.listeners.delete(check);
-					timer.clear();
-					opts.signal?.removeEventListener("abort", onAbort);
-					resolve(t);
-				};
-				const check = () => {
-					if (look()) done(false);
-					else tell();
-				};
-				const onAbort = () => done(false);
-				const timer = setLongTimeout(() => done(true), opts.timeoutMs);
-				e.listeners.add(check);
-				opts.signal?.addEventListener("abort", onAbort, { once: true });
-			});
-		}
-		if (e.state !== "running" && matched === undefined) {
-			await Promise.race([e.proc.drained, new Promise((r) => setTimeout(r, DRAIN_MS))]);
-		}
+		const { matched, timedOut } = await untilOutput(e, opts.cursor ?? e.cursor, opts);
 		const read = await this.read(id, {
 			maxBytes: opts.maxBytes,
 			...(opts.cursor !== undefined ? { cursor: opts.cursor } : {}),

@@ -19,11 +19,13 @@
  *
  * The caller's plan → commit split is where a re-plan on CHANGED_ON_DISK can hook in: the error
  * says nothing was changed (details.allOrNothing === "rolled-back" or "nothing-committed").
+ * What a failed commit says is in commit-outcome.ts.
  */
 import type { FileStat } from "../backend/types.js";
 import { isAfterCommit, KeelError } from "../boundary/errors.js";
 import { committedButError, fromSystemError } from "../boundary/system-errors.js";
 import type { ToolHost } from "../tool-host.js";
+import { journalError, type Unresolved, withOutcome } from "./commit-outcome.js";
 import type { ContentSource } from "./content-refs.js";
 import type { JournalFile, OpenIntent } from "./journal.js";
 import { sha256 } from "./read-state.js";
@@ -116,13 +118,6 @@ function record(host: TransactionHost, c: Change, out: Committed): void {
 function commitOrder(changes: Change[]): number[] {
 	const rank = (c: Change) => (c.after.kind !== "absent" ? 0 : c.before.kind === "link" ? 2 : 1);
 	return changes.map((_, i) => i).sort((a, b) => rank(changes[a]) - rank(changes[b]) || a - b);
-}
-
-export interface Unresolved {
-	path: string;
-	state: string;
-	/** Where the previous bytes are kept, when there were any. */
-	kept?: string;
 }
 
 /** Put one committed change back, by compare-and-swap against what this call wrote. */
@@ -259,69 +254,4 @@ export async function commitChanges(host: TransactionHost, changes: Change[]): P
 		);
 	}
 	return outcomes;
-}
-
-/** A failure writing the journal, in keel's words: nothing of the change was touched. */
-function journalError(e: unknown, dir: string): KeelError {
-	if (e instanceof KeelError) return e;
-	const errno = (e as NodeJS.ErrnoException)?.code;
-	const mapped = fromSystemError(e);
-	// The journal's own directories are keel's: a missing one is a storage problem, not a wrong path.
-	const code =
-		mapped.code === "NOT_FOUND" ||
-		mapped.code === "NOT_DIRECTORY" ||
-		mapped.code === "INTERNAL" ||
-		mapped.code === "WRITE_COLLISION" ||
-		mapped.code === "IS_DIRECTORY" ||
-		mapped.code === "PATH_INVALID" ||
-		mapped.code === "PATH_LOOP"
-			? "IO_ERROR"
-			: mapped.code;
-	const why = SYSTEM_WORDS[errno ?? ""] ?? (errno ? `the system refused it (${errno})` : "an internal error");
-	return new KeelError(
-		code,
-		`keel could not write the journal of this multi-file change in its state directory (${dir}): ${why}.`,
-		{ cause: e },
-	);
-}
-
-const SYSTEM_WORDS: Record<string, string> = {
-	ENOSPC: "no space left on the device; free some space, then retry",
-	EDQUOT: "the disk quota is exhausted; free some space, then retry",
-	EIO: "the device reported an I/O error; retry, and if it persists the storage is failing",
-	EROFS: "its file system is read-only; pass a writable stateDir",
-	EACCES: "permission denied; pass a stateDir this user can write",
-	EPERM: "permission denied; pass a stateDir this user can write",
-	ENOENT: "a directory of it vanished while it was written; retry",
-};
-
-/** What a failed call left on disk. all-new: every file is in place, but an error came after. */
-export type AllOrNothing = "nothing-committed" | "rolled-back" | "partial" | "all-new";
-
-function withOutcome(
-	err: KeelError,
-	failed: number,
-	allOrNothing: AllOrNothing,
-	restored: string[],
-	unresolved: Unresolved[],
-	total: number,
-): KeelError {
-	const note = total > 1 && allOrNothing !== "all-new" ? outcomeNote(allOrNothing, restored, unresolved) : "";
-	return new KeelError(err.code, `${err.message}${note}`, {
-		path: err.path,
-		payloadRef: err.payloadRef,
-		details: { ...err.details, failed, allOrNothing, restored, unresolved },
-	});
-}
-
-/** What a failed multi-file commit left: " Nothing was changed..." or what is incomplete and where. */
-export function outcomeNote(
-	allOrNothing: Exclude<AllOrNothing, "all-new">,
-	restored: string[],
-	unresolved: Unresolved[],
-): string {
-	if (allOrNothing === "nothing-committed") return " Nothing was changed.";
-	if (allOrNothing === "rolled-back")
-		return ` Nothing was changed: ${restored.length} file(s) this call had already written were restored (${restored.join(", ")}).`;
-	return ` The change is incomplete: ${unresolved.map((u) => `${u.path} ${u.state}`).join("; ")}. Previous bytes are kept in ${unresolved[0].kept}.${restored.length ? ` Restored: ${restored.join(", ")}.` : ""}`;
 }

@@ -12,6 +12,7 @@
  * block device; writing raw to a disk device (`dd of=`, a redirection, `tee`, `cp`).
  */
 import { type BashParse, lazyBashParser, type SyntaxNode } from "./shell-syntax.js";
+import { asSource, expandBraces, HOME, UNKNOWN, wordValue } from "./shell-words.js";
 
 const bashParser = lazyBashParser();
 
@@ -30,11 +31,7 @@ export async function refusalFor(command: string): Promise<string | undefined> {
 	return what ? `Refused: the command is ${what}. Run a narrower command.` : undefined;
 }
 
-/** Markers in a word's value: a home directory (`~`, `$HOME`), a part known only at run time. */
-const HOME = "\u0000H";
-const UNKNOWN = "\u0000U";
 const MAX_NESTING = 4;
-const MAX_BRACE_WORDS = 256;
 const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash)$/;
 
 function meaning(parse: BashParse, source: string, depth: number): string | undefined {
@@ -105,11 +102,6 @@ function nestedScript(cmd: string, args: string[]): string | undefined {
 function hereDocument(cmd: string, node: SyntaxNode): string | undefined {
 	if (!SHELLS.test(cmd) || node.parent?.type !== "redirected_statement") return undefined;
 	return node.parent.descendantsOfType("heredoc_body")[0]?.text;
-}
-
-/** A value with its markers written back as shell source (for a nested parse). */
-function asSource(value: string): string {
-	return value.split(HOME).join("$HOME").split(UNKNOWN).join("$KEEL_UNKNOWN");
 }
 
 /** Commands that run the rest of their words as a command: options that take an argument, positionals. */
@@ -235,28 +227,6 @@ function shown(value: string): string {
 	return value.split(HOME).join("~").split(UNKNOWN).join("$…");
 }
 
-/** Bash's brace lists (`/{,}` is `/ /`), up to MAX_BRACE_WORDS words; sequences are left as they are. */
-function expandBraces(word: string): string[] {
-	let out = [word];
-	for (let round = 0; round < 16; round++) {
-		let changed = false;
-		const next: string[] = [];
-		for (const w of out) {
-			const m = /\{([^{}]*,[^{}]*)\}/.exec(w);
-			if (!m) {
-				next.push(w);
-				continue;
-			}
-			changed = true;
-			for (const alt of m[1].split(","))
-				next.push(w.slice(0, m.index) + alt + w.slice(m.index + m[0].length));
-		}
-		out = next.slice(0, MAX_BRACE_WORDS);
-		if (!changed) break;
-	}
-	return out;
-}
-
 /** A function that calls itself twice or more (`:(){ :|:& };:`). */
 function forkBomb(node: SyntaxNode): string | undefined {
 	const name = node.childForFieldName("name")?.text;
@@ -272,55 +242,6 @@ function redirectMeaning(node: SyntaxNode): string | undefined {
 	const dest = node.childForFieldName("destination");
 	const writes = node.children.some((c) => c && /^(>|>>|>\||&>|&>>)$/.test(c.type));
 	return dest && writes && isDisk(wordValue(dest)) ? "redirecting output onto a disk device" : undefined;
-}
-
-/** A word's value as far as it is known before it runs, with HOME and UNKNOWN markers. */
-function wordValue(node: SyntaxNode): string {
-	switch (node.type) {
-		case "command_name":
-			return node.firstChild ? wordValue(node.firstChild) : node.text;
-		case "word": {
-			const text = node.text.replace(/\\(.)/gs, "$1");
-			return /^~[^/]*/.test(node.text) ? text.replace(/^~[^/]*/, HOME) : text;
-		}
-		case "number":
-			return node.text;
-		case "raw_string":
-			return node.text.slice(1, -1);
-		case "ansi_c_string":
-			return ansiC(node.text.slice(2, -1));
-		case "string_content":
-			return node.text.replace(/\\([$`"\\\n])/g, "$1");
-		case "simple_expansion":
-		case "expansion":
-			return /^\$\{?HOME\}?$/.test(node.text) ? HOME : UNKNOWN;
-		case "string":
-		case "concatenation":
-			return node.namedChildren.map((c) => (c ? wordValue(c) : UNKNOWN)).join("");
-		default:
-			return UNKNOWN;
-	}
-}
-
-/** The value of a `$'...'` string's body. */
-function ansiC(body: string): string {
-	const simple: Record<string, string> = {
-		n: "\n",
-		t: "\t",
-		r: "\r",
-		a: "\x07",
-		b: "\b",
-		e: "\x1b",
-		E: "\x1b",
-	};
-	return body.replace(
-		/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|.)/gs,
-		(_, e: string) => {
-			if (/^[xuU]/.test(e)) return String.fromCodePoint(Number.parseInt(e.slice(1), 16));
-			if (/^[0-7]/.test(e)) return String.fromCharCode(Number.parseInt(e, 8));
-			return simple[e] ?? e;
-		},
-	);
 }
 
 /** Without the grammar (it failed to load): textual patterns, better than nothing. */

@@ -7,7 +7,7 @@
 import { KeelError } from "../boundary/errors.js";
 import { boolean, integer, number, object, optional, string, withRange } from "../boundary/schema.js";
 import { requireDir, statPath } from "../edit/snapshot.js";
-import type { ProcessInfo, ReadResult } from "../procs/table.js";
+import type { ProcessInfo, ReadResult } from "../procs/types.js";
 import type { ToolHost } from "../tool-host.js";
 import { refusalFor } from "./bash-policy.js";
 import { startHandle } from "./process.js";

@@ -9,7 +9,8 @@ import { fromSystemError } from "../boundary/system-errors.js";
 import { type DiagnosticsReport, diagnosticsDetails, diagnosticsLine } from "../diagnostics/diagnostics.js";
 import { loadDiffBeforeCommit } from "../edit/jsdiff.js";
 import { MAX_REPLANS, replanBackoff, replansExhausted } from "../edit/replan.js";
-import { commitChanges, outcomeNote, withPaths } from "../safety/transaction.js";
+import { outcomeNote } from "../safety/commit-outcome.js";
+import { commitChanges, withPaths } from "../safety/transaction.js";
 import { type SyntaxReport, syntaxDetails, syntaxLine } from "../syntax/report.js";
 import { checkAborted, checkedCommit, checkLines, checkModeFor } from "./common.js";
 import {

@@ -15,7 +15,7 @@ import {
 	withUnpublishedRange,
 } from "../boundary/schema.js";
 import { DEFAULT_MAX_BYTES } from "../boundary/truncate.js";
-import type { ProcessInfo, ReadResult } from "../procs/table.js";
+import type { ProcessInfo, ReadResult } from "../procs/types.js";
 import type { ToolHost } from "../tool-host.js";
 import { RANGES } from "./ranges.js";
 import { type ArgsOf, defineTool, type ToolResult, text } from "./types.js";

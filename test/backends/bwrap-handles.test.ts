@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
-import type { ProcessLimits } from "../../src/procs/table.js";
+import type { ProcessLimits } from "../../src/procs/types.js";
 import { Session } from "../../src/session.js";
 import { TERMINAL_SIZE } from "../../src/tools/process.js";
 import { bwrapAvailable } from "../contract/backends.js";

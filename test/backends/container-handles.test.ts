@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createContainerBackend } from "../../src/backend/container/index.js";
-import type { ProcessLimits } from "../../src/procs/table.js";
+import type { ProcessLimits } from "../../src/procs/types.js";
 import { Session } from "../../src/session.js";
 import { podmanContainer, podmanMissing } from "../fixtures/podman.js";
 import { details, handleTests, killMarked, out, processesWith, waitFor } from "../fixtures/processes.js";

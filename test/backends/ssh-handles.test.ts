@@ -13,7 +13,7 @@ import { createSshFs } from "../../src/backend/ssh/fs.js";
 import { createSshSearch } from "../../src/backend/ssh/search.js";
 import { createSshProcess } from "../../src/backend/ssh/spawn.js";
 import type { Backend } from "../../src/backend/types.js";
-import type { ProcessLimits } from "../../src/procs/table.js";
+import type { ProcessLimits } from "../../src/procs/types.js";
 import { Session } from "../../src/session.js";
 import {
 	details,

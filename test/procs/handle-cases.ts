@@ -8,7 +8,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import type { ProcessLimits } from "../../src/procs/table.js";
+import type { ProcessLimits } from "../../src/procs/types.js";
 import type { CallResult, Session } from "../../src/session.js";
 import {
 	details,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
-import type { ProcessLimits } from "../../src/procs/table.js";
+import type { ProcessLimits } from "../../src/procs/types.js";
 import { Session } from "../../src/session.js";
 import { details, HTTP_SERVER, handleTests, out, processesWith } from "../fixtures/processes.js";
 import {

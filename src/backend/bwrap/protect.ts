@@ -25,16 +25,18 @@ import { posix } from "node:path";
 import {
 	commonDirOf,
 	configuredGitPaths,
+	gitPath,
+	isGitDir,
+	parseGitConfig,
+	resolveDotGit,
+} from "../../safety/git-dirs.js";
+import {
 	GIT_DIR_FILES,
 	GIT_HOOKS_DIR,
-	gitPath,
 	HOME_ENTRIES,
 	isDotGit,
-	isGitDir,
 	PROTECTED_NAMES,
-	parseGitConfig,
 	protectedByName,
-	resolveDotGit,
 } from "../../safety/protected-paths.js";
 import { createLocalFs } from "../local/fs.js";
 import { DirPins } from "../local/pin.js";
