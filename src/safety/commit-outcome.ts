@@ -4,7 +4,8 @@
  * it, with the files restored and those left unresolved. Apart from the commit (transaction.ts)
  * so that the commit reads as the steps it takes and this as what the model is told.
  */
-import { fromSystemError, KeelError } from "../boundary/errors.js";
+import { KeelError } from "../boundary/errors.js";
+import { fromSystemError } from "../boundary/system-errors.js";
 
 /** A file a failed commit could not put back, its state, and where its previous bytes are kept. */
 export interface Unresolved {
