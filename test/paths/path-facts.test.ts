@@ -7,29 +7,28 @@
  * through a local transport), whose errors come from its helper scripts' exit codes.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
 import { createLocalBackend } from "../../src/backend/local.js";
 import type { Backend } from "../../src/backend/types.js";
 import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
 import { PATH_FACT_WORDS, type PathFact, pathFactMessage } from "../../src/boundary/path-facts.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import { spawnTransport } from "../fixtures/xattrs.js";
 
-let root: string;
-beforeEach(async () => {
-	root = await realpath(await mkdtemp(join(tmpdir(), "keel-facts-")));
-	await mkdir(join(root, "src/d"), { recursive: true });
-	await writeFile(join(root, "src/a.ts"), "export const a = 1;\n");
-	await symlink("a.ts", join(root, "src/link.ts"));
-	await symlink("d", join(root, "src/dlink"));
-	execFileSync("mkfifo", [join(root, "src/fifo")]);
+// Each test opens its session itself, on the backend it checks.
+const ws = useWorkspace({
+	prefix: "keel-facts-",
+	files: { "src/a.ts": "export const a = 1;\n" },
+	session: false,
 });
-afterEach(async () => {
-	await rm(root, { recursive: true, force: true });
+beforeEach(async () => {
+	await mkdir(ws().path("src/d"));
+	await symlink("a.ts", ws().path("src/link.ts"));
+	await symlink("d", ws().path("src/dlink"));
+	execFileSync("mkfifo", [ws().path("src/fifo")]);
 });
 
 interface Row {
@@ -117,7 +116,7 @@ const BACKENDS = {
 		createLocalBackend({
 			hooks: {
 				beforeCommit: async (target) => {
-					if (racing() && row.rival && target === join(root, row.canonical)) await row.rival(target);
+					if (racing() && row.rival && target === ws().path(row.canonical)) await row.rival(target);
 				},
 			},
 		}),
@@ -132,23 +131,19 @@ describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
 			it(`${row.fact}: ${row.name} (${row.input})`, async () => {
 				let racing = false;
 				const backend = BACKENDS[kind](row, () => racing);
-				const s = await Session.create({ root, home: root, backend, profile: "pi" });
-				try {
-					if (row.prepare) expect((await row.prepare(s)).ok).toBe(true);
-					racing = true;
-					const r = await row.call(s, row.input);
-					expect(r.ok, JSON.stringify(r)).toBe(false);
-					if (r.ok) return;
-					const { code } = PATH_FACT_WORDS[row.fact];
-					expect(r.error.code).toBe(code);
-					expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
-					expect(r.error.message).toBe(pathFactMessage(row.fact, row.input));
-					expect(r.error.path).toBe(join(root, row.canonical));
-				} finally {
-					await s.close();
-				}
+				const s = await ws().open({ home: ws().root, backend, profile: "pi" });
+				if (row.prepare) expect((await row.prepare(s)).ok).toBe(true);
+				racing = true;
+				const r = await row.call(s, row.input);
+				expect(r.ok, JSON.stringify(r)).toBe(false);
+				if (r.ok) return;
+				const { code } = PATH_FACT_WORDS[row.fact];
+				expect(r.error.code).toBe(code);
+				expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
+				expect(r.error.message).toBe(pathFactMessage(row.fact, row.input));
+				expect(r.error.path).toBe(ws().path(row.canonical));
 				// The refused call changed nothing: a rival's bytes stay, ours never land.
-				if (row.rival) expect(await readFile(join(root, row.canonical), "utf8")).toBe("theirs\n");
+				if (row.rival) expect(await readFile(ws().path(row.canonical), "utf8")).toBe("theirs\n");
 			});
 		}
 	},
