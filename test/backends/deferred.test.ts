@@ -6,10 +6,8 @@
  * The sandbox here is real: an AI SDK sandbox session that runs each command with sh on this machine.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import * as real from "../../src/backend/container/ai-sdk.js";
 import { createContainerBackend as realContainer } from "../../src/backend/container/index.js";
 import { engineTarget } from "../../src/backend/container/targets.js";
@@ -23,7 +21,7 @@ import { createSshBackend } from "../../src/backend/ssh/index.js";
 import { createSshSearch } from "../../src/backend/ssh/search.js";
 import { createSshProcess } from "../../src/backend/ssh/spawn.js";
 import type { Backend } from "../../src/backend/types.js";
-import { createSession } from "../../src/index.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 /** An AI SDK sandbox session on this machine: each command runs with sh. */
 const shSandbox: real.AiSdkSandboxSession = {
@@ -125,23 +123,24 @@ describe("a stand-in has the members of the backend it stands for", () => {
 });
 
 describe("a session over a stand-in", () => {
-	let dir: string;
-	beforeAll(async () => {
-		dir = await mkdtemp(join(tmpdir(), "keel-deferred-"));
-		await writeFile(join(dir, "a.txt"), "alpha\nbeta\n");
+	// One workspace for the describe; the session test opens its own on the deferred backend.
+	const ws = useWorkspace({
+		prefix: "keel-deferred-",
+		shared: true,
+		session: false,
+		files: { "a.txt": "alpha\nbeta\n" },
 	});
-	afterAll(() => rm(dir, { recursive: true, force: true }));
 
 	it("reads, writes, runs and searches through the backend made on first use", async () => {
 		const backend = deferred.createExecBackend({ transport: localTransport });
-		const session = await createSession({ root: dir, backend });
+		const session = await ws().open({ backend });
 		try {
 			const read = await session.call("read", { path: "a.txt" });
 			expect(read).toMatchObject({ ok: true, content: [{ text: "alpha\nbeta" }] });
 			expect(
 				await session.call("edit", { path: "a.txt", edits: [{ oldText: "beta", newText: "gamma" }] }),
 			).toMatchObject({ ok: true });
-			expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("alpha\ngamma\n");
+			expect(await readFile(ws().path("a.txt"), "utf8")).toBe("alpha\ngamma\n");
 			const bash = await session.call("bash", { command: "printf %s $((6 * 7))" });
 			expect(bash).toMatchObject({ ok: true, content: [{ text: "42" }] });
 			const grep = await session.call("grep", { pattern: "gam+a", path: "." });
@@ -156,9 +155,11 @@ describe("a session over a stand-in", () => {
 	it("starts a process only once ready() resolved", async () => {
 		const backend = deferred.createExecBackend({ transport: localTransport });
 		const processes = backend.process as NonNullable<Backend["process"]>;
-		expect(() => processes.spawn({ argv: ["true"], cwd: dir })).toThrow(/before process\.ready\(\) resolved/);
+		expect(() => processes.spawn({ argv: ["true"], cwd: ws().root })).toThrow(
+			/before process\.ready\(\) resolved/,
+		);
 		await processes.ready();
-		const child = processes.spawn({ argv: ["sh", "-c", "echo started"], cwd: dir });
+		const child = processes.spawn({ argv: ["sh", "-c", "echo started"], cwd: ws().root });
 		const out: Buffer[] = [];
 		child.stdout.on("data", (c: Buffer) => out.push(c));
 		expect((await child.exited).code).toBe(0);

@@ -5,24 +5,18 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { createJsSearch } from "../../src/backend/search/index.js";
 import type { Backend, GrepRequest } from "../../src/backend/types.js";
-import { Session } from "../../src/session.js";
 import { processesWith, sha256, waitFor } from "../contract/harness.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-beforeEach(async () => {
-	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-exec-")));
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+// The transport is tested on the workspace root; the one session is opened by its test.
+const ws = useWorkspace({ prefix: "keel-exec-", session: false });
 
 /**
  * Runs argv on this machine, like `docker exec`: aborting the call ends the call but leaves the
@@ -57,7 +51,12 @@ async function run(
 	extra: { signal?: AbortSignal; timeoutMs?: number; env?: Record<string, string> } = {},
 ) {
 	let output = "";
-	const r = await backend.exec.run({ command, cwd: dir, onData: (c) => (output += c.toString()), ...extra });
+	const r = await backend.exec.run({
+		command,
+		cwd: ws().root,
+		onData: (c) => (output += c.toString()),
+		...extra,
+	});
 	return { ...r, output };
 }
 
@@ -96,10 +95,10 @@ describe("exec backend: commands", () => {
 			env: { GREETING: "hi there" },
 		});
 		expect(r.exitCode).toBe(7);
-		expect(r.output).toBe(`${dir}\nhi there\n`);
+		expect(r.output).toBe(`${ws().root}\nhi there\n`);
 		expect(await waitFor(() => processesWith(marker).length === 0, 5000)).toBe(true);
 		await expect(
-			b.exec.run({ command: "true", cwd: join(dir, "missing"), onData: () => {} }),
+			b.exec.run({ command: "true", cwd: ws().path("missing"), onData: () => {} }),
 		).rejects.toMatchObject({
 			code: "NOT_FOUND",
 		});
@@ -108,25 +107,25 @@ describe("exec backend: commands", () => {
 
 describe("exec backend: faults", () => {
 	it("a transport that drops part of a write leaves the old file whole and no temp file", async () => {
-		await writeFile(join(dir, "f.txt"), "old content\n");
+		await writeFile(ws().path("f.txt"), "old content\n");
 		const halfStdin: ExecTransport = (argv, o) =>
 			dockerLike(argv, {
 				...o,
 				stdin: o.stdin instanceof Uint8Array ? o.stdin.subarray(0, o.stdin.length >> 1) : o.stdin,
 			});
 		const b = createExecBackend({ transport: halfStdin });
-		const st = await b.fs.stat(join(dir, "f.txt"));
+		const st = await b.fs.stat(ws().path("f.txt"));
 		const data = Buffer.alloc(100_000, "n");
 		await expect(
-			b.fs.writeFile(join(dir, "f.txt"), data, {
+			b.fs.writeFile(ws().path("f.txt"), data, {
 				expect: { stat: st, sha256: sha256(Buffer.from("old content\n")) },
 			}),
 		).rejects.toMatchObject({ code: "IO_ERROR" });
-		await expect(b.fs.writeFile(join(dir, "new.txt"), data, { expect: "absent" })).rejects.toMatchObject({
+		await expect(b.fs.writeFile(ws().path("new.txt"), data, { expect: "absent" })).rejects.toMatchObject({
 			code: "IO_ERROR",
 		});
-		expect(await readFile(join(dir, "f.txt"), "utf8")).toBe("old content\n");
-		expect(await readdir(dir)).toEqual(["f.txt"]);
+		expect(await readFile(ws().path("f.txt"), "utf8")).toBe("old content\n");
+		expect(await readdir(ws().root)).toEqual(["f.txt"]);
 	});
 
 	it("an unreachable target is BACKEND_UNAVAILABLE, and the next call tries again", async () => {
@@ -134,15 +133,13 @@ describe("exec backend: faults", () => {
 		const flaky: ExecTransport = (argv, o) =>
 			up ? dockerLike(argv, o) : Promise.reject(new Error("connect ECONNREFUSED"));
 		const b = createExecBackend({ transport: flaky });
-		await writeFile(join(dir, "f.txt"), "hello\n");
+		await writeFile(ws().path("f.txt"), "hello\n");
 		// Session.create canonicalizes the root through the backend: the failure surfaces there.
-		await expect(
-			Session.create({ root: dir, backend: b, spillDir: join(dir, ".spill") }),
-		).rejects.toMatchObject({
+		await expect(ws().open({ backend: b })).rejects.toMatchObject({
 			code: "BACKEND_UNAVAILABLE",
 		});
 		up = true;
-		const s = await Session.create({ root: dir, backend: b, spillDir: join(dir, ".spill") });
+		const s = await ws().open({ backend: b });
 		try {
 			up = false;
 			const r = await s.call("bash", { command: "true" });
@@ -159,22 +156,22 @@ describe("exec backend: faults", () => {
 		const busybox: ExecTransport = (argv, o) =>
 			argv[2]?.includes("%.9Y' /") ? Promise.resolve({ exitCode: 1 }) : dockerLike(argv, o);
 		const b = createExecBackend({ transport: busybox });
-		await expect(b.fs.stat(dir)).rejects.toMatchObject({ code: "BACKEND_UNAVAILABLE" });
-		await expect(b.fs.stat(dir)).rejects.toThrow(/GNU coreutils/);
+		await expect(b.fs.stat(ws().root)).rejects.toMatchObject({ code: "BACKEND_UNAVAILABLE" });
+		await expect(b.fs.stat(ws().root)).rejects.toThrow(/GNU coreutils/);
 	});
 
 	it("odd names: newlines, quotes, leading dashes and non-UTF-8-safe text survive readdir and realpath", async () => {
 		const names = ["new\nline.txt", 'it\'s "quoted"', "-rf", " lead", "tab\tname", "ünï"];
-		await Promise.all(names.map((n) => writeFile(join(dir, n), n)));
+		await Promise.all(names.map((n) => writeFile(ws().path(n), n)));
 		const b = createExecBackend({ transport: dockerLike });
-		const listed = (await b.fs.readdir(dir)).map((e) => e.name).sort();
+		const listed = (await b.fs.readdir(ws().root)).map((e) => e.name).sort();
 		expect(listed).toEqual([...names].sort());
 		for (const n of names) {
-			expect(await b.fs.realpath(join(dir, n))).toBe(join(dir, n));
-			expect((await b.fs.readFile(join(dir, n))).toString()).toBe(n);
+			expect(await b.fs.realpath(ws().path(n))).toBe(ws().path(n));
+			expect((await b.fs.readFile(ws().path(n))).toString()).toBe(n);
 		}
-		await expect(b.fs.realpath(join(dir, "missing"))).rejects.toMatchObject({ code: "ENOENT" });
-		await expect(b.fs.readlink(join(dir, "-rf"))).rejects.toMatchObject({ code: "EINVAL" });
+		await expect(b.fs.realpath(ws().path("missing"))).rejects.toMatchObject({ code: "ENOENT" });
+		await expect(b.fs.readlink(ws().path("-rf"))).rejects.toMatchObject({ code: "EINVAL" });
 	});
 });
 
@@ -207,8 +204,8 @@ describe("exec backend: search without rg/fd", () => {
 			"bin.dat": "needle\0binary\n",
 		};
 		for (const [rel, text] of Object.entries(files)) {
-			await mkdir(join(dir, rel, ".."), { recursive: true });
-			await writeFile(join(dir, rel), text);
+			await mkdir(join(ws().root, rel, ".."), { recursive: true });
+			await writeFile(ws().path(rel), text);
 		}
 	}
 
@@ -227,7 +224,7 @@ describe("exec backend: search without rg/fd", () => {
 		const native = createExecBackend({ transport: dockerLike });
 		const js = createJsSearch();
 		for (const req of requests()) {
-			const full = { ...req, path: dir };
+			const full = { ...req, path: ws().root };
 			const want = await js.grep(full);
 			const got = await fallback.search.grep(full);
 			expect(got.engine).toBe("exec-fallback");
@@ -239,24 +236,24 @@ describe("exec backend: search without rg/fd", () => {
 			expect({ ...rg, engine: "" }, JSON.stringify(req)).toEqual({ ...want, engine: "" });
 		}
 		for (const pattern of ["*", "*.txt", "src/**", "/sub/*", "*.ts", ""]) {
-			const req = { pattern, path: dir, limit: 100 };
+			const req = { pattern, path: ws().root, limit: 100 };
 			const want = await js.find(req);
 			expect({ ...(await fallback.search.find(req)), engine: "" }, pattern).toEqual({ ...want, engine: "" });
 		}
-		expect((await fallback.search.find({ pattern: "*", path: dir, limit: 3 })).limitReached).toBe(true);
+		expect((await fallback.search.find({ pattern: "*", path: ws().root, limit: 3 })).limitReached).toBe(true);
 		await expect(
-			fallback.search.find({ pattern: "*", path: join(dir, "crlf.txt"), limit: 3 }),
+			fallback.search.find({ pattern: "*", path: ws().path("crlf.txt"), limit: 3 }),
 		).rejects.toMatchObject({
 			code: "NOT_DIRECTORY",
 		});
 		await expect(
-			fallback.search.grep({ pattern: "x", path: join(dir, "nope"), context: 0, limit: 3 }),
+			fallback.search.grep({ pattern: "x", path: ws().path("nope"), context: 0, limit: 3 }),
 		).rejects.toMatchObject({
 			code: "NOT_FOUND",
 		});
 		const named = await fallback.search.grep({
 			pattern: "needle",
-			path: join(dir, "a.log"),
+			path: ws().path("a.log"),
 			context: 0,
 			limit: 3,
 		});

@@ -10,15 +10,15 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
 import { editTools, ok } from "../fixtures/edit-via.js";
 import { SETPRIV } from "../fixtures/keel-cli.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import {
 	ACL_NAME,
 	type Attrs,
@@ -53,21 +53,14 @@ const USER_ATTRS: Attrs = {
 };
 const LATE: Attrs = { [hex("user.late")]: hex("added by a rival") };
 
-let work: string;
-let root: string;
-const sessions: Session[] = [];
+// Each test opens its sessions itself, on an exec backend with the rival's hook.
+const ws = useWorkspace({ prefix: "keel-exec-xattr-", session: false });
 let rival: Rival | undefined;
 
 beforeEach(async () => {
-	work = await realpath(await mkdtemp(join(tmpdir(), "keel-exec-xattr-")));
-	root = join(work, "root");
-	await mkdir(root);
-	await chmod(work, 0o755);
+	// The non-root target user below must reach the root through its parent.
+	await chmod(ws().outside("."), 0o755);
 	rival = undefined;
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(work, { recursive: true, force: true });
 });
 
 async function open(
@@ -75,14 +68,12 @@ async function open(
 	transport: ExecTransport = spawnTransport(),
 ): Promise<Session> {
 	const backend = createExecBackend({ transport: withRival(transport, () => rival) });
-	const s = await Session.create({ root, profile, backend, stateDir: join(work, "state") });
-	sessions.push(s);
-	return s;
+	return ws().open({ profile, backend });
 }
 
-const put = async (name: string, attrs: Attrs, mode = 0o640) => putWithAttrs(root, name, attrs, mode);
+const put = async (name: string, attrs: Attrs, mode = 0o640) => putWithAttrs(ws().root, name, attrs, mode);
 
-const temps = () => tempsIn(root);
+const temps = () => tempsIn(ws().root);
 const edit42 = (s: Session, name: string) =>
 	s.call("edit", { path: name, edits: [{ oldText: "value = 41", newText: "value = 42" }] });
 
@@ -99,7 +90,7 @@ describe.skipIf(support !== "")(
 				expect(await readFile(p, "utf8")).toBe("value = 42\n");
 				expect(attrsOf(p)).toEqual({ ...USER_ATTRS, [ACL_NAME]: acl(NOBODY) });
 				expect(after.mode & 0o7777).toBe(before.mode & 0o7777);
-				expect(existsSync(join(root, "x"))).toBe(false); // the odd name ran nothing
+				expect(existsSync(ws().path("x"))).toBe(false); // the odd name ran nothing
 			});
 		});
 
@@ -121,7 +112,7 @@ describe.skipIf(support !== "")(
 			await backend.fs.writeFile(p, Buffer.from("overwritten\n"));
 			expect(await readFile(p, "utf8")).toBe("overwritten\n");
 			expect(attrsOf(p)).toEqual(USER_ATTRS);
-			const src = join(root, "source.txt");
+			const src = ws().path("source.txt");
 			await writeFile(src, "from a source\n");
 			const sourceStat = await backend.fs.lstat(src);
 			const sha256 = await backend.fs.hashFile(src);
@@ -133,7 +124,7 @@ describe.skipIf(support !== "")(
 		});
 
 		it("a 3 MB file (hashed with hashlib on the target) keeps them; a rival's byte there fails the swap", async () => {
-			const p = join(root, "big.txt");
+			const p = ws().path("big.txt");
 			const body = `${"x".repeat(3_000_000)}\nvalue = 41\n`;
 			await writeFile(p, body);
 			setAttrs(p, USER_ATTRS);
@@ -199,14 +190,14 @@ describe.skipIf(support !== "")(
 
 		it("a rival swapping the name for its own file never gets its attributes onto the replacement", async () => {
 			const a = await put("a.txt", { [hex("user.origin")]: hex("A") });
-			const b = join(root, "b.txt");
+			const b = ws().path("b.txt");
 			await writeFile(b, "the rival's file\n");
 			setAttrs(b, { [hex("user.origin")]: hex("B") });
 			const swapper = spawn(PY, [
 				"-c",
 				// a.txt is B's file for up to 30 ms, then A's for up to 150 ms: some edits commit between swaps.
 				"import os,sys,time,random\nd=sys.argv[1]\nend=time.time()+120\ndef mv(a,b,t):\n os.rename(d+a,d+b); time.sleep(random.random()*t)\nwhile time.time()<end:\n try:\n  mv('/a.txt','/hold',0.005); mv('/b.txt','/a.txt',0.03); mv('/a.txt','/b.txt',0.005); mv('/hold','/a.txt',0.15)\n except OSError: pass",
-				root,
+				ws().root,
 			]);
 			const s = await open();
 			let done = 0;
@@ -227,8 +218,8 @@ describe.skipIf(support !== "")(
 				await new Promise((r) => swapper.once("close", r));
 			}
 			// Each name that exists holds a file carrying its own origin.
-			expectOriginsMatchContents(root);
-			expect(existsSync(a) || existsSync(join(root, "hold"))).toBe(true);
+			expectOriginsMatchContents(ws().root);
+			expect(existsSync(a) || existsSync(ws().path("hold"))).toBe(true);
 			console.log(`exec rival swap: ${done} of ${tried} edits committed`);
 		}, 120_000);
 
@@ -276,10 +267,10 @@ describe.skipIf(support !== "")(
 						]),
 					);
 				beforeEach(async () => {
-					await chown(root, NOBODY, NOBODY);
+					await chown(ws().root, NOBODY, NOBODY);
 				});
 				async function refused(name: string, says: string) {
-					const p = join(root, name);
+					const p = ws().path(name);
 					const before = await stat(p);
 					const attrs = attrsOf(p);
 					const r = await edit42(await asNobody(), name);

@@ -1,35 +1,17 @@
-/**
- * What a `bash` call leaves running is gone when the call returns even when the CPU it runs on is
- * busy. SIGKILL only marks a process: it lives on, environment
- * and command line intact, until the scheduler lets it run its exit. On a CPU held by another busy
- * process that takes milliseconds, while a pass of the sweep takes microseconds to a millisecond;
- * a sweep that ended after a fixed number of passes returned with the killed leftover still listed
- * (CI: one `setsid --fork` sleeper in three runs). Here an untagged busy loop holds one CPU and the
- * call's leftover is pinned to it, so every kill waits for that CPU. Real processes, found by a
- * marker.
- */
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Session } from "../../src/session.js";
 import { BusyCpu, CPU, lastPid, liveSince, TASKSET } from "../fixtures/busy-cpu.js";
 import { processesWith } from "../fixtures/processes.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-const sessions: Session[] = [];
+// Each test opens its session itself, on the profile it checks.
+const ws = useWorkspace({ prefix: "keel-leftovers-busy-", session: false });
 const busy = new BusyCpu("keelbusy");
 const marker = () => busy.marker();
 const hog = () => busy.hog();
 
-beforeEach(async () => {
-	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-leftovers-busy-")));
-});
-afterEach(async () => {
-	busy.cleanup();
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(dir, { recursive: true, force: true });
-});
+// Registered after the workspace's hook, so the hog stops before the sessions close.
+afterEach(() => busy.cleanup());
 
 /**
  * A `setsid --fork` leftover that spins on the hog's CPU, its command line carrying `m`. It runs
@@ -42,9 +24,7 @@ const busyLeftover = (m: string, nice = 10) =>
 	`${TASKSET} -c ${CPU} nice -n ${nice} setsid -f sh -c '{ echo ${nice} > /proc/self/autogroup; } 2>/dev/null; while :; do :; done; : ${m}' >/dev/null 2>&1 < /dev/null; sleep 0.05; echo started`;
 
 async function open(profile: "pi" | "unified"): Promise<Session> {
-	const s = await Session.create({ root: dir, profile });
-	sessions.push(s);
-	return s;
+	return ws().open({ profile });
 }
 
 describe.skipIf(!TASKSET || CPU === undefined)("local: leftovers on a busy CPU", () => {

@@ -3,15 +3,13 @@
  * parse), the pi extension's --keel-checkpoints and its /undo command. A bad switch value is an
  * error, never a silent default.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { parse } from "../../src/adapters/cli-args.js";
 import { UsageError } from "../../src/adapters/cli-serve.js";
 import { resolveConfig } from "../../src/adapters/pi/config.js";
 import { undoCommand } from "../../src/adapters/pi/undo.js";
-import { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 describe("the CLI and MCP settings", () => {
 	it("--checkpoints and KEEL_CHECKPOINTS turn them on; the flag wins; a bad value is a usage error", () => {
@@ -36,20 +34,11 @@ describe("the CLI and MCP settings", () => {
 });
 
 describe("pi's /undo", () => {
-	let dir: string;
-	beforeEach(() => {
-		dir = mkdtempSync(join(tmpdir(), "keel-undo-pi-"));
-		mkdirSync(join(dir, "ws"));
-		writeFileSync(join(dir, "ws/a.txt"), "before\n");
-	});
-	afterEach(() => rmSync(dir, { recursive: true, force: true }));
+	// The test opens its sessions itself: checkpoints on, then off.
+	const ws = useWorkspace({ prefix: "keel-undo-pi-", files: { "a.txt": "before\n" }, session: false });
 
 	it("undoes the last bash change, lists, and says when checkpoints are off", async () => {
-		const session = await Session.create({
-			root: join(dir, "ws"),
-			stateDir: join(dir, "state"),
-			checkpoints: true,
-		});
+		const session = await ws().open({ checkpoints: true });
 		try {
 			expect((await session.call("bash", { command: "echo after > a.txt" })).ok).toBe(true);
 			const [listed] = await undoCommand(session, "list");
@@ -57,12 +46,12 @@ describe("pi's /undo", () => {
 			const [said, level] = await undoCommand(session, "");
 			expect(level).toBe("info");
 			expect(said).toContain("restored 1 path(s) to checkpoint 0");
-			expect(readFileSync(join(dir, "ws/a.txt"), "utf8")).toBe("before\n");
+			expect(readFileSync(ws().path("a.txt"), "utf8")).toBe("before\n");
 			expect((await undoCommand(session, "x"))[1]).toBe("warning");
 		} finally {
 			await session.close();
 		}
-		const off = await Session.create({ root: join(dir, "ws"), stateDir: join(dir, "state") });
+		const off = await ws().open();
 		try {
 			expect((await undoCommand(off, ""))[0]).toMatch(/--keel-checkpoints/);
 		} finally {

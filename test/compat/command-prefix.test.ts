@@ -3,22 +3,16 @@
  * command. keel's bash does the same through the library option, the CLI flag and, inside pi, pi's
  * own setting; the output matches pi's bash with the same prefix.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as pi from "@mariozechner/pi-coding-agent";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/adapters/pi/load-config.js";
-import { Session } from "../../src/session.js";
 import { runKeel } from "../fixtures/keel-cli.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-prefix-"));
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+// Each test opens its session itself, with or without the prefix.
+const ws = useWorkspace({ prefix: "keel-prefix-", session: false });
 
 const PREFIX = "shopt -s expand_aliases\nalias greet='echo hello from prefix'\nexport KEEL_PREFIXED=yes";
 const COMMAND = 'greet; echo "$KEEL_PREFIXED"; pwd';
@@ -29,11 +23,11 @@ function textOf(content: Array<{ type: string; text?: string }>): string {
 
 describe("bash commandPrefix", () => {
 	it("runs before every command, as pi's bash runs it", async () => {
-		const s = await Session.create({ root: dir, commandPrefix: PREFIX });
+		const s = await ws().open({ commandPrefix: PREFIX });
 		const keel = await s.call("bash", { command: COMMAND });
 		const again = await s.call("bash", { command: "echo $KEEL_PREFIXED" });
 		await s.close();
-		const piBash = pi.createBashToolDefinition(dir, { commandPrefix: PREFIX });
+		const piBash = pi.createBashToolDefinition(ws().root, { commandPrefix: PREFIX });
 		const piResult = await piBash.execute(
 			"t1",
 			{ command: COMMAND },
@@ -43,21 +37,21 @@ describe("bash commandPrefix", () => {
 		);
 		expect(keel.ok).toBe(true);
 		if (!keel.ok) return;
-		expect(textOf(keel.content)).toBe(`hello from prefix\nyes\n${dir}`);
+		expect(textOf(keel.content)).toBe(`hello from prefix\nyes\n${ws().root}`);
 		// pi keeps the output's final newline; keel drops it (its bash results end without one).
 		expect(textOf(keel.content)).toBe(textOf(piResult.content as never).replace(/\n$/, ""));
 		expect(again.ok && textOf(again.content)).toBe("yes");
 	});
 
 	it("without a prefix nothing runs first", async () => {
-		const s = await Session.create({ root: dir });
+		const s = await ws().open();
 		const r = await s.call("bash", { command: 'echo "[$KEEL_PREFIXED]"' });
 		await s.close();
 		expect(r.ok && textOf(r.content)).toBe("[]");
 	});
 
 	it("the CLI takes --command-prefix", async () => {
-		const r = await runKeel(dir, [
+		const r = await runKeel(ws().root, [
 			"call",
 			"bash",
 			JSON.stringify({ command: "echo $P" }),
@@ -68,8 +62,8 @@ describe("bash commandPrefix", () => {
 	});
 
 	it("inside pi, pi's shellCommandPrefix setting is used (project over global, as pi merges)", async () => {
-		const agent = join(dir, "agent");
-		const project = join(dir, "project");
+		const agent = ws().path("agent");
+		const project = ws().path("project");
 		await mkdir(agent);
 		await mkdir(join(project, ".pi"), { recursive: true });
 		await writeFile(join(agent, "settings.json"), JSON.stringify({ shellCommandPrefix: "X=global" }));

@@ -3,25 +3,19 @@
  * of the original size), never sent at full size; a small image passes byte for byte; an image too
  * large to decode safely, or undecodable, is omitted with a note instead of crashing or bloating.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { writeFile } from "node:fs/promises";
 import * as pi from "@mariozechner/pi-coding-agent";
 import photon from "@silvia-odwyer/photon-node";
 import { imageSize } from "image-size";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { IMAGE_BOUNDS } from "../../src/boundary/image-bound.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
 let session: Session;
+const ws = useWorkspace({ prefix: "keel-images-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-images-"));
-	session = await Session.create({ root: dir });
-});
-afterAll(async () => {
-	await session.close();
-	await rm(dir, { recursive: true, force: true });
+	session = ws().session;
 });
 
 /** A PNG of seeded noise (incompressible, so it is large on disk). */
@@ -52,7 +46,7 @@ async function readImage(path: string) {
 describe("read: bounded images", () => {
 	it("a small image passes through byte for byte, with no note", async () => {
 		const png = noisePng(64, 48);
-		await writeFile(join(dir, "small.png"), png);
+		await writeFile(ws().path("small.png"), png);
 		const { note, image, details } = await readImage("small.png");
 		expect(note).toBe("Read image file [image/png]");
 		expect(image?.data).toBe(png.toString("base64"));
@@ -62,7 +56,7 @@ describe("read: bounded images", () => {
 	it("a 12 MB PNG is scaled under the caps, with the original size noted, as pi does", async () => {
 		const png = noisePng(2600, 1300, 7);
 		expect(png.length).toBeGreaterThan(12 * 1024 * 1024);
-		await writeFile(join(dir, "big.png"), png);
+		await writeFile(ws().path("big.png"), png);
 		const { note, image } = await readImage("big.png");
 		expect(image).toBeDefined();
 		expect(image?.data?.length).toBeLessThanOrEqual(IMAGE_BOUNDS.maxBase64);
@@ -71,7 +65,7 @@ describe("read: bounded images", () => {
 		expect(shown.height).toBeLessThanOrEqual(2000);
 		expect(note).toContain("original 2600x1300");
 		expect(note).toContain(`shown at ${shown.width}x${shown.height}`);
-		const piRead = pi.createReadToolDefinition(dir);
+		const piRead = pi.createReadToolDefinition(ws().root);
 		const piResult = await piRead.execute("t", { path: "big.png" }, undefined, undefined, undefined as never);
 		const piImage = (piResult.content as Part[]).find((p) => p.type === "image");
 		const piShown = imageSize(Buffer.from(piImage?.data ?? "", "base64"));
@@ -87,7 +81,7 @@ describe("read: bounded images", () => {
 		// IHDR width and height live at bytes 16..24: claim 100000 x 100000 (10^10 pixels).
 		png.writeUInt32BE(100_000, 16);
 		png.writeUInt32BE(100_000, 20);
-		await writeFile(join(dir, "bomb.png"), png);
+		await writeFile(ws().path("bomb.png"), png);
 		const { note, image } = await readImage("bomb.png");
 		expect(image).toBeUndefined();
 		expect(note).toContain("Image omitted");
@@ -98,7 +92,7 @@ describe("read: bounded images", () => {
 		const png = noisePng(8, 8);
 		png.writeUInt32BE(3000, 16);
 		png.writeUInt32BE(3000, 20);
-		await writeFile(join(dir, "broken.png"), png);
+		await writeFile(ws().path("broken.png"), png);
 		const { note, image } = await readImage("broken.png");
 		expect(image).toBeUndefined();
 		expect(note).toContain("could not be decoded");

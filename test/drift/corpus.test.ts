@@ -5,29 +5,22 @@
  * wrong, and must land at least as many as pi. The score table is printed.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdir } from "node:fs/promises";
 import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import { CASES } from "./corpus.mjs";
 import { keelApply, piApply, runCase, type ScoreRow, scoreTable } from "./score.mjs";
 
-let dir: string;
+// keel edits in the workspace root; pi's edit tool gets a directory of its own beside it.
+const ws = useWorkspace({ prefix: "keel-drift-", shared: true });
 let session: Session;
 const rows: ScoreRow[] = [];
 
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-drift-"));
-	await mkdir(join(dir, "keel"));
-	await mkdir(join(dir, "pi"));
-	session = await Session.create({ root: join(dir, "keel") });
-});
-
-afterAll(async () => {
-	await session?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	session = ws().session;
+	await mkdir(ws().outside("pi"));
 });
 
 function hasPython(): boolean {
@@ -62,12 +55,12 @@ describe("drift corpus", () => {
 
 	it.each(CASES.map((c, i) => [`${c.category}: ${c.name}`, i] as const))("%s", async (_, i) => {
 		const c = CASES[i];
-		const keel = await runCase(c, join(dir, "keel"), `case-${i}`, keelApply(session));
+		const keel = await runCase(c, ws().root, `case-${i}`, keelApply(session));
 		const pi = await runCase(
 			c,
-			join(dir, "pi"),
+			ws().outside("pi"),
 			`case-${i}`,
-			piApply(createEditToolDefinition(join(dir, "pi"))),
+			piApply(createEditToolDefinition(ws().outside("pi"))),
 		);
 		rows.push({ category: c.category, name: c.name, keel: keel.score, pi: pi.score });
 		if ("refuse" in c.expect) {

@@ -6,27 +6,19 @@
  * refused naming the character; a file keel is not sure of, and binary data, stay refused; read
  * says which encoding it decoded.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
 import iconv from "iconv-lite";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
 let pi: Session;
 let unified: Session;
 
+const ws = useWorkspace({ prefix: "keel-encodings-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-encodings-"));
-	pi = await Session.create({ root: dir });
-	unified = await Session.create({ root: dir, profile: "unified" });
-});
-
-afterAll(async () => {
-	await pi?.close();
-	await unified?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	pi = ws().session;
+	unified = await ws().open({ profile: "unified" });
 });
 
 const enc = (text: string, encoding: string, bom: number[] = []) =>
@@ -182,9 +174,9 @@ describe("edits in the file's own encoding", () => {
 	it.each(CASES.map((c, i) => [c.name, i] as const))("%s", async (_, i) => {
 		const c = CASES[i];
 		const path = `enc-${i}.txt`;
-		await writeFile(join(dir, path), c.bytes);
+		await writeFile(ws().path(path), c.bytes);
 		const r = await call(c, path);
-		const after = await readFile(join(dir, path));
+		const after = await readFile(ws().path(path));
 		if ("refuse" in c.expect) {
 			expect(r.ok, JSON.stringify(r)).toBe(false);
 			if (!r.ok) {
@@ -206,7 +198,7 @@ describe("read says which encoding it decoded", () => {
 		["windows-1252", enc(GERMAN, "latin1"), "Größe über alles"],
 	] as const)("%s", async (encoding, bytes, shows) => {
 		const path = `read-${encoding}.txt`;
-		await writeFile(join(dir, path), bytes);
+		await writeFile(ws().path(path), bytes);
 		const r = await pi.call("read", { path });
 		expect(r.ok, JSON.stringify(r)).toBe(true);
 		if (!r.ok) return;

@@ -4,27 +4,19 @@
  * built only from the error, lands; a line-range edit whose read went stale carries the current
  * lines; an AMBIGUOUS_MATCH lists each candidate's line. The file never changes on a failure.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFile, writeFile } from "node:fs/promises";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Closest } from "../../src/edit/closest.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
 let pi: Session;
 let unified: Session;
 
+const ws = useWorkspace({ prefix: "keel-failures-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-failures-"));
-	pi = await Session.create({ root: dir });
-	unified = await Session.create({ root: dir, profile: "unified" });
-});
-
-afterAll(async () => {
-	await pi?.close();
-	await unified?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	pi = ws().session;
+	unified = await ws().open({ profile: "unified" });
 });
 
 /** 40 lines of a module: function fN returns N * 10. */
@@ -37,7 +29,7 @@ async function failing(s: Session, tool: string, args: unknown, name: string, be
 	const r = await s.call(tool, args);
 	expect(r.ok, JSON.stringify(r)).toBe(false);
 	if (r.ok) throw new Error("unreachable");
-	expect(await readFile(join(dir, name), "utf8")).toBe(before);
+	expect(await readFile(ws().path(name), "utf8")).toBe(before);
 	return r.error;
 }
 
@@ -68,7 +60,7 @@ describe("NO_MATCH names the closest region", () => {
 	it.each(cases.map((c, i) => [c.name, i] as const))("edit: %s", async (_, i) => {
 		const c = cases[i];
 		const name = `nomatch-${i}.js`;
-		await writeFile(join(dir, name), MODULE);
+		await writeFile(ws().path(name), MODULE);
 		const err = await failing(
 			pi,
 			"edit",
@@ -93,7 +85,7 @@ describe("NO_MATCH names the closest region", () => {
 
 	it("edit: a long anchor that is wrong throughout stays bounded", async () => {
 		const name = "nomatch-long.js";
-		await writeFile(join(dir, name), MODULE);
+		await writeFile(ws().path(name), MODULE);
 		const anchor = MODULE.replace(/return y \* 10/g, "return y * 20").replace(/\+ /g, "- ");
 		const err = await failing(
 			pi,
@@ -110,7 +102,7 @@ describe("NO_MATCH names the closest region", () => {
 
 	it("edit: nothing like the anchor in the file gives no region", async () => {
 		const name = "nomatch-none.js";
-		await writeFile(join(dir, name), MODULE);
+		await writeFile(ws().path(name), MODULE);
 		const err = await failing(
 			pi,
 			"edit",
@@ -124,7 +116,7 @@ describe("NO_MATCH names the closest region", () => {
 
 	it("apply_patch: the hunk's closest region and its differing line", async () => {
 		const name = "nomatch-patch.js";
-		await writeFile(join(dir, name), MODULE);
+		await writeFile(ws().path(name), MODULE);
 		const patch = `*** Begin Patch\n*** Update File: ${name}\n@@\n function f3(x) {\n-  const y = x + 4;\n+  const y = x + 40;\n   return y * 10;\n*** End Patch\n`;
 		const err = await failing(unified, "apply_patch", { input: patch }, name, MODULE);
 		expect(err.code).toBe("NO_MATCH");
@@ -140,10 +132,10 @@ describe("NO_MATCH names the closest region", () => {
 describe("a stale line-range edit carries the current lines", () => {
 	it("file: lineRange after another writer inserted lines", async () => {
 		const name = "stale-range.js";
-		await writeFile(join(dir, name), MODULE);
+		await writeFile(ws().path(name), MODULE);
 		expect((await unified.call("read", { path: name })).ok).toBe(true);
 		const changed = `// header\n// more\n${MODULE}`;
-		await writeFile(join(dir, name), changed);
+		await writeFile(ws().path(name), changed);
 		const err = await failing(
 			unified,
 			"file",
@@ -169,7 +161,7 @@ describe("a stale line-range edit carries the current lines", () => {
 describe("AMBIGUOUS_MATCH lists each candidate", () => {
 	it("edit: the line of every candidate, in the message and the details", async () => {
 		const name = "ambiguous.js";
-		await writeFile(join(dir, name), MODULE);
+		await writeFile(ws().path(name), MODULE);
 		const err = await failing(
 			pi,
 			"edit",

@@ -6,27 +6,21 @@
  * The unified read is called through its tool definition (check, then execute with the session),
  * so this holds whichever read the profile's registry lists.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readFile, writeFile } from "node:fs/promises";
+import { beforeEach, describe, expect, it } from "vitest";
 import { KeelError } from "../../src/boundary/errors.js";
 import { hashlinePrefix, lineHash } from "../../src/edit/hashline.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
 import { readTool, unifiedReadTool } from "../../src/tools/read.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
 let session: Session;
+const ws = useWorkspace({ prefix: "keel-hashline-", session: { profile: "unified" } });
 beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-hashline-"));
-	session = await Session.create({ root: dir, profile: "unified" });
-});
-afterEach(async () => {
-	await session.close();
-	await rm(dir, { recursive: true, force: true });
+	session = ws().session;
 });
 
-const p = (name: string) => join(dir, name);
+const p = (name: string) => ws().path(name);
 
 async function hashRead(path: string, extra: Record<string, unknown> = {}): Promise<string> {
 	const args = { path, hashline: true, ...extra };

@@ -2,32 +2,25 @@
  * The ladder through the tools (what a host sees of drift) and its cost: linear in the file even
  * for a long anchor made of lines the file repeats everywhere.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { applyEdits } from "../../src/edit/apply.js";
 import { kmp } from "../../src/edit/search.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
 let pi: Session;
 let unified: Session;
+const ws = useWorkspace({ prefix: "keel-ladder-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-ladder-"));
-	pi = await Session.create({ root: dir });
-	unified = await Session.create({ root: dir, profile: "unified" });
-});
-afterAll(async () => {
-	await pi?.close();
-	await unified?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	pi = ws().session;
+	unified = await ws().open({ profile: "unified" });
 });
 
 describe("what the tools report", () => {
 	it("pi edit: details.matched per edit, and a note in the text only when an edit drifted", async () => {
-		await writeFile(join(dir, "e.go"), "func f() {\n\treturn\n}\n");
+		await writeFile(ws().path("e.go"), "func f() {\n\treturn\n}\n");
 		const exact = await pi.call("edit", {
 			path: "e.go",
 			edits: [{ oldText: "func f()", newText: "func g()" }],
@@ -43,11 +36,11 @@ describe("what the tools report", () => {
 		});
 		expect(drifted.ok && drifted.details).toMatchObject({ matched: ["indentation"] });
 		expect(drifted.ok && (drifted.content[0] as { text: string }).text).toContain("indentation was ignored");
-		expect(await readFile(join(dir, "e.go"), "utf8")).toBe("func g() {\n\treturn 1\n}\n");
+		expect(await readFile(ws().path("e.go"), "utf8")).toBe("func g() {\n\treturn 1\n}\n");
 	});
 
 	it('file tool: the ladder by default; matchMode "exact" refuses drift', async () => {
-		await writeFile(join(dir, "f.go"), "func f() {\n\treturn\n}\n");
+		await writeFile(ws().path("f.go"), "func f() {\n\treturn\n}\n");
 		const edit = { oldText: "    return", newText: "    return 2" };
 		const strict = await unified.call("file", {
 			queries: [{ type: "edit", path: "f.go", edits: [{ ...edit, matchMode: "exact" }] }],
@@ -59,7 +52,7 @@ describe("what the tools report", () => {
 			.results[0];
 		expect(result.matched).toEqual(["indentation"]);
 		expect(result.summary).toContain("(indentation)");
-		expect(await readFile(join(dir, "f.go"), "utf8")).toBe("func f() {\n\treturn 2\n}\n");
+		expect(await readFile(ws().path("f.go"), "utf8")).toBe("func f() {\n\treturn 2\n}\n");
 	});
 });
 

@@ -3,23 +3,17 @@
  * temp files, the expected file byte for byte and the rung each hunk matched on, or the refusal
  * with the file untouched.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { readFile, writeFile } from "node:fs/promises";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import { PATCH_CASES } from "./corpus.mjs";
 
-let dir: string;
 let session: Session;
 
+const ws = useWorkspace({ prefix: "keel-drift-patch-", shared: true, session: { profile: "unified" } });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-drift-patch-"));
-	session = await Session.create({ root: dir, profile: "unified", stateDir: join(dir, ".state") });
-});
-afterAll(async () => {
-	await session?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	session = ws().session;
 });
 
 describe("drift corpus: patch-shaped cases", () => {
@@ -31,9 +25,9 @@ describe("drift corpus: patch-shaped cases", () => {
 		const c = PATCH_CASES[i];
 		const name = `patch-case-${i}.txt`;
 		const before = Buffer.from(c.file, "utf8");
-		await writeFile(join(dir, name), before);
+		await writeFile(ws().path(name), before);
 		const r = await session.call("apply_patch", { input: c.patch.replaceAll("FILE", name) });
-		const after = await readFile(join(dir, name));
+		const after = await readFile(ws().path(name));
 		if ("refuse" in c.expect) {
 			expect(r.ok).toBe(false);
 			if (!r.ok) expect(r.error.code).toBe(c.expect.refuse);

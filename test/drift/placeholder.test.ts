@@ -4,28 +4,20 @@
  * with PLACEHOLDER_TEXT and the file's bytes stay as they were; a placeholder the file already had,
  * and code that only looks like one (Python's `...`, a trailing comment), goes through.
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { beforeAll, describe, expect, it } from "vitest";
 import { isPlaceholder } from "../../src/edit/placeholder.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
 let session: Session;
 /** The unified profile: the file and apply_patch tools. */
 let unified: Session;
 
+const ws = useWorkspace({ prefix: "keel-placeholder-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-placeholder-"));
-	session = await Session.create({ root: dir });
-	unified = await Session.create({ root: dir, profile: "unified" });
-});
-
-afterAll(async () => {
-	await session?.close();
-	await unified?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	session = ws().session;
+	unified = await ws().open({ profile: "unified" });
 });
 
 const PY =
@@ -167,7 +159,7 @@ describe("placeholders through the tools", () => {
 	it.each(CASES.map((c, i) => [c.name, i] as const))("%s", async (_, i) => {
 		const c = CASES[i];
 		const name = `case-${i}.txt`;
-		const abs = join(dir, name);
+		const abs = ws().path(name);
 		const s = c.tool === "file" || c.tool === "apply_patch" ? unified : session;
 		if (c.file !== undefined) {
 			await writeFile(abs, c.file);

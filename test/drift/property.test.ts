@@ -14,12 +14,11 @@
  * (flush left or deeper), straight quotes, collapsed spaces, no trailing blanks, blank lines
  * dropped or added, CRLF, a final newline the file lacks.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 /** DRIFT_RUNS=3000 for a longer search. */
 const RUNS = Number(process.env.DRIFT_RUNS ?? 250);
@@ -164,25 +163,19 @@ function texts(
 	return { oldText: old.join("\n"), newText: next.join("\n") };
 }
 
-let dir: string;
 let session: Session;
 let fileNo = 0;
 
+const ws = useWorkspace({ prefix: "keel-drift-prop-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-drift-prop-"));
-	session = await Session.create({ root: dir });
-});
-
-afterAll(async () => {
-	await session?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	session = ws().session;
 });
 
 async function edit(text: string, oldText: string, newText: string) {
 	const path = `f${fileNo++}.txt`;
-	await writeFile(join(dir, path), text);
+	await writeFile(ws().path(path), text);
 	const r = await session.call("edit", { path, edits: [{ oldText, newText }] });
-	return { r, after: await readFile(join(dir, path), "utf8") };
+	return { r, after: await readFile(ws().path(path), "utf8") };
 }
 
 describe("drifted anchors edit like the undrifted ones, or are refused", () => {

@@ -6,22 +6,14 @@
  * whole one in text with characters outside the BMP, and a change in a file with hundreds of old
  * errors still finds its one new error.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { readFile, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import type { Session } from "../../src/session.js";
 import type { SyntaxReport } from "../../src/syntax/report.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-
-beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-syntax-kept-"));
-});
-
-afterAll(async () => {
-	if (dir) await rm(dir, { recursive: true, force: true });
-});
+// One workspace for the file; each test opens (and closes) its own sessions, whose parse counts it checks.
+const ws = useWorkspace({ prefix: "keel-syntax-kept-", shared: true, session: false });
 
 /** A 2,000-line TypeScript file of small functions. */
 function bigTs(): string {
@@ -43,9 +35,9 @@ async function parsedAhead(s: Session, n: number): Promise<void> {
 
 describe("trees kept for the check", () => {
 	it("a read parses the file ahead: the first edit's check parses nothing whole", async () => {
-		const s = await Session.create({ root: dir });
+		const s = await ws().open();
 		try {
-			await writeFile(join(dir, "big.ts"), bigTs());
+			await writeFile(ws().path("big.ts"), bigTs());
 			expect((await s.call("read", { path: "big.ts" })).ok).toBe(true);
 			await parsedAhead(s, 1);
 			const r = await s.call("edit", {
@@ -67,9 +59,9 @@ describe("trees kept for the check", () => {
 	});
 
 	it("an edit right after the read waits for the parse made ahead rather than repeating it", async () => {
-		const s = await Session.create({ root: dir });
+		const s = await ws().open();
 		try {
-			await writeFile(join(dir, "quick.ts"), bigTs());
+			await writeFile(ws().path("quick.ts"), bigTs());
 			expect((await s.call("read", { path: "quick.ts" })).ok).toBe(true);
 			const r = await s.call("edit", {
 				path: "quick.ts",
@@ -86,18 +78,18 @@ describe("trees kept for the check", () => {
 	});
 
 	it("a rival's change between the read and the edit: the tree of the read is not used, the rival's error is not blamed", async () => {
-		const s = await Session.create({ root: dir });
+		const s = await ws().open();
 		try {
 			const path = "rival.py";
 			const clean = "def f(x):\n    return x\n\ndef g(y):\n    return y\n";
-			await writeFile(join(dir, path), clean);
+			await writeFile(ws().path(path), clean);
 			expect((await s.call("read", { path })).ok).toBe(true);
 			await parsedAhead(s, 1);
 			// Another writer breaks line 2 after the read; the model's edit changes line 5.
-			await writeFile(join(dir, path), clean.replace("return x", "return = x"));
+			await writeFile(ws().path(path), clean.replace("return x", "return = x"));
 			const r = await s.call("edit", { path, edits: [{ oldText: "return y", newText: "return y + 1" }] });
 			expect(r.ok, JSON.stringify(r)).toBe(true);
-			expect(await readFile(join(dir, path), "utf8")).toBe(
+			expect(await readFile(ws().path(path), "utf8")).toBe(
 				clean.replace("return x", "return = x").replace("return y", "return y + 1"),
 			);
 			expect(errorsOf(r)).toEqual([]);
@@ -110,10 +102,10 @@ describe("trees kept for the check", () => {
 	});
 
 	it("a never-read file that already has an error: the old text is parsed on the new one's tree, the old error is not blamed", async () => {
-		const s = await Session.create({ root: dir });
+		const s = await ws().open();
 		try {
 			const path = "cold-broken.py";
-			await writeFile(join(dir, path), "def f(x):\n    x = = 1\n\ndef g(y):\n    return y\n");
+			await writeFile(ws().path(path), "def f(x):\n    x = = 1\n\ndef g(y):\n    return y\n");
 			const r = await s.call("edit", { path, edits: [{ oldText: "return y", newText: "return (y" }] });
 			expect(r.ok, JSON.stringify(r)).toBe(true);
 			expect(errorsOf(r).map((e) => e.line)).toEqual([5]);
@@ -124,13 +116,13 @@ describe("trees kept for the check", () => {
 	});
 
 	it("lines and columns after characters outside the BMP are those of a whole parse", async () => {
-		const s = await Session.create({ root: dir });
-		const fresh = await Session.create({ root: dir });
+		const s = await ws().open();
+		const fresh = await ws().open();
 		try {
 			const text = 'const a = "😀é😀";\nconst b = "ü😀"; const c = 1;\nconst d = 2;\n';
 			const broken = text.replace("const c = 1;", "const c = ;");
-			await writeFile(join(dir, "u.ts"), text);
-			await writeFile(join(dir, "u2.ts"), text);
+			await writeFile(ws().path("u.ts"), text);
+			await writeFile(ws().path("u2.ts"), text);
 			expect((await s.call("read", { path: "u.ts" })).ok).toBe(true);
 			await parsedAhead(s, 1);
 			const incremental = await s.call("edit", {
@@ -141,7 +133,7 @@ describe("trees kept for the check", () => {
 				path: "u2.ts",
 				edits: [{ oldText: "const c = 1;", newText: "const c = ;" }],
 			});
-			expect(await readFile(join(dir, "u.ts"), "utf8")).toBe(broken);
+			expect(await readFile(ws().path("u.ts"), "utf8")).toBe(broken);
 			expect(s.syntax.parses.whole).toBe(0);
 			expect(errorsOf(incremental).length).toBeGreaterThan(0);
 			expect(errorsOf(incremental)).toEqual(errorsOf(whole));
@@ -153,12 +145,12 @@ describe("trees kept for the check", () => {
 	});
 
 	it("a file with hundreds of old errors: the one new error at its end is reported, no old one", async () => {
-		const s = await Session.create({ root: dir });
+		const s = await ws().open();
 		try {
 			let text = "";
 			for (let k = 0; k < 300; k++) text += `def f${k}(x):\n    x = = ${k}\n\n`;
 			text += "def last(y):\n    return y\n";
-			await writeFile(join(dir, "broken.py"), text);
+			await writeFile(ws().path("broken.py"), text);
 			const r = await s.call("edit", {
 				path: "broken.py",
 				edits: [{ oldText: "return y", newText: "return (y" }],
@@ -172,8 +164,8 @@ describe("trees kept for the check", () => {
 	});
 
 	it("a session closed while a read's parse is still ahead closes cleanly", async () => {
-		const s = await Session.create({ root: dir });
-		await writeFile(join(dir, "closing.ts"), bigTs());
+		const s = await ws().open();
+		await writeFile(ws().path("closing.ts"), bigTs());
 		expect((await s.call("read", { path: "closing.ts" })).ok).toBe(true);
 		await s.close();
 		const atClose = s.syntax.parses.ahead;

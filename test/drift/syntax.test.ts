@@ -5,32 +5,22 @@
  * per call) such a change fails with SYNTAX_ERROR and no byte changes: for apply_patch and the file
  * tool's batches, no file at all. Every language the check covers is exercised once.
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallOptions } from "../../src/session.js";
-import { Session } from "../../src/session.js";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { CallOptions, Session } from "../../src/session.js";
 import { Grammars } from "../../src/syntax/grammars.js";
 import type { SyntaxReport } from "../../src/syntax/report.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
 let pi: Session;
 let unified: Session;
 let refusing: Session;
 
+const ws = useWorkspace({ prefix: "keel-syntax-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-syntax-"));
-	pi = await Session.create({ root: dir });
-	unified = await Session.create({ root: dir, profile: "unified" });
-	refusing = await Session.create({ root: dir, profile: "unified", check: "refuse" });
-});
-
-afterAll(async () => {
-	await pi?.close();
-	await unified?.close();
-	await refusing?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	pi = ws().session;
+	unified = await ws().open({ profile: "unified" });
+	refusing = await ws().open({ profile: "unified", check: "refuse" });
 });
 
 const TS = "export function area(r: number): number {\n  const pi = 3.14;\n  return pi * r * r;\n}\n";
@@ -229,7 +219,7 @@ describe("syntax check through the tools", () => {
 	it.each(CASES.map((c, i) => [c.name, i] as const))("%s", async (_, i) => {
 		const c = CASES[i];
 		const s = c.session();
-		const abs = join(dir, c.path);
+		const abs = ws().path(c.path);
 		if (c.file !== undefined) {
 			await writeFile(abs, c.file);
 			expect((await s.call("read", { path: c.path })).ok).toBe(true);
@@ -243,7 +233,7 @@ describe("syntax check through the tools", () => {
 			expect((r.error.details as { syntax: SyntaxReport }).syntax.files[0].errors.length).toBeGreaterThan(0);
 			if (c.file === undefined) await expect(stat(abs)).rejects.toThrow();
 			else expect(await readFile(abs, "utf8")).toBe(c.file);
-			for (const other of ["i-other.txt", "j-new.py"]) await expect(stat(join(dir, other))).rejects.toThrow();
+			for (const other of ["i-other.txt", "j-new.py"]) await expect(stat(ws().path(other))).rejects.toThrow();
 			return;
 		}
 		expect(r.ok, JSON.stringify(r)).toBe(true);
@@ -260,13 +250,13 @@ describe("syntax check through the tools", () => {
 
 	it("a check argument that is no mode is refused and changes nothing; Codex's apply_patch has none", async () => {
 		const path = "r.py";
-		await writeFile(join(dir, path), PY);
+		await writeFile(ws().path(path), PY);
 		const bad = await unified.call("file", {
 			check: "strict",
 			queries: [{ type: "edit", path, edits: [{ oldText: "3.14", newText: "3.1416" }] }],
 		});
 		expect(bad).toMatchObject({ ok: false, error: { code: "INVALID_ARGS" } });
-		const codex = await Session.create({ root: dir, profile: "codex" });
+		const codex = await ws().open({ profile: "codex" });
 		try {
 			const patch = `*** Begin Patch\n*** Update File: ${path}\n@@\n-    pi = 3.14\n+    pi = 3.1416\n*** End Patch\n`;
 			const r = await codex.call("apply_patch", { input: patch, check: "off" });
@@ -274,12 +264,12 @@ describe("syntax check through the tools", () => {
 		} finally {
 			await codex.close();
 		}
-		expect(await readFile(join(dir, path), "utf8")).toBe(PY);
+		expect(await readFile(ws().path(path), "utf8")).toBe(PY);
 	});
 
 	it("a second edit of the same file is parsed on the kept tree and still finds a new error", async () => {
 		const path = "m.ts";
-		await writeFile(join(dir, path), TS);
+		await writeFile(ws().path(path), TS);
 		const first = await pi.call("edit", { path, edits: [{ oldText: "3.14", newText: "3.1416" }] });
 		expect(first.ok).toBe(true);
 		const second = await pi.call("edit", { path, edits: [{ oldText: "r * r;", newText: "r * r" }] });

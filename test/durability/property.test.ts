@@ -28,12 +28,11 @@
  * Last, an edit that would split an astral character, or that brings a lone surrogate, must be
  * refused with the file left byte-identical.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const RUNS = 150;
 const BOM = "\uFEFF";
@@ -364,7 +363,6 @@ function newStats(): Stats {
 	};
 }
 
-let dir: string;
 let pi: Session;
 let unified: Session;
 let fileNo = 0;
@@ -373,7 +371,7 @@ async function checkCase(c: Case, apply: Apply, stats: Stats): Promise<void> {
 	const caseNo = fileNo++;
 	const b = build(c, caseNo);
 	const path = `case-${caseNo}.txt`;
-	const abs = join(dir, path);
+	const abs = ws().path(path);
 	await writeFile(abs, b.original);
 
 	// Forward edit.
@@ -458,16 +456,10 @@ function expectCoverage(stats: Stats): void {
 	}
 }
 
+const ws = useWorkspace({ prefix: "keel-property-", shared: true });
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-property-"));
-	pi = await Session.create({ root: dir });
-	unified = await Session.create({ root: dir, profile: "unified" });
-});
-
-afterAll(async () => {
-	await pi?.close();
-	await unified?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	pi = ws().session;
+	unified = await ws().open({ profile: "unified" });
 });
 
 describe("edit, then its inverse, on real files", () => {
@@ -534,7 +526,7 @@ async function checkSplit(
 	const text = lines.map((l) => l.join("")).join(ending) + (c.file.finalEnding ? ending : "");
 	const original = Buffer.from((c.file.bom ? BOM : "") + text, "utf8");
 	const path = `split-${caseNo}.txt`;
-	await writeFile(join(dir, path), original);
+	await writeFile(ws().path(path), original);
 	const tail = c.newText.join("");
 	const edit =
 		c.how === "oldText ends in a high surrogate"
@@ -545,7 +537,7 @@ async function checkSplit(
 					? { oldText: marker, newText: `${tail}\uD83D` }
 					: { oldText: marker, newText: `\uDE00${tail}` };
 	const r = await apply(path, [edit]);
-	const after = await readFile(join(dir, path));
+	const after = await readFile(ws().path(path));
 	expect(
 		{ ok: r.ok, retry: r.retry, unchanged: after.equals(original) },
 		`${c.how}: ${JSON.stringify(edit)} on ${JSON.stringify(text)} gave ${JSON.stringify(after.toString("utf8"))}`,

@@ -4,21 +4,22 @@
  * are asserted, never durations.
  */
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createSession, type SmokeOptions, type SmokeResult, smokeTestExtension } from "../../src/index.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let base: string;
-let ws: string;
+// One workspace for the file: the drafts go in its root; one test opens a session there.
+const ws = useWorkspace({ prefix: "keel-smoke-test-", shared: true, session: false });
+/** A directory beside the root, for what the extensions must not reach. */
 let outside: string;
 
 /** A marker that appears only in the drafts' source: a result containing it would be leaking source. */
 const SOURCE_MARK = "SOURCE_MARK_7f3a";
 
 async function draft(name: string, code: string): Promise<string> {
-	const path = join(ws, name);
+	const path = join(ws().root, name);
 	await mkdir(join(path, ".."), { recursive: true });
 	await writeFile(path, `// ${SOURCE_MARK}\n${code}\n`);
 	return path;
@@ -50,7 +51,7 @@ interface Run {
 async function smoke(path: string, opts: SmokeOptions = {}): Promise<Run> {
 	const run: Partial<Run> = {};
 	run.result = await smokeTestExtension(path, {
-		roots: [ws],
+		roots: [ws().root],
 		...opts,
 		onSpawn: (info) => {
 			run.spawned = info;
@@ -71,15 +72,8 @@ function expectCleanedUp(run: Run): void {
 }
 
 beforeAll(async () => {
-	base = await realpath(await mkdtemp(join(tmpdir(), "keel-smoke-test-")));
-	ws = join(base, "ws");
-	outside = join(base, "outside");
-	await mkdir(ws);
+	outside = ws().outside("outside");
 	await mkdir(outside);
-});
-
-afterAll(async () => {
-	await rm(base, { recursive: true, force: true });
 });
 
 describe("smoke-testing an extension draft", () => {
@@ -109,7 +103,7 @@ export default function (pi) {
   console.log(helper());
 }`,
 		);
-		await writeFile(join(ws, "good", "helper.mjs"), `export const helper = () => "helper says hi";\n`);
+		await writeFile(join(ws().root, "good", "helper.mjs"), `export const helper = () => "helper says hi";\n`);
 		const run = await smoke(path);
 		const r = run.result;
 		expect(r.kind).toBe("ok");
@@ -272,7 +266,8 @@ export default function (pi) {
 			await draft("syntax.cjs", `module.exports = function (pi) { const x = ; }; // ${SOURCE_MARK}`),
 		);
 		expect(cjsSyntax.result.kind).toBe("error");
-		if (!cjsSyntax.result.ok) expect(cjsSyntax.result.thrown?.location).toBe(`${join(ws, "syntax.cjs")}:2`);
+		if (!cjsSyntax.result.ok)
+			expect(cjsSyntax.result.thrown?.location).toBe(`${join(ws().root, "syntax.cjs")}:2`);
 		expect(JSON.stringify(cjsSyntax.result)).not.toContain(SOURCE_MARK);
 
 		const noDefault = await smoke(await draft("named.mjs", "export function activate(pi) {}"));
@@ -298,7 +293,7 @@ export default function (pi) {
 
 	it("malformed package.json is INVALID_ARGS before any child starts", async () => {
 		const path = await draft("badpkg/ext.mjs", "export default function () {}");
-		await writeFile(join(ws, "badpkg", "package.json"), '{"name": "x", "type": ');
+		await writeFile(join(ws().root, "badpkg", "package.json"), '{"name": "x", "type": ');
 		const run = await smoke(path);
 		expect(run.result.kind).toBe("refused");
 		if (!run.result.ok) {
@@ -307,21 +302,24 @@ export default function (pi) {
 		}
 		expect(run.spawned).toBeUndefined();
 
-		await writeFile(join(ws, "badpkg", "package.json"), '{"name": "x", "type": "esm"}');
+		await writeFile(join(ws().root, "badpkg", "package.json"), '{"name": "x", "type": "esm"}');
 		const wrongType = await smoke(path);
 		if (!wrongType.result.ok)
 			expect(wrongType.result.error.message).toMatch(/"type" must be "module" or "commonjs"/);
 		expect(wrongType.spawned).toBeUndefined();
 
 		await writeFile(
-			join(ws, "badpkg", "package.json"),
+			join(ws().root, "badpkg", "package.json"),
 			JSON.stringify({ name: "x", description: "z".repeat(70_000) }),
 		);
 		const huge = await smoke(path);
 		expect(huge.result.kind).toBe("refused");
 		if (!huge.result.ok) expect(huge.result.error.message).toMatch(/larger than/);
 
-		await writeFile(join(ws, "badpkg", "package.json"), JSON.stringify({ name: "good-ext", type: "module" }));
+		await writeFile(
+			join(ws().root, "badpkg", "package.json"),
+			JSON.stringify({ name: "good-ext", type: "module" }),
+		);
 		const good = await smoke(path);
 		expect(good.result.kind).toBe("ok");
 		expect(good.result.package).toEqual({ name: "good-ext", type: "module" });
@@ -329,7 +327,7 @@ export default function (pi) {
 
 	it("a path outside the roots is PATH_OUTSIDE_ROOTS before any child starts", async () => {
 		await writeFile(join(outside, "evil.mjs"), "export default function () {}\n");
-		await symlink(join(outside, "evil.mjs"), join(ws, "link.mjs"));
+		await symlink(join(outside, "evil.mjs"), join(ws().root, "link.mjs"));
 		for (const p of ["../outside/evil.mjs", join(outside, "evil.mjs"), "link.mjs"]) {
 			const run = await smoke(p);
 			expect(run.result.kind).toBe("refused");
@@ -416,7 +414,7 @@ export default function (pi) {
   pi.registerTool({ name: "caps", label: "caps", description: JSON.stringify(seen), parameters: { type: "object" }, execute: async () => ({}) });
 }`,
 		);
-		await writeFile(join(ws, "caps", "data.txt"), "inside");
+		await writeFile(join(ws().root, "caps", "data.txt"), "inside");
 		const run = await smoke(path);
 		const r = run.result;
 		if (!r.ok) throw new Error(JSON.stringify(r));
@@ -429,7 +427,7 @@ export default function (pi) {
 			writeTemp: "allowed: undefined",
 			spawn: "denied ERR_ACCESS_DENIED",
 		});
-		expect(existsSync(join(ws, "caps", "written.txt"))).toBe(false);
+		expect(existsSync(join(ws().root, "caps", "written.txt"))).toBe(false);
 		expectCleanedUp(run);
 	});
 
@@ -466,7 +464,8 @@ export default function () {
 	});
 
 	it("resolves through a session's path guard", async () => {
-		const session = await createSession({ root: ws });
+		// The library's own session object, as an application passes it.
+		const session = await createSession({ root: ws().root, stateDir: ws().stateDir });
 		try {
 			const inside = await smokeTestExtension("good/ext.mjs", { session });
 			expect(inside.kind).toBe("ok");

@@ -9,16 +9,16 @@
  * prints it with the shrunk counterexample). Rerun with KEEL_FUZZ_SEED=<seed>.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult } from "../../src/session.js";
 import { PROFILES, type Profile, toolsForProfile } from "../../src/tools/registry.js";
 import { snapshotTree } from "../bad-input/fixtures.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import { NO_PYTHON, PYTHON } from "../python/helpers.js";
 
 const SEED = process.env.KEEL_FUZZ_SEED
@@ -45,27 +45,26 @@ if (!HAS_NATIVE) console.warn("rg/fd not on PATH: the fuzz test runs on the JS e
 const INTERNAL_TEXT =
 	/TypeError|ReferenceError|ERR_[A-Z_]{3,}|The "[a-zA-Z]+" argument|spawn E2BIG|Invalid regular expression|Cannot read propert|is not a function|Maximum call stack/;
 
-let base: string;
-let root: string;
+// One workspace for the file; each test opens its session on the profile and engine it fuzzes.
+const ws = useWorkspace({
+	prefix: "keel-fuzz-",
+	shared: true,
+	session: false,
+	files: {
+		"a.txt": "alpha\nbeta\ngamma\n",
+		"src/m.ts": "export const x = 1;\n// TODO\n",
+		"src/deep/crlf.txt": "one\r\ntwo\r\n",
+		"bin.dat": Buffer.from([0, 1, 2, 0xff]),
+		".gitignore": "ignored/\n",
+	},
+});
+/** A directory beside the root that no call may change. */
 let outside: string;
-let spill: string;
 
 beforeAll(async () => {
-	base = await mkdtemp(join(tmpdir(), "keel-fuzz-"));
-	root = join(base, "root");
-	outside = join(base, "outside");
-	spill = join(base, "spill");
-	await mkdir(join(root, "src", "deep"), { recursive: true });
+	outside = ws().outside("outside");
 	await mkdir(outside);
 	await writeFile(join(outside, "secret.txt"), "outside\n");
-	await writeFile(join(root, "a.txt"), "alpha\nbeta\ngamma\n");
-	await writeFile(join(root, "src", "m.ts"), "export const x = 1;\n// TODO\n");
-	await writeFile(join(root, "src", "deep", "crlf.txt"), "one\r\ntwo\r\n");
-	await writeFile(join(root, "bin.dat"), Buffer.from([0, 1, 2, 0xff]));
-	await writeFile(join(root, ".gitignore"), "ignored/\n");
-});
-afterAll(async () => {
-	await rm(base, { recursive: true, force: true });
 });
 
 const SPECIAL_STRINGS = [
@@ -358,10 +357,8 @@ describe(`fuzzed tool calls (seed ${SEED})`, () => {
 			it(`${profile} profile, ${engine} search engine: every call answers, specifically, inside the root`, async () => {
 				const before = await snapshotTree(outside);
 				const tally: Tally = new Map();
-				const session = await Session.create({
-					root,
+				const session = await ws().open({
 					profile,
-					spillDir: spill,
 					backend: createLocalBackend({ searchEngine: engine }),
 					...(PYTHON ? { python: { interpreter: PYTHON, backgroundAfterMs: 2000 } } : {}),
 				});

@@ -3,50 +3,28 @@
  * matching does better (indentation, blank lines, lenient context kept byte for byte), written as
  * an attacker or a sloppy model would. Real files in temp dirs; every refusal leaves the disk as it was.
  */
-import {
-	chmod,
-	lstat,
-	mkdir,
-	mkdtemp,
-	readFile,
-	readlink,
-	rm,
-	stat,
-	symlink,
-	writeFile,
-} from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { applyPatch, createSession } from "../../src/index.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let work: string;
-let root: string;
+const ws = useWorkspace({ prefix: "keel-patch-", session: false });
+/** A directory beside the root, with a secret the patches must not reach. */
 let outside: string;
-const sessions: Session[] = [];
-
 beforeEach(async () => {
-	work = await mkdtemp(join(tmpdir(), "keel-patch-"));
-	root = join(work, "root");
-	outside = join(work, "outside");
-	await mkdir(root);
+	outside = ws().outside("outside");
 	await mkdir(outside);
 	await writeFile(join(outside, "secret.txt"), "secret\n");
 });
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(work, { recursive: true, force: true });
-});
 
-async function open(profile: "unified" | "codex" = "unified"): Promise<Session> {
-	const s = await Session.create({ root, profile, stateDir: join(work, "state") });
-	sessions.push(s);
-	return s;
+function open(profile: "unified" | "codex" = "unified"): Promise<Session> {
+	return ws().open({ profile });
 }
 
 const patch = (...body: string[]) => ["*** Begin Patch", ...body, "*** End Patch", ""].join("\n");
-const p = (name: string) => join(root, name);
+const p = (name: string) => ws().path(name);
 
 function fail(r: CallResult) {
 	if (r.ok) throw new Error(`expected failure, got ${JSON.stringify(r.content)}`);
@@ -399,7 +377,8 @@ describe("shape", () => {
 	});
 
 	it("the library's applyPatch answers like call, in any profile: a failed patch is a result, not a throw", async () => {
-		const s = await createSession({ root, profile: "pi", stateDir: join(work, "state") });
+		// The library's own session object, as an application gets it.
+		const s = await createSession({ root: ws().root, profile: "pi", stateDir: ws().stateDir });
 		try {
 			const added = await applyPatch(s, patch("*** Add File: lib.txt", "+from the library"));
 			expect(added).toMatchObject({ ok: true, details: { files: [{ path: "lib.txt", action: "added" }] } });
@@ -450,5 +429,5 @@ describe("shape", () => {
 
 async function realRoot(): Promise<string> {
 	const { realpath } = await import("node:fs/promises");
-	return realpath(root);
+	return realpath(ws().root);
 }

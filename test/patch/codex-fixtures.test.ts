@@ -8,11 +8,10 @@
  * that, once the file has been read, keel produces Codex's tree.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { makeWorkspace, type Workspace } from "../fixtures/workspace.js";
 
 const FIXTURES = "/work/shared/codex-apply-patch";
 const have = existsSync(FIXTURES);
@@ -69,20 +68,19 @@ function cases(): Array<[string, string]> {
 	return out;
 }
 
-const temps: string[] = [];
+const workspaces: Workspace[] = [];
 afterAll(async () => {
-	for (const t of temps) await rm(t, { recursive: true, force: true });
+	for (const ws of workspaces) await ws.close();
 });
 
 async function setUp(dir: string) {
-	const work = await mkdtemp(join(tmpdir(), "keel-codex-fixture-"));
-	temps.push(work);
-	const root = join(work, "root");
-	if (existsSync(join(dir, "input"))) await cp(join(dir, "input"), root, { recursive: true });
-	else await mkdir(root);
-	const session = await Session.create({ root, profile: "unified", stateDir: join(work, "state") });
+	// The fixture's input tree is copied in before the session opens on it.
+	const ws = await makeWorkspace({ prefix: "keel-codex-fixture-", session: false });
+	workspaces.push(ws);
+	if (existsSync(join(dir, "input"))) await cp(join(dir, "input"), ws.root, { recursive: true });
+	const session = await ws.open({ profile: "unified" });
 	const patch = await readFile(join(dir, "patch.txt"), "utf8");
-	return { root, session, patch };
+	return { root: ws.root, session, patch };
 }
 
 describe.skipIf(!have)("Codex's apply_patch fixtures through keel", () => {

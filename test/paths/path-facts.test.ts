@@ -7,30 +7,29 @@
  * through a local transport), whose errors come from its helper scripts' exit codes.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createExecBackend } from "../../src/backend/exec/index.js";
 import type { ExecTransport } from "../../src/backend/exec/transport.js";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import { ERROR_CATALOGUE } from "../../src/boundary/errors.js";
 import { PATH_FACT_WORDS, type PathFact, pathFactMessage } from "../../src/boundary/path-facts.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import { spawnTransport } from "../fixtures/xattrs.js";
 
-let root: string;
-beforeEach(async () => {
-	root = await realpath(await mkdtemp(join(tmpdir(), "keel-facts-")));
-	await mkdir(join(root, "src/d"), { recursive: true });
-	await writeFile(join(root, "src/a.ts"), "export const a = 1;\n");
-	await symlink("a.ts", join(root, "src/link.ts"));
-	await symlink("d", join(root, "src/dlink"));
-	execFileSync("mkfifo", [join(root, "src/fifo")]);
+// Each test opens its session itself, on the backend it checks.
+const ws = useWorkspace({
+	prefix: "keel-facts-",
+	files: { "src/a.ts": "export const a = 1;\n" },
+	session: false,
 });
-afterEach(async () => {
-	await rm(root, { recursive: true, force: true });
+beforeEach(async () => {
+	await mkdir(ws().path("src/d"));
+	await symlink("a.ts", ws().path("src/link.ts"));
+	await symlink("d", ws().path("src/dlink"));
+	execFileSync("mkfifo", [ws().path("src/fifo")]);
 });
 
 interface Row {
@@ -118,7 +117,7 @@ const BACKENDS = {
 		createLocalBackend({
 			hooks: {
 				beforeCommit: async (target) => {
-					if (racing() && row.rival && target === join(root, row.canonical)) await row.rival(target);
+					if (racing() && row.rival && target === ws().path(row.canonical)) await row.rival(target);
 				},
 			},
 		}),
@@ -133,23 +132,19 @@ describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
 			it(`${row.fact}: ${row.name} (${row.input})`, async () => {
 				let racing = false;
 				const backend = BACKENDS[kind](row, () => racing);
-				const s = await Session.create({ root, home: root, backend, profile: "pi" });
-				try {
-					if (row.prepare) expect((await row.prepare(s)).ok).toBe(true);
-					racing = true;
-					const r = await row.call(s, row.input);
-					expect(r.ok, JSON.stringify(r)).toBe(false);
-					if (r.ok) return;
-					const { code } = PATH_FACT_WORDS[row.fact];
-					expect(r.error.code).toBe(code);
-					expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
-					expect(r.error.message).toBe(pathFactMessage(row.fact, row.input));
-					expect(r.error.path).toBe(join(root, row.canonical));
-				} finally {
-					await s.close();
-				}
+				const s = await ws().open({ home: ws().root, backend, profile: "pi" });
+				if (row.prepare) expect((await row.prepare(s)).ok).toBe(true);
+				racing = true;
+				const r = await row.call(s, row.input);
+				expect(r.ok, JSON.stringify(r)).toBe(false);
+				if (r.ok) return;
+				const { code } = PATH_FACT_WORDS[row.fact];
+				expect(r.error.code).toBe(code);
+				expect(r.error.retry).toBe(ERROR_CATALOGUE[code]);
+				expect(r.error.message).toBe(pathFactMessage(row.fact, row.input));
+				expect(r.error.path).toBe(ws().path(row.canonical));
 				// The refused call changed nothing: a rival's bytes stay, ours never land.
-				if (row.rival) expect(await readFile(join(root, row.canonical), "utf8")).toBe("theirs\n");
+				if (row.rival) expect(await readFile(ws().path(row.canonical), "utf8")).toBe("theirs\n");
 			});
 		}
 	},
@@ -180,8 +175,8 @@ async function holdOpenForWriting(path: string): Promise<{ pid: number; end: () 
 
 describe("facts moved out of the backends name the model's path", () => {
 	it("local: a file open for writing by another process, edited through a link", async () => {
-		const s = await Session.create({ root, home: root, backend: createLocalBackend(), profile: "pi" });
-		const holder = await holdOpenForWriting(join(root, "src/a.ts"));
+		const s = await ws().open({ home: ws().root, backend: createLocalBackend(), profile: "pi" });
+		const holder = await holdOpenForWriting(ws().path("src/a.ts"));
 		try {
 			expect((await read(s, "src/link.ts")).ok).toBe(true);
 			const r = await edit(s, "src/link.ts");
@@ -189,7 +184,7 @@ describe("facts moved out of the backends name the model's path", () => {
 			if (r.ok) return;
 			expect(r.error.code).toBe("FILE_BUSY");
 			expect(r.error.retry).toBe("retry");
-			expect(r.error.path).toBe(join(root, "src/a.ts"));
+			expect(r.error.path).toBe(ws().path("src/a.ts"));
 			expect(r.error.message).toBe(
 				pathFactMessage("open-for-writing", "src/link.ts", { holders: [{ pid: holder.pid, command: "sh" }] }),
 			);
@@ -197,7 +192,7 @@ describe("facts moved out of the backends name the model's path", () => {
 			holder.end();
 			await s.close();
 		}
-		expect(await readFile(join(root, "src/a.ts"), "utf8")).toBe("export const a = 1;\n");
+		expect(await readFile(ws().path("src/a.ts"), "utf8")).toBe("export const a = 1;\n");
 	});
 
 	it("exec: content cut short by the transport, written with . and ..", async () => {
@@ -209,19 +204,19 @@ describe("facts moved out of the backends name the model's path", () => {
 				stdin: o.stdin instanceof Uint8Array ? o.stdin.subarray(0, o.stdin.length >> 1) : o.stdin,
 			});
 		const backend = createExecBackend({ transport: halfStdin });
-		const s = await Session.create({ root, home: root, backend, profile: "pi" });
+		const s = await ws().open({ home: ws().root, backend, profile: "pi" });
 		try {
 			expect((await read(s, "src/a.ts")).ok).toBe(true);
 			const r = await s.call("write", { path: "./src/d/../a.ts", content: "x".repeat(100_000) });
 			expect(r.ok, JSON.stringify(r)).toBe(false);
 			if (r.ok) return;
 			expect(r.error.code).toBe("IO_ERROR");
-			expect(r.error.path).toBe(join(root, "src/a.ts"));
+			expect(r.error.path).toBe(ws().path("src/a.ts"));
 			expect(r.error.message).toBe(pathFactMessage("arrived-incomplete", "./src/d/../a.ts"));
 		} finally {
 			await s.close();
 		}
-		expect(await readFile(join(root, "src/a.ts"), "utf8")).toBe("export const a = 1;\n");
+		expect(await readFile(ws().path("src/a.ts"), "utf8")).toBe("export const a = 1;\n");
 	});
 });
 
@@ -229,13 +224,13 @@ describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
 	"%s: tools word their path facts through the table, for the model's path",
 	(kind) => {
 		const open = () =>
-			Session.create({ root, home: root, backend: BACKENDS[kind](ROWS[0], () => false), profile: "unified" });
+			ws().open({ home: ws().root, backend: BACKENDS[kind](ROWS[0], () => false), profile: "unified" });
 		const expectFact = (r: CallResult, fact: PathFact, shown: string, canonical: string, extras = {}) => {
 			expect(r.ok, JSON.stringify(r)).toBe(false);
 			if (r.ok) return;
 			expect(r.error.code).toBe(PATH_FACT_WORDS[fact].code);
 			expect(r.error.message).toBe(pathFactMessage(fact, shown, extras));
-			expect(r.error.path).toBe(join(root, canonical));
+			expect(r.error.path).toBe(ws().path(canonical));
 		};
 
 		it("ls of a file through a link", async () => {
@@ -264,7 +259,7 @@ describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
 			} finally {
 				await s.close();
 			}
-			expect(execFileSync("ls", [join(root, "src")], { encoding: "utf8" }).split("\n")).toContain("fifo");
+			expect(execFileSync("ls", [ws().path("src")], { encoding: "utf8" }).split("\n")).toContain("fifo");
 		});
 	},
 );

@@ -4,38 +4,31 @@
  * through /proc/self/fd/N). Every path-taking tool, on local and, when it can run here, bwrap.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
 import type { Backend } from "../../src/backend/types.js";
-import { Session } from "../../src/session.js";
 import { bwrapAvailable } from "../contract/backends.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const SECRET_NAME = `secret-name-${randomBytes(6).toString("hex")}`;
 
-let scratch: string;
-let root: string;
-let outside: string;
+// Each test plants its link, then opens its session on the backend it checks.
+const ws = useWorkspace({ prefix: "keel-refusal-", session: false });
+/** The secrets, beside the workspace root. */
+const outside = (rel: string) => ws().outside(join("outside", rel));
 beforeEach(async () => {
-	scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-refusal-")));
-	root = join(scratch, "ws");
-	outside = join(scratch, "outside");
-	await mkdir(root);
-	await mkdir(join(outside, SECRET_NAME), { recursive: true });
-	await writeFile(join(outside, SECRET_NAME, "f.txt"), "x\n");
-	await writeFile(join(outside, `${SECRET_NAME}.txt`), "x\n");
-});
-afterEach(async () => {
-	await rm(scratch, { recursive: true, force: true });
+	await mkdir(outside(SECRET_NAME), { recursive: true });
+	await writeFile(outside(`${SECRET_NAME}/f.txt`), "x\n");
+	await writeFile(outside(`${SECRET_NAME}.txt`), "x\n");
 });
 
 /** Links planted in the workspace, each leading outside; what its target would reveal. */
 const LINKS: Array<{ name: string; target: () => string; through: string }> = [
-	{ name: "to a secret file", target: () => join(outside, `${SECRET_NAME}.txt`), through: "file.txt" },
-	{ name: "to a secret directory", target: () => join(outside, SECRET_NAME), through: "f.txt" },
-	{ name: "dangling, to a secret name", target: () => join(outside, `${SECRET_NAME}-gone`), through: "x" },
+	{ name: "to a secret file", target: () => outside(`${SECRET_NAME}.txt`), through: "file.txt" },
+	{ name: "to a secret directory", target: () => outside(SECRET_NAME), through: "f.txt" },
+	{ name: "dangling, to a secret name", target: () => outside(`${SECRET_NAME}-gone`), through: "x" },
 	{ name: "relative, to a secret name", target: () => `../outside/${SECRET_NAME}`, through: "f.txt" },
 	{ name: "to /proc/self/cwd", target: () => "/proc/self/cwd", through: "package.json" },
 	{ name: "to /proc/self/fd/0", target: () => "/proc/self/fd/0", through: "" },
@@ -56,7 +49,7 @@ const CALLS: Array<[tool: string, args: (path: string) => Record<string, unknown
 function expectOnlyGivenPaths(message: string): void {
 	for (const m of message.matchAll(/(?<=^|[\s(:"'`])\/[^\s;,()'"`]+/g)) {
 		const p = m[0].replace(/[.:]+$/, "");
-		expect(p === root || p.startsWith(`${root}/`), `"${p}" in: ${message}`).toBe(true);
+		expect(p === ws().root || p.startsWith(`${ws().root}/`), `"${p}" in: ${message}`).toBe(true);
 	}
 	expect(message).not.toContain(SECRET_NAME);
 	expect(message).not.toContain(process.cwd());
@@ -65,7 +58,7 @@ function expectOnlyGivenPaths(message: string): void {
 const sandboxed = await bwrapAvailable();
 const BACKENDS: Array<[string, (() => Backend) | undefined]> = [
 	["local", undefined],
-	["bwrap", sandboxed === true ? () => createBwrapBackend({ roots: [root] }) : undefined],
+	["bwrap", sandboxed === true ? () => createBwrapBackend({ roots: [ws().root] }) : undefined],
 ];
 
 describe.each(BACKENDS)("%s: refusals name only the given path", (kind, backend) => {
@@ -74,19 +67,15 @@ describe.each(BACKENDS)("%s: refusals name only the given path", (kind, backend)
 		return;
 	}
 	it.each(LINKS)("a link $name", async ({ target, through }) => {
-		await symlink(target(), join(root, "l"));
-		const s = await Session.create({ root, home: join(scratch, "home"), backend: backend?.() });
-		try {
-			for (const given of ["l", through ? `l/${through}` : "l"]) {
-				for (const [tool, args] of CALLS) {
-					const r = await s.call(tool, args(given));
-					if (r.ok) continue; // a listing of the workspace itself, say; its content is tested elsewhere
-					expectOnlyGivenPaths(r.error.message);
-					expectOnlyGivenPaths(JSON.stringify(r.error));
-				}
+		await symlink(target(), ws().path("l"));
+		const s = await ws().open({ home: ws().outside("home"), backend: backend?.() });
+		for (const given of ["l", through ? `l/${through}` : "l"]) {
+			for (const [tool, args] of CALLS) {
+				const r = await s.call(tool, args(given));
+				if (r.ok) continue; // a listing of the workspace itself, say; its content is tested elsewhere
+				expectOnlyGivenPaths(r.error.message);
+				expectOnlyGivenPaths(JSON.stringify(r.error));
 			}
-		} finally {
-			await s.close();
 		}
 	});
 });

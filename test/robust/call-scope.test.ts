@@ -5,24 +5,16 @@
  * a closing session aborts the calls still running, and a host callback that throws cannot break
  * the call. vitest fails the run on any unhandled rejection, so an escape fails these tests.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdir, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend, GrepRequest, SearchOps } from "../../src/backend/types.js";
 import { KeelError } from "../../src/boundary/errors.js";
-import { Session } from "../../src/session.js";
 import { runKeel } from "../fixtures/keel-cli.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-scope-"));
-	await writeFile(join(dir, "a.txt"), "alpha\nbeta\n");
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+// Each test opens its sessions itself, on a backend it builds.
+const ws = useWorkspace({ prefix: "keel-scope-", files: { "a.txt": "alpha\nbeta\n" }, session: false });
 
 function withSearch(grep: SearchOps["grep"]): Backend {
 	const local = createLocalBackend({ searchEngine: "js" });
@@ -32,9 +24,9 @@ function withSearch(grep: SearchOps["grep"]): Backend {
 describe("keel batch survives a call whose background work fails (JS engine, rg off PATH)", () => {
 	it("a 100,000-character grep pattern, then every further call still answers", async () => {
 		// Enough files that the JS engine has reads in flight when the first one fails.
-		await mkdir(join(dir, "many"));
-		for (let i = 0; i < 40; i++) await writeFile(join(dir, "many", `f${i}.txt`), `line ${i}\n`.repeat(50));
-		const empty = join(dir, "empty-path");
+		await mkdir(ws().path("many"));
+		for (let i = 0; i < 40; i++) await writeFile(ws().path(`many/f${i}.txt`), `line ${i}\n`.repeat(50));
+		const empty = ws().path("empty-path");
 		await mkdir(empty);
 		const calls = [
 			{ tool: "grep", args: { pattern: "a".repeat(100_000) } },
@@ -45,7 +37,7 @@ describe("keel batch survives a call whose background work fails (JS engine, rg 
 			{ tool: "find", args: { pattern: "*.txt", path: "many", limit: 3 } },
 			{ tool: "bash", args: { command: "echo still-here" } },
 		];
-		const run = await runKeel(dir, ["batch"], {
+		const run = await runKeel(ws().root, ["batch"], {
 			input: `${calls.map((c) => JSON.stringify(c)).join("\n")}\n`,
 			env: { ...process.env, PATH: empty },
 		});
@@ -81,13 +73,12 @@ describe("Session.call owns each call's work", () => {
 			req.owner?.own(leftover);
 			return { matches: [], limitReached: false, engine: "test" };
 		});
-		const session = await Session.create({ root: dir, backend });
+		const session = await ws().open({ backend });
 		const r = await session.call("grep", { pattern: "x" });
 		expect(r).toMatchObject({ ok: true });
 		expect(leftoverSettled).toBe(true);
 		// The session goes on answering.
 		expect((await session.call("read", { path: "a.txt" })).ok).toBe(true);
-		await session.close();
 	});
 
 	it("the call's signal is aborted once the call has its answer, success or failure", async () => {
@@ -99,13 +90,12 @@ describe("Session.call owns each call's work", () => {
 			if (fail) throw new KeelError("NO_MATCH", "nothing");
 			return { matches: [], limitReached: false, engine: "test" };
 		});
-		const session = await Session.create({ root: dir, backend });
+		const session = await ws().open({ backend });
 		await session.call("grep", { pattern: "x" });
 		fail = true;
 		await session.call("grep", { pattern: "x" });
 		expect(seen).toHaveLength(2);
 		expect(seen.map((s) => s.aborted)).toEqual([true, true]);
-		await session.close();
 	});
 
 	it("a caller's abort reaches the backend through the call's signal", async () => {
@@ -117,12 +107,11 @@ describe("Session.call owns each call's work", () => {
 					}),
 				),
 		);
-		const session = await Session.create({ root: dir, backend });
+		const session = await ws().open({ backend });
 		const controller = new AbortController();
 		const pending = session.call("grep", { pattern: "x" }, { signal: controller.signal });
 		setTimeout(() => controller.abort(), 50);
 		expect(await pending).toMatchObject({ ok: false, error: { code: "ABORTED" } });
-		await session.close();
 	});
 
 	it("closing the session aborts its running calls, and they answer", async () => {
@@ -134,7 +123,7 @@ describe("Session.call owns each call's work", () => {
 					}),
 				),
 		);
-		const session = await Session.create({ root: dir, backend });
+		const session = await ws().open({ backend });
 		const pending = session.call("grep", { pattern: "x" });
 		await new Promise((r) => setTimeout(r, 50));
 		await session.close();
@@ -143,7 +132,7 @@ describe("Session.call owns each call's work", () => {
 	});
 
 	it("a host progress callback that throws does not break the call", async () => {
-		const session = await Session.create({ root: dir });
+		const session = await ws().open();
 		let updates = 0;
 		const r = await session.call(
 			"bash",
@@ -157,6 +146,5 @@ describe("Session.call owns each call's work", () => {
 		);
 		expect(r).toMatchObject({ ok: true, content: [{ type: "text", text: "1\n2\n3" }] });
 		expect(updates).toBeGreaterThan(0);
-		await session.close();
 	});
 });

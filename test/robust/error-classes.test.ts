@@ -4,32 +4,18 @@
  * real sparse file, a real bind mount (skipped with a message when mounting is not allowed).
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, realpath, rm, stat, truncate, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readFile, stat, truncate, writeFile } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { ErrorCode } from "../../src/boundary/errors.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let scratch: string;
-let root: string;
-const sessions: Session[] = [];
-beforeEach(async () => {
-	scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-classes-")));
-	root = join(scratch, "ws");
-	await mkdir(root);
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(scratch, { recursive: true, force: true });
-});
+const ws = useWorkspace({ prefix: "keel-classes-", session: false });
 
-async function open(): Promise<Session> {
+function open(): Promise<Session> {
 	// A budget well under the 60 s default: a search that runs into it is what this file refuses.
-	const s = await Session.create({ root, backend: createLocalBackend({ searchBudgetMs: 20_000 }) });
-	sessions.push(s);
-	return s;
+	return ws().open({ backend: createLocalBackend({ searchBudgetMs: 20_000 }) });
 }
 
 function expectClass(r: CallResult, code: ErrorCode, why: RegExp): void {
@@ -46,7 +32,7 @@ describe("searches whose cost grows with the pattern are refused before they run
 	it.each(["x{99999}", "x{50000}", "(?:x{300}){300}", "[a-z]{60000}"])(
 		"grep %s over one 200 KB line",
 		async (pattern) => {
-			await writeFile(join(root, "long.txt"), `${LINE}\n`);
+			await writeFile(ws().path("long.txt"), `${LINE}\n`);
 			const s = await open();
 			expectClass(await s.call("grep", { pattern }), "INVALID_PATTERN", /too large/i);
 		},
@@ -54,7 +40,7 @@ describe("searches whose cost grows with the pattern are refused before they run
 	);
 
 	it("a pattern under the cap still searches the long line", async () => {
-		await writeFile(join(root, "long.txt"), `${LINE}\n`);
+		await writeFile(ws().path("long.txt"), `${LINE}\n`);
 		const s = await open();
 		const r = await s.call("grep", { pattern: "x{100}y?$", path: "long.txt" });
 		expect(r.ok, JSON.stringify(r)).toBe(true);
@@ -71,11 +57,10 @@ describe("an edit of a file too large to hold is TOO_LARGE, and says why", () =>
 			}),
 		],
 	] as const)("%s of a 3 GiB sparse file", async (tool, args) => {
-		const big = join(root, "sparse.txt");
+		const big = ws().path("sparse.txt");
 		await writeFile(big, "hello\n");
 		await truncate(big, 3 * 1024 ** 3);
-		const s = await Session.create({ root, profile: tool === "file" ? "unified" : "pi" });
-		sessions.push(s);
+		const s = await ws().open({ profile: tool === "file" ? "unified" : "pi" });
 		expectClass(await s.call(tool, args("sparse.txt")), "TOO_LARGE", /holds the whole file in memory/);
 		expect((await stat(big)).size).toBe(3 * 1024 ** 3);
 	});
@@ -89,8 +74,8 @@ describe("a file mounted over its path cannot be replaced, and the error says so
 	});
 
 	it("edit of a bind-mounted single file", async (ctx) => {
-		const source = join(scratch, "source.txt");
-		const target = join(root, "bound.txt");
+		const source = ws().outside("source.txt");
+		const target = ws().path("bound.txt");
 		await writeFile(source, "mounted text\n");
 		await writeFile(target, "under the mount\n");
 		try {
@@ -117,14 +102,14 @@ describe("a search over directories nested past the path length limit says so", 
 		// 30 levels of 200 characters: the file's path is over 6,000 bytes long (chdir by one level
 		// at a time: no call ever names the whole path).
 		const make = `import os\nfor _ in range(30):\n os.mkdir("${segment}")\n os.chdir("${segment}")\nopen("f.txt", "w").write("needle\\n")\n`;
-		execFileSync("python3", ["-c", make], { cwd: root });
+		execFileSync("python3", ["-c", make], { cwd: ws().root });
 		const s = await open();
 		const results = [
 			await s.call("grep", { pattern: "needle" }),
 			await s.call("find", { pattern: "**/f.txt" }),
 		];
 		// rm -r (and fs.rm) name whole paths; Python's rmtree walks by descriptor.
-		execFileSync("python3", ["-c", `import shutil\nshutil.rmtree("${segment}")`], { cwd: root });
+		execFileSync("python3", ["-c", `import shutil\nshutil.rmtree("${segment}")`], { cwd: ws().root });
 		// Either the file is found (a walk by descriptor reaches it) or the call fails naming the
 		// limit: never an answer that there is nothing.
 		for (const r of results) {

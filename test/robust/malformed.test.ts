@@ -3,22 +3,17 @@
  * error text (Node's TypeError, spawn's errno string, a raw regex message) reaches the model.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { fromSystemError } from "../../src/boundary/system-errors.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-malformed-"));
-	await writeFile(join(dir, "a.txt"), "alpha\nbeta\n");
+const ws = useWorkspace({
+	prefix: "keel-malformed-",
 	// The name a lone surrogate would collapse to: it must not be reachable through one.
-	await writeFile(join(dir, "x\uFFFD.txt"), "replacement-named\n");
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
+	files: { "a.txt": "alpha\nbeta\n", "x\uFFFD.txt": "replacement-named\n" },
+	session: false,
 });
 
 /** Text Node or V8 writes in their own errors. */
@@ -34,16 +29,15 @@ function failure(r: CallResult) {
 
 describe("malformed arguments get the right error", () => {
 	it("a 1 MB bash command is INVALID_ARGS saying to use a script file, and nothing runs", async () => {
-		const s = await Session.create({ root: dir });
+		const s = await ws().open();
 		const err = failure(await s.call("bash", { command: `touch ran; echo ${"x".repeat(1 << 20)}` }));
 		expect(err.code).toBe("INVALID_ARGS");
 		expect(err.message).toMatch(/at most 131071 bytes.*file/);
-		expect(await readdir(dir)).not.toContain("ran");
-		await s.close();
+		expect(await readdir(ws().root)).not.toContain("ran");
 	});
 
 	it("empty, truncated and made-up payloadRef/contentRef are INVALID_ARGS, nothing written", async () => {
-		const s = await Session.create({ root: dir, profile: "unified" });
+		const s = await ws().open({ profile: "unified" });
 		const queries = [
 			{ type: "write", path: "n.txt", payloadRef: "" },
 			{ type: "write", path: "n.txt", payloadRef: "pl_" },
@@ -66,9 +60,8 @@ describe("malformed arguments get the right error", () => {
 			}),
 		);
 		expect(unknown.code).toBe("INVALID_ARGS");
-		expect(await readdir(dir)).not.toContain("n.txt");
-		expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("alpha\nbeta\n");
-		await s.close();
+		expect(await readdir(ws().root)).not.toContain("n.txt");
+		expect(await readFile(ws().path("a.txt"), "utf8")).toBe("alpha\nbeta\n");
 	});
 
 	it("a lone surrogate in a path is refused by every tool instead of naming the U+FFFD file", async () => {
@@ -84,17 +77,16 @@ describe("malformed arguments get the right error", () => {
 			["unified", "python", { code: "1", cwd: "\uD800" }],
 		];
 		const sessions = {
-			pi: await Session.create({ root: dir }),
-			unified: await Session.create({ root: dir, profile: "unified" }),
+			pi: await ws().open(),
+			unified: await ws().open({ profile: "unified" }),
 		};
 		for (const [profile, tool, args] of calls) {
 			const err = failure(await sessions[profile as "pi" | "unified"].call(tool, args));
 			expect(["INVALID_ARGS", "PATH_INVALID"], `${tool} ${JSON.stringify(args)}`).toContain(err.code);
 			expect(err.message).toMatch(/surrogate/);
 		}
-		expect(await readFile(join(dir, "x\uFFFD.txt"), "utf8")).toBe("replacement-named\n");
-		expect((await readdir(dir)).sort()).toEqual(["a.txt", "x\uFFFD.txt"]);
-		for (const s of Object.values(sessions)) await s.close();
+		expect(await readFile(ws().path("x\uFFFD.txt"), "utf8")).toBe("replacement-named\n");
+		expect((await readdir(ws().root)).sort()).toEqual(["a.txt", "x\uFFFD.txt"]);
 	});
 });
 

@@ -1,27 +1,14 @@
-/**
- * Every numeric argument of every tool has a range the schema checker enforces
- * (INVALID_ARGS naming the range, before the tool runs), and a timeout of 2^31 ms or more means
- * long instead of firing at once (Node clamps such timers to 1 ms).
- */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type JsonSchema, rangeOf } from "../../src/boundary/schema.js";
 import { MAX_TIMER_MS, setLongTimeout } from "../../src/boundary/timing.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult } from "../../src/session.js";
 import { MAX_TIMEOUT_SECONDS } from "../../src/tools/ranges.js";
 import { PROFILES, toolsForProfile } from "../../src/tools/registry.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import { NO_PYTHON, PYTHON } from "../python/helpers.js";
 
-let dir: string;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-ranges-"));
-	await writeFile(join(dir, "a.txt"), "alpha\nbeta\n");
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+// Each test opens its sessions itself, with the profile it checks.
+const ws = useWorkspace({ prefix: "keel-ranges-", files: { "a.txt": "alpha\nbeta\n" }, session: false });
 
 /** Every numeric field of a schema, by its path ("edits[].startLine"), with the schema node. */
 function numericFields(schema: JsonSchema, at = ""): Array<[string, JsonSchema]> {
@@ -81,7 +68,7 @@ describe("every numeric argument has a range", () => {
 
 	for (const profile of PROFILES) {
 		it(`${profile}: values outside each range are INVALID_ARGS naming the range, and nothing runs`, async () => {
-			const session = await Session.create({ root: dir, profile });
+			const session = await ws().open({ profile });
 			for (const tool of session.tools) {
 				for (const [field, schema] of numericFields(tool.parameters)) {
 					const r = rangeOf(schema);
@@ -112,12 +99,11 @@ describe("every numeric argument has a range", () => {
 					? session.call("read_file", { file_path: "a.txt" })
 					: session.call("read", { path: "a.txt" });
 			expect((await read).ok).toBe(true);
-			await session.close();
 		}, 60_000);
 	}
 
 	it("the bounds themselves are accepted", async () => {
-		const session = await Session.create({ root: dir, profile: "unified" });
+		const session = await ws().open({ profile: "unified" });
 		const ok = (r: CallResult) => expect(r.ok, JSON.stringify(r)).toBe(true);
 		ok(await session.call("read", { path: "a.txt", offset: 1, limit: 1_000_000_000 }));
 		ok(await session.call("grep", { pattern: "alpha", context: 1000, limit: 100_000 }));
@@ -125,7 +111,6 @@ describe("every numeric argument has a range", () => {
 		ok(await session.call("find", { pattern: "*.txt", limit: 100_000 }));
 		ok(await session.call("ls", { limit: 100_000 }));
 		ok(await session.call("bash", { command: "true", timeout: MAX_TIMEOUT_SECONDS }));
-		await session.close();
 	});
 });
 
@@ -172,19 +157,17 @@ describe("long timeouts mean long (Node timers overflow at 2^31 ms)", () => {
 	});
 
 	it("bash with timeout 3000000 s (past 2^31 ms) runs the command to its end", async () => {
-		const session = await Session.create({ root: dir });
+		const session = await ws().open();
 		for (const timeout of [3_000_000, 2 ** 31 / 1000 + 1, MAX_TIMEOUT_SECONDS]) {
 			const r = await session.call("bash", { command: "sleep 0.3; echo finished", timeout });
 			expect(r, `timeout ${timeout}`).toMatchObject({ ok: true, content: [{ text: "finished" }] });
 		}
-		await session.close();
 	});
 
 	it.skipIf(NO_PYTHON)(
 		"python's timeout and python_jobs' wait past 2^31 ms wait for the job",
 		async () => {
-			const session = await Session.create({
-				root: dir,
+			const session = await ws().open({
 				profile: "unified",
 				python: { interpreter: PYTHON, backgroundAfterMs: 200 },
 			});

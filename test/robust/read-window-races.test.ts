@@ -23,13 +23,11 @@ import {
 	writeFileSync,
 	writeSync,
 } from "node:fs";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLocalFs } from "../../src/backend/local/fs.js";
 import { createLocalBackend } from "../../src/backend/local/index.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const LINES = 80_000;
 /** ~8 MB: eight 1 MiB chunks, so the pass has turns of the event loop in the middle. */
@@ -37,27 +35,16 @@ const ORIGINAL = Buffer.from(
 	`${Array.from({ length: LINES }, (_, i) => `${String(i).padStart(7, "0")} ${"lorem ipsum ".repeat(7)}`).join("\n")}\n`,
 );
 
-let root = "";
-const sessions: Session[] = [];
+// One workspace for the file; each test plants its own files and opens its sessions.
+const ws = useWorkspace({ prefix: "keel-read-races-", shared: true, session: false });
 
-beforeAll(async () => {
-	root = await realpath(await mkdtemp(join(tmpdir(), "keel-read-races-")));
-});
-
-afterAll(async () => {
-	for (const s of sessions) await s.close();
-	if (root) await rm(root, { recursive: true, force: true });
-});
-
-async function session(): Promise<Session> {
-	const s = await Session.create({ root, backend: createLocalBackend() });
-	sessions.push(s);
-	return s;
+function session(): Promise<Session> {
+	return ws().open({ backend: createLocalBackend() });
 }
 
 /** A fresh copy of ORIGINAL, its times an hour back (so a rewrite now surely moves them). */
 function plant(name: string): string {
-	const path = join(root, name);
+	const path = ws().path(name);
 	writeFileSync(path, ORIGINAL);
 	const past = new Date(Date.now() - 3600_000);
 	utimesSync(path, past, past);
@@ -170,7 +157,7 @@ describe("streamed reads at once on one session (one chunk arena: a read that fi
 		const other = Buffer.from(
 			`${Array.from({ length: 50_000 }, (_, i) => `other ${i} ${"x".repeat(60)}`).join("\n")}\n`,
 		);
-		const paths = [plant("one.txt"), join(root, "two.txt"), plant("three.txt")];
+		const paths = [plant("one.txt"), ws().path("two.txt"), plant("three.txt")];
 		writeFileSync(paths[1], other);
 		const s = await session();
 		const alone = [];
@@ -194,7 +181,7 @@ describe("a file of one chunk: its hash is taken after the reply, of the bytes t
 	const RIVAL = Buffer.from(ONE_CHUNK.toString().replaceAll("lorem", "LOREM"));
 
 	it("rewritten the moment the reply is back: the record is the bytes shown, and an overwrite is refused", async () => {
-		const path = join(root, "deferred.txt");
+		const path = ws().path("deferred.txt");
 		writeFileSync(path, ONE_CHUNK);
 		const s = await session();
 		const r = await s.call("read", { path: "deferred.txt", limit: 5 });
@@ -208,7 +195,7 @@ describe("a file of one chunk: its hash is taken after the reply, of the bytes t
 	});
 
 	it("rewritten during the hash's delay, hashed unasked after it: still the bytes shown", async () => {
-		const path = join(root, "delayed.txt");
+		const path = ws().path("delayed.txt");
 		writeFileSync(path, ONE_CHUNK);
 		const s = await session();
 		expect(codeOf(await s.call("read", { path: "delayed.txt", limit: 5 }))).toBe("ok");
@@ -220,7 +207,7 @@ describe("a file of one chunk: its hash is taken after the reply, of the bytes t
 	});
 
 	it("read again before the delay passes, by a rival's hand in between: the newer record holds", async () => {
-		const path = join(root, "reread.txt");
+		const path = ws().path("reread.txt");
 		writeFileSync(path, ONE_CHUNK);
 		const s = await session();
 		const first = await s.call("read", { path: "reread.txt", limit: 5 });
@@ -237,7 +224,7 @@ describe("a file of one chunk: its hash is taken after the reply, of the bytes t
 	});
 
 	it("the chunk buffer is reused by the next read: each record keeps its own file's hash", async () => {
-		const paths = ["a.txt", "b.txt", "c.txt"].map((n) => join(root, n));
+		const paths = ["a.txt", "b.txt", "c.txt"].map((n) => ws().path(n));
 		const bodies = [ONE_CHUNK, RIVAL, Buffer.from(ONE_CHUNK.toString().replaceAll("ipsum", "IPSUM"))];
 		for (const [i, p] of paths.entries()) writeFileSync(p, bodies[i]);
 		const s = await session();
@@ -256,10 +243,10 @@ describe("a file of one chunk: its hash is taken after the reply, of the bytes t
 
 describe("readWindow refuses what is not a regular file", () => {
 	it("a FIFO is NOT_A_FILE, at once (the open does not wait for a writer)", async () => {
-		const fifo = join(root, "pipe");
+		const fifo = ws().path("pipe");
 		execFileSync("mkfifo", [fifo]);
 		const fs = createLocalFs();
-		fs.pinRoots([root]);
+		fs.pinRoots([ws().root]);
 		try {
 			const window = { startLine: 1, maxLines: 10, maxBytes: 4096, maxLineBytes: 4096 };
 			await expect(fs.readWindow(fifo, undefined, window)).rejects.toMatchObject({ code: "NOT_A_FILE" });

@@ -5,19 +5,18 @@
  * endings, a BOM, UTF-8 cut by the 1 MiB chunk edge, invalid bytes, long lines, NULs, images),
  * and the hash taken on the way must still refuse an overwrite of a file changed since.
  */
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFile, writeFile } from "node:fs/promises";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend } from "../../src/backend/types.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const MiB = 1024 * 1024;
-let root = "";
+// One workspace for the file, its files written once; two sessions on different backends read them.
+const ws = useWorkspace({ prefix: "keel-read-window-", shared: true, session: false });
 let windowed: Session;
 let whole: Session;
-const sessions: Session[] = [];
 
 /** The same local backend without readWindow: read then takes the whole-file path. */
 function wholeReadBackend(): Backend {
@@ -26,9 +25,7 @@ function wholeReadBackend(): Backend {
 }
 
 async function open(backend: Backend, profile?: "unified"): Promise<Session> {
-	const s = await Session.create({ root, backend, ...(profile ? { profile } : {}) });
-	sessions.push(s);
-	return s;
+	return ws().open({ backend, ...(profile ? { profile } : {}) });
 }
 
 /** `n` lines of ~100 bytes joined by `eol`. */
@@ -114,15 +111,9 @@ const ARGS: Record<string, unknown>[] = [
 ];
 
 beforeAll(async () => {
-	root = await realpath(await mkdtemp(join(tmpdir(), "keel-read-window-")));
-	for (const [name, data] of Object.entries(FILES)) await writeFile(join(root, `${name}.txt`), data);
+	for (const [name, data] of Object.entries(FILES)) await writeFile(ws().path(`${name}.txt`), data);
 	windowed = await open(createLocalBackend());
 	whole = await open(wholeReadBackend());
-});
-
-afterAll(async () => {
-	for (const s of sessions) await s.close();
-	if (root) await rm(root, { recursive: true, force: true });
 });
 
 /** What the model sees, and the error code when there is one. */
@@ -179,7 +170,7 @@ describe("the read state of a 10 MB file read through the window", () => {
 	const big = () => Buffer.from(`${lines(100_000)}\n`);
 
 	it("an edit right after the read passes the read check (the streamed hash is the file's)", async () => {
-		await writeFile(join(root, "ten.txt"), big());
+		await writeFile(ws().path("ten.txt"), big());
 		const s = await open(createLocalBackend());
 		const r = await s.call("read", { path: "ten.txt" });
 		expect(r.ok && JSON.stringify(r.content)).toContain("of 100000");
@@ -193,19 +184,19 @@ describe("the read state of a 10 MB file read through the window", () => {
 		expect((await s.call("read", { path: "ten.txt", offset: 99_000 })).ok).toBe(true);
 		const w = await s.call("write", { path: "ten.txt", content: "replaced\n" });
 		expect(w.ok ? "ok" : w.error.code).toBe("ok");
-		expect(await readFile(join(root, "ten.txt"), "utf8")).toBe("replaced\n");
+		expect(await readFile(ws().path("ten.txt"), "utf8")).toBe("replaced\n");
 	});
 
 	it("a change by another process since the read refuses the overwrite, and changes nothing", async () => {
-		await writeFile(join(root, "ten-stale.txt"), big());
+		await writeFile(ws().path("ten-stale.txt"), big());
 		const s = await open(createLocalBackend());
 		expect((await s.call("read", { path: "ten-stale.txt" })).ok).toBe(true);
 		// Another process rewrites one byte far past the shown window (same size).
 		const changed = big();
 		changed[9_000_000] = 0x58;
-		await writeFile(join(root, "ten-stale.txt"), changed);
+		await writeFile(ws().path("ten-stale.txt"), changed);
 		const w = await s.call("write", { path: "ten-stale.txt", content: "overwritten\n" });
 		expect(w.ok ? "ok" : w.error.code).toBe("STALE_READ");
-		expect((await readFile(join(root, "ten-stale.txt"))).equals(changed)).toBe(true);
+		expect((await readFile(ws().path("ten-stale.txt"))).equals(changed)).toBe(true);
 	});
 });

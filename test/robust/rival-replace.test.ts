@@ -11,34 +11,27 @@
  * end in CHANGED_ON_DISK with retry advice after the documented 8 re-plans, leave the rival's
  * bytes and no temp file, and land when retried once the rival stops.
  */
-import { mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readdir, readFile, rename, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend, FileOps } from "../../src/backend/types.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-let path: string;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-rival-"));
-	path = join(dir, "f.txt");
-	await writeFile(path, "ours v0\ntheirs 0\n");
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+// Each test opens its session itself, on a backend with the rival's trap.
+const ws = useWorkspace({ prefix: "keel-rival-", files: { "f.txt": "ours v0\ntheirs 0\n" }, session: false });
+/** The file both writers change. */
+const fTxt = () => ws().path("f.txt");
 
 /** The rival: its own line bumped, written to a temp file and renamed over the target. */
 function rival(): { replace: () => Promise<void>; count: () => number } {
 	let n = 0;
 	return {
 		replace: async () => {
-			const text = await readFile(path, "utf8");
+			const text = await readFile(fTxt(), "utf8");
 			n++;
-			await writeFile(join(dir, ".rival.tmp"), text.replace(/^theirs \d+$/m, `theirs ${n}`));
-			await rename(join(dir, ".rival.tmp"), path);
+			await writeFile(ws().path(".rival.tmp"), text.replace(/^theirs \d+$/m, `theirs ${n}`));
+			await rename(ws().path(".rival.tmp"), fTxt());
 		},
 		count: () => n,
 	};
@@ -51,7 +44,7 @@ function replaceAfterStat(replace: () => Promise<void>, on: () => boolean): Back
 		...base.fs,
 		stat: async (p) => {
 			const st = await base.fs.stat(p);
-			if (p === path && on()) await replace();
+			if (p === fTxt() && on()) await replace();
 			return st;
 		},
 	};
@@ -78,16 +71,12 @@ describe.each(["edit", "file"] as const)("%s against a rival that replaces the f
 		const r0 = rival();
 		// Far more lost races than the read used to allow (4); the rival stops only when the test ends.
 		const backend = replaceAfterStat(r0.replace, () => true);
-		const s = await Session.create({ root: dir, backend, profile: profileOf[tool] });
-		try {
-			const r = await calls[tool](s);
-			okText(r);
-			expect(r0.count()).toBeGreaterThan(0); // the trap fired: the stat'ed file was replaced
-			// Our change on the rival's newest version: both writers' changes are there.
-			expect(await readFile(path, "utf8")).toBe(`ours v1\ntheirs ${r0.count()}\n`);
-		} finally {
-			await s.close();
-		}
+		const s = await ws().open({ backend, profile: profileOf[tool] });
+		const r = await calls[tool](s);
+		okText(r);
+		expect(r0.count()).toBeGreaterThan(0); // the trap fired: the stat'ed file was replaced
+		// Our change on the rival's newest version: both writers' changes are there.
+		expect(await readFile(fTxt(), "utf8")).toBe(`ours v1\ntheirs ${r0.count()}\n`);
 	});
 
 	it("before every compare-and-swap: CHANGED_ON_DISK with retry advice, nothing lost, lands once it stops", async () => {
@@ -96,69 +85,61 @@ describe.each(["edit", "file"] as const)("%s against a rival that replaces the f
 		const backend = createLocalBackend({
 			hooks: {
 				beforeCommit: async (target) => {
-					if (racing && target === path) await r0.replace();
+					if (racing && target === fTxt()) await r0.replace();
 				},
 			},
 		});
-		const s = await Session.create({ root: dir, backend, profile: profileOf[tool] });
-		try {
-			const r = await calls[tool](s);
-			expect(r.ok).toBe(false);
-			if (!r.ok) {
-				expect(r.error.code).toBe("CHANGED_ON_DISK");
-				expect(r.error.retry).toBe("retry");
-				// Edit's own message (edit/replan.ts replansExhausted): what happened, how often, what next.
-				expect(r.error.message).toBe(EXHAUSTED);
-			}
-			// The first try and 8 re-plans (docs/SAFETY.md), each lost to a replace.
-			expect(r0.count()).toBe(9);
-			// The rival's last version, whole; nothing of ours half-applied; no temp file left.
-			expect(await readFile(path, "utf8")).toBe("ours v0\ntheirs 9\n");
-			expect((await readdir(dir)).sort()).toEqual(["f.txt"]);
-			racing = false;
-			okText(await calls[tool](s));
-			expect(await readFile(path, "utf8")).toBe("ours v1\ntheirs 9\n");
-		} finally {
-			await s.close();
+		const s = await ws().open({ backend, profile: profileOf[tool] });
+		const r = await calls[tool](s);
+		expect(r.ok).toBe(false);
+		if (!r.ok) {
+			expect(r.error.code).toBe("CHANGED_ON_DISK");
+			expect(r.error.retry).toBe("retry");
+			// Edit's own message (edit/replan.ts replansExhausted): what happened, how often, what next.
+			expect(r.error.message).toBe(EXHAUSTED);
 		}
+		// The first try and 8 re-plans (docs/SAFETY.md), each lost to a replace.
+		expect(r0.count()).toBe(9);
+		// The rival's last version, whole; nothing of ours half-applied; no temp file left.
+		expect(await readFile(fTxt(), "utf8")).toBe("ours v0\ntheirs 9\n");
+		expect((await readdir(ws().root)).sort()).toEqual(["f.txt"]);
+		racing = false;
+		okText(await calls[tool](s));
+		expect(await readFile(fTxt(), "utf8")).toBe("ours v1\ntheirs 9\n");
 	});
 });
 
 describe("file with two queries against a rival on one of them", () => {
 	it("before every compare-and-swap: the whole call fails with edit's message, both files as they were", async () => {
-		const other = join(dir, "g.txt");
+		const other = ws().path("g.txt");
 		await writeFile(other, "ours v0\n");
 		const r0 = rival();
 		const backend = createLocalBackend({
 			hooks: {
 				beforeCommit: async (target) => {
-					if (target === path) await r0.replace();
+					if (target === fTxt()) await r0.replace();
 				},
 			},
 		});
-		const s = await Session.create({ root: dir, backend, profile: "unified" });
-		try {
-			const r = await s.call("file", {
-				queries: [
-					{ type: "edit", path: "g.txt", edits: [change] },
-					{ type: "edit", path: "f.txt", edits: [change] },
-				],
-			});
-			expect(r.ok).toBe(false);
-			if (!r.ok) {
-				expect(r.error.code).toBe("CHANGED_ON_DISK");
-				// g.txt is committed first on each try (query order), then restored when f.txt loses.
-				expect(r.error.message).toBe(
-					`queries[1] (edit f.txt): ${EXHAUSTED} Nothing was changed: 1 file(s) this call had already written were restored (g.txt).`,
-				);
-			}
-			expect(r0.count()).toBe(9);
-			// The rival's last version whole, and g.txt (committed or not on each try) back as it was.
-			expect(await readFile(path, "utf8")).toBe("ours v0\ntheirs 9\n");
-			expect(await readFile(other, "utf8")).toBe("ours v0\n");
-			expect((await readdir(dir)).sort()).toEqual(["f.txt", "g.txt"]);
-		} finally {
-			await s.close();
+		const s = await ws().open({ backend, profile: "unified" });
+		const r = await s.call("file", {
+			queries: [
+				{ type: "edit", path: "g.txt", edits: [change] },
+				{ type: "edit", path: "f.txt", edits: [change] },
+			],
+		});
+		expect(r.ok).toBe(false);
+		if (!r.ok) {
+			expect(r.error.code).toBe("CHANGED_ON_DISK");
+			// g.txt is committed first on each try (query order), then restored when f.txt loses.
+			expect(r.error.message).toBe(
+				`queries[1] (edit f.txt): ${EXHAUSTED} Nothing was changed: 1 file(s) this call had already written were restored (g.txt).`,
+			);
 		}
+		expect(r0.count()).toBe(9);
+		// The rival's last version whole, and g.txt (committed or not on each try) back as it was.
+		expect(await readFile(fTxt(), "utf8")).toBe("ours v0\ntheirs 9\n");
+		expect(await readFile(other, "utf8")).toBe("ours v0\n");
+		expect((await readdir(ws().root)).sort()).toEqual(["f.txt", "g.txt"]);
 	});
 });

@@ -13,21 +13,15 @@
  * deterministically in rival-replace.test.ts. Here the other writer is finite (48 edits), well
  * within the 8 re-plans with back-off, so every edit must land.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readFile, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { QueueRegistry } from "../../src/safety/mutation-queue.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
 import { runKeel } from "../fixtures/keel-cli.js";
+import { makeWorkspace, useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-shared-"));
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+// Each test opens its sessions itself, on the queue registry it checks.
+const ws = useWorkspace({ prefix: "keel-shared-", session: false });
 
 /** The file's text once `text` appears in it (the other process's first commit), or when `other` ends. */
 async function firstEditOf(other: Promise<unknown>, path: string, text: string): Promise<string> {
@@ -51,12 +45,10 @@ describe("many sessions and another process editing one file", () => {
 	it("every non-conflicting edit lands, nothing is lost", async () => {
 		const lib = Array.from({ length: SESSIONS }, (_, i) => `lib ${i} v0`);
 		const cli = Array.from({ length: CLI_LINES }, (_, i) => `cli ${i} v0`);
-		await writeFile(join(dir, "shared.txt"), `${[...lib, ...cli].join("\n")}\n`);
+		await writeFile(ws().path("shared.txt"), `${[...lib, ...cli].join("\n")}\n`);
 		const queues = new QueueRegistry();
 		const sessions = await Promise.all(
-			Array.from({ length: SESSIONS }, (_, i) =>
-				Session.create({ root: dir, queues, profile: i % 2 ? "unified" : "pi" }),
-			),
+			Array.from({ length: SESSIONS }, (_, i) => ws().open({ queues, profile: i % 2 ? "unified" : "pi" })),
 		);
 		expect(queues.size).toBe(1);
 		expect(new Set(sessions.map((s) => s.queue)).size).toBe(1);
@@ -73,8 +65,8 @@ describe("many sessions and another process editing one file", () => {
 				}),
 			),
 		).flat();
-		const other = runKeel(dir, ["batch"], { input: `${batch.join("\n")}\n` });
-		const atStart = await firstEditOf(other, join(dir, "shared.txt"), "cli 0 v1");
+		const other = runKeel(ws().root, ["batch"], { input: `${batch.join("\n")}\n` });
+		const atStart = await firstEditOf(other, ws().path("shared.txt"), "cli 0 v1");
 		// The other process is mid-batch as the rounds begin (its last edit is still to come).
 		expect(atStart).toContain("cli 0 v1");
 		expect(atStart).not.toContain(`cli ${CLI_LINES - 1} v${ROUNDS}`);
@@ -101,7 +93,7 @@ describe("many sessions and another process editing one file", () => {
 		expect(failed, JSON.stringify(failed.slice(0, 3))).toEqual([]);
 		expect(cliResults.filter((r) => !r.ok)).toEqual([]);
 		expect(cliResults).toHaveLength(batch.length);
-		const final = (await readFile(join(dir, "shared.txt"), "utf8")).split("\n");
+		const final = (await readFile(ws().path("shared.txt"), "utf8")).split("\n");
 		expect(final).toEqual([
 			...lib.map((_, i) => `lib ${i} v${ROUNDS}`),
 			...cli.map((_, i) => `cli ${i} v${ROUNDS}`),
@@ -110,14 +102,13 @@ describe("many sessions and another process editing one file", () => {
 	}, 120_000);
 
 	it("an edit whose anchor another writer changed fails as a conflict, and the other's bytes stay", async () => {
-		await writeFile(join(dir, "f.txt"), "one\ntwo\nthree\n");
+		await writeFile(ws().path("f.txt"), "one\ntwo\nthree\n");
 		const queues = new QueueRegistry();
-		const a = await Session.create({
-			root: dir,
+		const a = await ws().open({
 			queues,
 			profile: "unified",
 			// Another process rewrites the very line this edit is anchored on, after preflight.
-			probes: { afterAdmission: () => writeFile(join(dir, "f.txt"), "one\nTWO (theirs)\nthree\n") },
+			probes: { afterAdmission: () => writeFile(ws().path("f.txt"), "one\nTWO (theirs)\nthree\n") },
 		});
 		const r = await a.call("file", {
 			queries: [{ type: "edit", path: "f.txt", edits: [{ oldText: "two", newText: "2" }] }],
@@ -127,24 +118,23 @@ describe("many sessions and another process editing one file", () => {
 			expect(r.error.code).toBe("NO_MATCH");
 			expect(r.error.message).toMatch(/changed by another writer.*conflicts/);
 		}
-		expect(await readFile(join(dir, "f.txt"), "utf8")).toBe("one\nTWO (theirs)\nthree\n");
-		await a.close();
+		expect(await readFile(ws().path("f.txt"), "utf8")).toBe("one\nTWO (theirs)\nthree\n");
 	});
 
 	it("sessions on different workspaces get different queues", async () => {
-		const other = await mkdtemp(join(tmpdir(), "keel-shared-other-"));
+		const other = await makeWorkspace({ prefix: "keel-shared-other-", session: false });
 		try {
 			const queues = new QueueRegistry();
-			const a = await Session.create({ root: dir, queues });
-			const b = await Session.create({ root: other, queues });
-			const c = await Session.create({ root: dir });
+			const a = await ws().open({ queues });
+			const b = await other.open({ queues });
+			const c = await ws().open();
 			expect(a.queue).not.toBe(b.queue);
 			expect(a.queue).not.toBe(c.queue); // no registry: a queue of its own
 			expect(queues.size).toBe(2);
 			await Promise.all([a.close(), b.close(), c.close()]);
 			expect(queues.size).toBe(0);
 		} finally {
-			await rm(other, { recursive: true, force: true });
+			await other.close();
 		}
 	});
 });

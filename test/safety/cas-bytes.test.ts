@@ -8,26 +8,15 @@
  * commit must still refuse, leaving the other writer's bytes and no temp file.
  */
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import { KeelError } from "../../src/boundary/errors.js";
 import { expectBytes } from "../../src/safety/read-state.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let root: string;
-const sessions: Session[] = [];
-
-beforeEach(async () => {
-	root = await realpath(await mkdtemp(join(tmpdir(), "keel-cas-bytes-")));
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(root, { recursive: true, force: true });
-	await rm(`${root}.state`, { recursive: true, force: true });
-});
+const ws = useWorkspace({ prefix: "keel-cas-bytes-", session: false });
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
@@ -37,13 +26,11 @@ function body(bytes: number, mark: string): Buffer {
 }
 
 async function session(): Promise<Session> {
-	const s = await Session.create({ root, stateDir: `${root}.state` });
-	sessions.push(s);
-	return s;
+	return ws().open();
 }
 
 async function tempsLeft(): Promise<string[]> {
-	return (await readdir(root)).filter((n) => n.startsWith(".keel-tmp-"));
+	return (await readdir(ws().root)).filter((n) => n.startsWith(".keel-tmp-"));
 }
 
 describe.each([
@@ -52,7 +39,7 @@ describe.each([
 ])("compare-and-swap when only the bytes differ, %s", (_label, size) => {
 	it("a same-size rewrite whose identity is the planned one is refused and kept", async () => {
 		const s = await session();
-		const path = join(root, "f.txt");
+		const path = ws().path("f.txt");
 		const planned = body(size, "AAAA");
 		const theirs = body(size, "BBBB");
 		expect(theirs.length).toBe(planned.length);
@@ -73,7 +60,7 @@ describe.each([
 
 	it("the file still holding the planned bytes is replaced", async () => {
 		const s = await session();
-		const path = join(root, "f.txt");
+		const path = ws().path("f.txt");
 		const planned = body(size, "AAAA");
 		await writeFile(path, planned);
 		const identity = await s.backend.fs.stat(path);
@@ -84,7 +71,7 @@ describe.each([
 
 	it("one byte changed in the middle is enough to refuse", async () => {
 		const s = await session();
-		const path = join(root, "f.txt");
+		const path = ws().path("f.txt");
 		const planned = body(size, "AAAA");
 		const theirs = Buffer.from(planned);
 		theirs[size >> 1] ^= 1;
@@ -108,7 +95,7 @@ describe("the hash of what was read, on demand", () => {
 	});
 
 	it("a 1.2 MB file (its read buffer reused for the new bytes) is still checked by hash: a concurrent in-place write is kept and the edit re-planned on top", async () => {
-		const path = join(root, "big.txt");
+		const path = ws().path("big.txt");
 		const lines = Array.from({ length: 40_000 }, (_, i) =>
 			i === 5 ? "ANCHOR = 1" : `line ${i} lorem ipsum dolor`,
 		);
@@ -126,8 +113,7 @@ describe("the hash of what was read, on demand", () => {
 				},
 			},
 		});
-		const s = await Session.create({ root, backend, stateDir: `${root}.state` });
-		sessions.push(s);
+		const s = await ws().open({ backend });
 		const r = await s.call("edit", {
 			path: "big.txt",
 			edits: [{ oldText: "ANCHOR = 1", newText: "ANCHOR = 2" }],

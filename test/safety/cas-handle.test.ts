@@ -6,44 +6,19 @@
  * again by handle and by name): its bytes must never be lost, and nothing may be written through
  * a link planted in the target's place.
  */
-import {
-	lstat,
-	mkdir,
-	mkdtemp,
-	readdir,
-	readFile,
-	realpath,
-	rename,
-	rm,
-	stat,
-	symlink,
-	utimes,
-	writeFile,
-} from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { lstat, readdir, readFile, rename, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let work: string;
-let root: string;
-const sessions: Session[] = [];
-
-beforeEach(async () => {
-	work = await realpath(await mkdtemp(join(tmpdir(), "keel-cas-")));
-	root = join(work, "root");
-	await mkdir(root);
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(work, { recursive: true, force: true });
-});
+// Each test opens its session itself, on a backend with the trap.
+const ws = useWorkspace({ prefix: "keel-cas-", session: false });
 
 /** A session whose backend runs `strike` once, right before the commit of `name`. */
 async function trapped(name: string, strike: (path: string) => Promise<void>): Promise<Session> {
 	let fired = false;
-	const target = join(root, name);
+	const target = ws().path(name);
 	const backend = createLocalBackend({
 		hooks: {
 			beforeCommit: async (t) => {
@@ -53,9 +28,7 @@ async function trapped(name: string, strike: (path: string) => Promise<void>): P
 			},
 		},
 	});
-	const s = await Session.create({ root, backend, stateDir: join(work, "state") });
-	sessions.push(s);
-	return s;
+	return ws().open({ backend });
 }
 
 const sizes: Array<[string, number]> = [
@@ -71,7 +44,7 @@ function body(lines: number): string {
 
 describe.each(sizes)("compare-and-swap by handle, %s file", (_label, lines) => {
 	it("an in-place write of the same size with the mtime put back is kept; the edit lands on top", async () => {
-		const path = join(root, "f.txt");
+		const path = ws().path("f.txt");
 		const original = `${body(lines)}\n`;
 		await writeFile(path, original);
 		const theirs = original.replace("line 9 lorem", "LINE 9 LOREM");
@@ -89,7 +62,7 @@ describe.each(sizes)("compare-and-swap by handle, %s file", (_label, lines) => {
 	});
 
 	it("a replacement that removes the anchor is kept byte for byte and the edit fails", async () => {
-		const path = join(root, "f.txt");
+		const path = ws().path("f.txt");
 		await writeFile(path, `${body(lines)}\n`);
 		const theirs = `${body(lines).replace("ANCHOR = 1", "gone")}\n`;
 		const s = await trapped("f.txt", async (p) => {
@@ -102,13 +75,13 @@ describe.each(sizes)("compare-and-swap by handle, %s file", (_label, lines) => {
 		});
 		expect(r.ok).toBe(false);
 		expect(await readFile(path, "utf8")).toBe(theirs);
-		const left = (await readdir(root)).filter((n) => n.startsWith(".keel-tmp-"));
+		const left = (await readdir(ws().root)).filter((n) => n.startsWith(".keel-tmp-"));
 		expect(left).toEqual([]);
 	});
 
 	it("a link planted in the target's place is not written through", async () => {
-		const path = join(root, "f.txt");
-		const outside = join(work, "outside.txt");
+		const path = ws().path("f.txt");
+		const outside = ws().outside("outside.txt");
 		const original = `${body(lines)}\n`;
 		await writeFile(path, original);
 		await writeFile(outside, original);

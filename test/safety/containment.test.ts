@@ -3,50 +3,34 @@
  * own temp files (item 4), and the pinned handles are all closed (item 1). Through the tools.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-	chown,
-	mkdir,
-	mkdtemp,
-	readdir,
-	readlink,
-	realpath,
-	rm,
-	stat,
-	symlink,
-	writeFile,
-} from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { chown, mkdir, readdir, readlink, stat, symlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import { createLocalTools } from "../../src/backend/search/local-runner.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const SECRET = "SECRETBYTES";
 const SECRET_NAME = "secret-name.txt";
 const tools = await createLocalTools().detect();
 const HAS_NATIVE = tools.rg !== undefined && tools.fd !== undefined;
 
-let scratch: string;
-let root: string;
+// Each test opens its sessions itself; the link targets lie beside the root.
+const ws = useWorkspace({ prefix: "keel-contain-", session: false });
 let elsewhere: string;
 
 beforeEach(async () => {
-	scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-contain-")));
-	root = join(scratch, "root");
-	elsewhere = join(scratch, "elsewhere");
-	await mkdir(join(root, "inner"), { recursive: true });
+	elsewhere = ws().outside("elsewhere");
+	await mkdir(ws().path("inner"), { recursive: true });
 	await mkdir(join(elsewhere, "deep"), { recursive: true });
 	await writeFile(join(elsewhere, SECRET_NAME), `${SECRET}\n`);
 	await writeFile(join(elsewhere, "deep", SECRET_NAME), `${SECRET}\n`);
-	await writeFile(join(root, "inner", "ok.txt"), "needle inside\n");
-	await symlink(elsewhere, join(root, "out-dir"));
-	await symlink(join(elsewhere, SECRET_NAME), join(root, "out-file"));
-	await symlink("inner", join(root, "in-dir"));
-	await symlink(join(scratch, "missing"), join(root, "dangling"));
-});
-afterEach(async () => {
-	await rm(scratch, { recursive: true, force: true });
+	await writeFile(ws().path("inner/ok.txt"), "needle inside\n");
+	await symlink(elsewhere, ws().path("out-dir"));
+	await symlink(join(elsewhere, SECRET_NAME), ws().path("out-file"));
+	await symlink("inner", ws().path("in-dir"));
+	await symlink(ws().outside("missing"), ws().path("dangling"));
 });
 
 const text = (r: CallResult) => JSON.stringify(r);
@@ -54,7 +38,7 @@ const deadPid = () => spawnSync(process.execPath, ["-e", ""]).pid!;
 
 describe("listings reveal nothing outside the roots", () => {
 	it("ls lists a link to an outside directory as a plain name; a link inside as a directory", async () => {
-		const s = await Session.create({ root, spillDir: join(scratch, "spill") });
+		const s = await ws().open();
 		const r = await s.call("ls", {});
 		expect(r.ok).toBe(true);
 		const lines = (r.ok && r.content[0].type === "text" ? r.content[0].text : "").split("\n");
@@ -71,10 +55,8 @@ describe("listings reveal nothing outside the roots", () => {
 		it.skipIf(skip)(
 			`find and grep (${engine}${skip ? ", skipped: rg/fd not on PATH" : ""}) never descend into outside targets`,
 			async () => {
-				const s = await Session.create({
-					root,
+				const s = await ws().open({
 					backend: createLocalBackend({ searchEngine: engine }),
-					spillDir: join(scratch, "spill"),
 				});
 				const found = await s.call("find", { pattern: "*" });
 				expect(found.ok).toBe(true);
@@ -103,20 +85,20 @@ describe("the temp sweep at session start removes only keel's own temp files", (
 		const dirLike = `.keel-tmp-${pid}-aaaaaaaaaaaa-dir`;
 		const fifoLike = `.keel-tmp-${pid}-bbbbbbbbbbbb-fifo`;
 		const othersLike = `.keel-tmp-${pid}-cccccccccccc-other.txt`;
-		await writeFile(join(root, leftover), "half-written\n");
-		await writeFile(join(root, lookalike), "my notes\n");
-		await mkdir(join(root, dirLike));
-		await writeFile(join(root, dirLike, "kept.txt"), "kept\n");
-		execFileSync("mkfifo", [join(root, fifoLike)]);
-		await writeFile(join(root, othersLike), "someone else's\n");
+		await writeFile(ws().path(leftover), "half-written\n");
+		await writeFile(ws().path(lookalike), "my notes\n");
+		await mkdir(ws().path(dirLike));
+		await writeFile(join(ws().root, dirLike, "kept.txt"), "kept\n");
+		execFileSync("mkfifo", [ws().path(fifoLike)]);
+		await writeFile(ws().path(othersLike), "someone else's\n");
 		const asRoot = process.getuid?.() === 0;
-		if (asRoot) await chown(join(root, othersLike), 65534, 65534);
-		const s = await Session.create({ root, spillDir: join(scratch, "spill") });
-		const names = await readdir(root);
+		if (asRoot) await chown(ws().path(othersLike), 65534, 65534);
+		const s = await ws().open();
+		const names = await readdir(ws().root);
 		expect(names).not.toContain(leftover);
 		expect(names).toContain(lookalike);
 		expect(names).toContain(dirLike);
-		expect((await stat(join(root, dirLike, "kept.txt"))).isFile()).toBe(true);
+		expect((await stat(join(ws().root, dirLike, "kept.txt"))).isFile()).toBe(true);
 		expect(names).toContain(fifoLike);
 		if (asRoot) expect(names).toContain(othersLike);
 		// The session works after the sweep.
@@ -126,9 +108,9 @@ describe("the temp sweep at session start removes only keel's own temp files", (
 
 	it("a live writer's temp file is kept", async () => {
 		const live = `.keel-tmp-${process.ppid}-0123456789ab-f.txt`;
-		await writeFile(join(root, live), "in progress\n");
-		const s = await Session.create({ root, spillDir: join(scratch, "spill") });
-		expect(await readdir(root)).toContain(live);
+		await writeFile(ws().path(live), "in progress\n");
+		const s = await ws().open();
+		expect(await readdir(ws().root)).toContain(live);
 		await s.close();
 	});
 });
@@ -138,7 +120,7 @@ async function openFdsInScratch(): Promise<string[]> {
 	const held: string[] = [];
 	for (const fd of await readdir("/proc/self/fd")) {
 		const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
-		if (target.startsWith(scratch)) held.push(target);
+		if (target.startsWith(dirname(ws().root))) held.push(target);
 	}
 	return held;
 }
@@ -146,8 +128,8 @@ async function openFdsInScratch(): Promise<string[]> {
 describe("pinned handles are closed", () => {
 	it("no descriptor is left open after every tool ran (successes and failures) and the session closed", async () => {
 		expect(await openFdsInScratch()).toEqual([]);
-		const s = await Session.create({ root, spillDir: join(scratch, "spill"), profile: "unified" });
-		const pi = await Session.create({ root, spillDir: join(scratch, "spill") });
+		const s = await ws().open({ profile: "unified" });
+		const pi = await ws().open();
 		for (let i = 0; i < 20; i++) {
 			await s.call("read", { path: "inner/ok.txt" });
 			await s.call("read", { path: "inner/missing.txt" });
@@ -165,7 +147,7 @@ describe("pinned handles are closed", () => {
 			await s.call("file", { queries: [{ type: "delete", path: "inner/gone.txt" }] });
 		}
 		// Only the pinned roots (the workspace, the spill directory) stay open while the sessions live.
-		expect(new Set(await openFdsInScratch())).toEqual(new Set([root, join(scratch, "spill")]));
+		expect(new Set(await openFdsInScratch())).toEqual(new Set([ws().root, ws().spillDir]));
 		await s.close();
 		await pi.close();
 		expect(await openFdsInScratch()).toEqual([]);

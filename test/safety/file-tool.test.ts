@@ -4,7 +4,6 @@ import {
 	chmod,
 	lstat,
 	mkdir,
-	mkdtemp,
 	readdir,
 	readFile,
 	readlink,
@@ -14,26 +13,17 @@ import {
 	utimes,
 	writeFile,
 } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import type { SessionOptions } from "../../src/session-types.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-const sessions: Session[] = [];
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-file-"));
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(dir, { recursive: true, force: true });
-});
+// Each test opens its sessions itself, unified unless it says otherwise.
+const ws = useWorkspace({ prefix: "keel-file-", session: false });
 
-async function open(opts: Parameters<typeof Session.create>[0] = {}): Promise<Session> {
-	const s = await Session.create({ root: dir, profile: "unified", ...opts });
-	sessions.push(s);
-	return s;
+function open(opts: Omit<SessionOptions, "root"> = {}): Promise<Session> {
+	return ws().open({ profile: "unified", ...opts });
 }
 
 function fail(r: CallResult) {
@@ -46,7 +36,7 @@ function ok(r: CallResult) {
 	return r as Extract<CallResult, { ok: true }> & { details: { results: Array<Record<string, any>> } };
 }
 
-const p = (name: string) => join(dir, name);
+const p = (name: string) => ws().path(name);
 
 describe("file tool: how many places an edit replaced", () => {
 	it("a replaceAll edit reports every place it replaced, in the summary and the details", async () => {
@@ -443,7 +433,7 @@ describe("interleavings: another writer at every boundary", () => {
 					expect(now).not.toContain("BETA");
 				}
 				expect(now).not.toContain("mine");
-				expect((await readdir(dir)).filter((n) => n.startsWith(".keel-tmp-"))).toEqual([]);
+				expect((await readdir(ws().root)).filter((n) => n.startsWith(".keel-tmp-"))).toEqual([]);
 			}
 		});
 	}

@@ -11,28 +11,21 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend } from "../../src/backend/types.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const PY = "/usr/bin/python3";
 const BEFORE = 50;
 const TOTAL = 114;
 
-let dir: string;
-let path: string;
-beforeEach(async () => {
-	dir = await realpath(await mkdtemp(join(tmpdir(), "keel-writer-")));
-	path = join(dir, "app.log");
-	await writeFile(path, "header v0\n");
-});
-afterEach(async () => {
-	await rm(dir, { recursive: true, force: true });
-});
+// Each test opens its session itself, on the backend it races.
+const ws = useWorkspace({ prefix: "keel-writer-", files: { "app.log": "header v0\n" }, session: false });
+/** The file the other process holds open. */
+const appLog = () => ws().path("app.log");
 
 /**
  * python3 opening `path` O_WRONLY|O_APPEND and writing lines 0..first-1; `more()` makes it write
@@ -51,7 +44,7 @@ async function appender(first: number, total: number): Promise<{ pid: number; mo
 			"for i in range(n,total): os.write(fd, b'line %d\\n' % i)",
 			"os.close(fd)",
 		].join("\n"),
-		path,
+		appLog(),
 		String(first),
 		String(total),
 	]);
@@ -109,25 +102,20 @@ describe.skipIf(!existsSync(PY))(
 	() => {
 		describe.each(["edit", "file", "write"] as const)("%s", (tool) => {
 			it("holding it open and appending: refused with FILE_BUSY naming it; every line kept; lands after it closes", async () => {
-				const s = await Session.create({
-					root: dir,
+				const s = await ws().open({
 					backend: createLocalBackend(),
 					profile: profileOf[tool],
 				});
-				try {
-					const writer = await appender(BEFORE, TOTAL);
-					if (tool === "write") expect((await s.call("read", { path: "app.log" })).ok).toBe(true);
-					expectBusy(await change(s, tool), writer.pid);
-					await writer.more();
-					expect(await readFile(path, "utf8")).toBe(`header v0\n${allLines(TOTAL)}`);
-					if (tool === "write") expect((await s.call("read", { path: "app.log" })).ok).toBe(true);
-					const r = await change(s, tool);
-					expect(r.ok, JSON.stringify(r)).toBe(true);
-					const want = tool === "write" ? "header v1\n" : `header v1\n${allLines(TOTAL)}`;
-					expect(await readFile(path, "utf8")).toBe(want);
-				} finally {
-					await s.close();
-				}
+				const writer = await appender(BEFORE, TOTAL);
+				if (tool === "write") expect((await s.call("read", { path: "app.log" })).ok).toBe(true);
+				expectBusy(await change(s, tool), writer.pid);
+				await writer.more();
+				expect(await readFile(appLog(), "utf8")).toBe(`header v0\n${allLines(TOTAL)}`);
+				if (tool === "write") expect((await s.call("read", { path: "app.log" })).ok).toBe(true);
+				const r = await change(s, tool);
+				expect(r.ok, JSON.stringify(r)).toBe(true);
+				const want = tool === "write" ? "header v1\n" : `header v1\n${allLines(TOTAL)}`;
+				expect(await readFile(appLog(), "utf8")).toBe(want);
 			});
 		});
 
@@ -136,21 +124,17 @@ describe.skipIf(!existsSync(PY))(
 			const backend: Backend = createLocalBackend({
 				hooks: {
 					beforeCommit: async (target) => {
-						if (target === path && !writer) writer = await appender(BEFORE, TOTAL);
+						if (target === appLog() && !writer) writer = await appender(BEFORE, TOTAL);
 					},
 				},
 			});
-			const s = await Session.create({ root: dir, backend, profile: "pi" });
-			try {
-				const r = await change(s, "edit");
-				expect(writer).toBeDefined();
-				expectBusy(r, writer?.pid as number);
-				await writer?.more();
-				expect(await readFile(path, "utf8")).toBe(`header v0\n${allLines(TOTAL)}`);
-				expect((await readdir(dir)).sort()).toEqual(["app.log"]);
-			} finally {
-				await s.close();
-			}
+			const s = await ws().open({ backend, profile: "pi" });
+			const r = await change(s, "edit");
+			expect(writer).toBeDefined();
+			expectBusy(r, writer?.pid as number);
+			await writer?.more();
+			expect(await readFile(appLog(), "utf8")).toBe(`header v0\n${allLines(TOTAL)}`);
+			expect((await readdir(ws().root)).sort()).toEqual(["app.log"]);
 		});
 
 		it("opening it in the last moment before the swap: the file is put back for it, refused, its line kept", async () => {
@@ -158,36 +142,32 @@ describe.skipIf(!existsSync(PY))(
 			const backend: Backend = createLocalBackend({
 				hooks: {
 					beforeSwap: (target) => {
-						if (target !== path || late) return;
+						if (target !== appLog() || late) return;
 						// A writer whose open reaches the file after the lease's last look, before the swap.
 						late = spawn(PY, [
 							"-c",
 							"import os,sys\nfd=os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND)\nos.write(fd, b'late line\\n')\nos.close(fd)",
-							path,
+							appLog(),
 						]);
 						waitUntilBlockedOnLease(late.pid as number);
 					},
 				},
 			});
-			const s = await Session.create({ root: dir, backend, profile: "pi" });
-			try {
-				const r = await change(s, "edit");
-				expect(late).toBeDefined();
-				// Its open was still under way: it had no descriptor to be named by.
-				expectBusy(r);
-				const child = late as ChildProcess;
-				if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
-				expect(child.exitCode).toBe(0);
-				expect(await readFile(path, "utf8")).toBe("header v0\nlate line\n");
-				expect((await readdir(dir)).sort()).toEqual(["app.log"]);
-			} finally {
-				await s.close();
-			}
+			const s = await ws().open({ backend, profile: "pi" });
+			const r = await change(s, "edit");
+			expect(late).toBeDefined();
+			// Its open was still under way: it had no descriptor to be named by.
+			expectBusy(r);
+			const child = late as ChildProcess;
+			if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+			expect(child.exitCode).toBe(0);
+			expect(await readFile(appLog(), "utf8")).toBe("header v0\nlate line\n");
+			expect((await readdir(ws().root)).sort()).toEqual(["app.log"]);
 		});
 
 		it("opening, appending and closing in a loop while edits commit: every line and every edit reported done is there", async () => {
 			const SLOTS = 12;
-			await writeFile(path, Array.from({ length: SLOTS }, (_, i) => `slot ${i} v0\n`).join(""));
+			await writeFile(appLog(), Array.from({ length: SLOTS }, (_, i) => `slot ${i} v0\n`).join(""));
 			const loop = spawn(PY, [
 				"-c",
 				[
@@ -202,14 +182,14 @@ describe.skipIf(!existsSync(PY))(
 					"    time.sleep(0.002)",
 					"print(n, flush=True)",
 				].join("\n"),
-				path,
+				appLog(),
 			]);
 			let written = "";
 			loop.stdout.setEncoding("utf8").on("data", (d: string) => {
 				written += d;
 			});
 			const exited = new Promise<void>((resolve) => loop.once("exit", () => resolve()));
-			const s = await Session.create({ root: dir, backend: createLocalBackend(), profile: "pi" });
+			const s = await ws().open({ backend: createLocalBackend(), profile: "pi" });
 			const results: CallResult[] = [];
 			try {
 				for (let i = 0; i < SLOTS; i++) {
@@ -227,7 +207,7 @@ describe.skipIf(!existsSync(PY))(
 			}
 			const n = Number(written.trim());
 			expect(n).toBeGreaterThan(0);
-			const final = new Set((await readFile(path, "utf8")).split("\n"));
+			const final = new Set((await readFile(appLog(), "utf8")).split("\n"));
 			const missing = Array.from({ length: n }, (_, k) => `w ${k}`).filter((l) => !final.has(l));
 			expect(missing).toEqual([]);
 			results.forEach((r, i) => {

@@ -1,30 +1,22 @@
 import { existsSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Session } from "../../src/session.js";
+import { chmod, chown, readFile, stat, writeFile } from "node:fs/promises";
+import { beforeEach, describe, expect, it } from "vitest";
 import { BIN, runKeel, SETPRIV } from "../fixtures/keel-cli.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const AS_ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 const USER = 1000;
 
-let scratch: string;
-let root: string;
-
+// Each test opens its session itself (or runs keel as another user).
+const ws = useWorkspace({ prefix: "keel-owner-", session: false });
 beforeEach(async () => {
-	scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-owner-")));
-	root = join(scratch, "root");
-	await mkdir(root);
-	await chmod(scratch, 0o755);
-});
-afterEach(async () => {
-	await rm(scratch, { recursive: true, force: true });
+	// The non-root caller below must reach the root through its parent.
+	await chmod(ws().outside("."), 0o755);
 });
 
 async function put(name: string, mode: number, uid: number, gid: number): Promise<string> {
-	const p = join(root, name);
+	const p = ws().path(name);
 	await writeFile(p, "value = 1\n");
 	await chown(p, uid, gid);
 	await chmod(p, mode);
@@ -34,29 +26,30 @@ async function put(name: string, mode: number, uid: number, gid: number): Promis
 describe.skipIf(!AS_ROOT)("root replacing another user's file (skipped unless root)", () => {
 	it("an edit keeps the owner, group and a 0640 mode", async () => {
 		const p = await put("user.txt", 0o640, USER, USER);
-		const s = await Session.create({ root, spillDir: join(scratch, "spill") });
+		const s = await ws().open();
 		const r = await s.call("edit", { path: "user.txt", edits: [{ oldText: "1", newText: "2" }] });
 		expect(r.ok).toBe(true);
 		const st = await stat(p);
 		expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([USER, USER, 0o640]);
 		expect(await readFile(p, "utf8")).toBe("value = 2\n");
-		await s.close();
 	});
 
 	it("a user's setuid file stays the user's (never a setuid-root file)", async () => {
 		const p = await put("tool.sh", 0o4755, USER, USER);
-		const s = await Session.create({ root, spillDir: join(scratch, "spill") });
+		const s = await ws().open();
 		expect((await s.call("read", { path: "tool.sh" })).ok).toBe(true);
 		const r = await s.call("write", { path: "tool.sh", content: "value = 3\n" });
 		expect(r.ok).toBe(true);
 		const st = await stat(p);
 		expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([USER, USER, 0o4755]);
-		await s.close();
 	});
 });
 
 async function keelAsNobody(args: string[]): Promise<{ code: number | null; stdout: string }> {
-	const r = await runKeel(root, args, { asUser: NOBODY, env: { ...process.env, HOME: scratch } });
+	const r = await runKeel(ws().root, args, {
+		asUser: NOBODY,
+		env: { ...process.env, HOME: ws().outside(".") },
+	});
 	return { code: r.code, stdout: r.stdout + r.stderr };
 }
 
@@ -65,7 +58,7 @@ describe.skipIf(!canRunAsNobody)(
 	`a non-root caller (nobody via setpriv)${canRunAsNobody ? "" : " (skipped: needs root, setpriv and a build)"}`,
 	() => {
 		beforeEach(async () => {
-			await chown(root, NOBODY, NOBODY); // nobody may create files (temp files) here
+			await chown(ws().root, NOBODY, NOBODY); // nobody may create files (temp files) here
 		});
 		const edit = (name: string) =>
 			keelAsNobody([
@@ -73,7 +66,7 @@ describe.skipIf(!canRunAsNobody)(
 				"edit",
 				JSON.stringify({ path: name, edits: [{ oldText: "1", newText: "2" }] }),
 				"--root",
-				root,
+				ws().root,
 			]);
 
 		it("its own 0444 file, which it could not write in place, is refused and left alone", async () => {

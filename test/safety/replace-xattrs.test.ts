@@ -9,14 +9,14 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
-import { Session } from "../../src/session.js";
+import type { Session } from "../../src/session.js";
 import { editTools, ok } from "../fixtures/edit-via.js";
 import { BIN, runKeel, SETPRIV } from "../fixtures/keel-cli.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import {
 	type Attrs,
 	acl,
@@ -44,29 +44,18 @@ const USER_ATTRS: Attrs = {
 };
 const ACL_NAME = hex("system.posix_acl_access");
 
-let work: string;
-let root: string;
-const sessions: Session[] = [];
-
+const ws = useWorkspace({ prefix: "keel-xattr-", session: false });
 beforeEach(async () => {
-	work = await realpath(await mkdtemp(join(tmpdir(), "keel-xattr-")));
-	root = join(work, "root");
-	await mkdir(root);
-	await chmod(work, 0o755);
-});
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-	await rm(work, { recursive: true, force: true });
+	// The non-root caller below must reach the root through its parent.
+	await chmod(ws().outside("."), 0o755);
 });
 
-async function open(profile: "pi" | "unified", backend = createLocalBackend()): Promise<Session> {
-	const s = await Session.create({ root, profile, backend, stateDir: join(work, "state") });
-	sessions.push(s);
-	return s;
+function open(profile: "pi" | "unified", backend = createLocalBackend()): Promise<Session> {
+	return ws().open({ profile, backend });
 }
 
 async function put(name: string, attrs: Attrs, mode = 0o640): Promise<string> {
-	const p = join(root, name);
+	const p = ws().path(name);
 	await writeFile(p, "value = 41\n");
 	await chmod(p, mode);
 	setAttrs(p, attrs);
@@ -100,7 +89,7 @@ describe.skipIf(support !== "")(
 
 		/** A session whose backend runs `strike` (default: set `user.late`) once, right before the commit of `name`. */
 		async function rivalAtCommit(name: string, strike = (t: string) => setAttrs(t, LATE)): Promise<Session> {
-			const target = join(root, name);
+			const target = ws().path(name);
 			let fired = false;
 			const backend = createLocalBackend({
 				hooks: {
@@ -124,7 +113,7 @@ describe.skipIf(support !== "")(
 			if (!r.ok) expect(r.error.code).toBe("CHANGED_ON_DISK");
 			expect(await readFile(p, "utf8")).toBe("value = 41\n");
 			expect(attrsOf(p)).toEqual({ ...USER_ATTRS, ...LATE });
-			expect(readdirSync(root).filter((n) => n.startsWith(".keel-tmp"))).toEqual([]);
+			expect(readdirSync(ws().root).filter((n) => n.startsWith(".keel-tmp"))).toEqual([]);
 		});
 
 		it("a chmod between the plan and the commit fails a write's swap, even within one clock tick", async () => {
@@ -153,14 +142,14 @@ describe.skipIf(support !== "")(
 
 		it("a rival swapping the name for its own file never gets its attributes onto the replacement", async () => {
 			const a = await put("a.txt", { [hex("user.origin")]: hex("A") });
-			const b = join(root, "b.txt");
+			const b = ws().path("b.txt");
 			await writeFile(b, "the rival's file\n");
 			setAttrs(b, { [hex("user.origin")]: hex("B") });
 			// a.txt → hold, b.txt → a.txt, a.txt → b.txt, hold → a.txt, as fast as it can.
 			const swapper = spawn(PY, [
 				"-c",
 				"import os,sys,time\nd=sys.argv[1]\nend=time.time()+60\nwhile time.time()<end:\n try:\n  os.rename(d+'/a.txt',d+'/hold'); os.rename(d+'/b.txt',d+'/a.txt'); os.rename(d+'/a.txt',d+'/b.txt'); os.rename(d+'/hold',d+'/a.txt')\n except OSError: pass",
-				root,
+				ws().root,
 			]);
 			const s = await open("pi");
 			let done = 0;
@@ -177,8 +166,8 @@ describe.skipIf(support !== "")(
 				await new Promise((r) => swapper.once("close", r));
 			}
 			// Each name that exists holds a file carrying its own origin.
-			expectOriginsMatchContents(root);
-			expect(existsSync(a) || existsSync(join(root, "hold"))).toBe(true);
+			expectOriginsMatchContents(ws().root);
+			expect(existsSync(a) || existsSync(ws().path("hold"))).toBe(true);
 			// How many edits won the race depends on the scheduler: reported, not asserted.
 			console.log(`rival swap: ${done} of 300 edits committed`);
 		});
@@ -217,7 +206,7 @@ describe.skipIf(support !== "")(
 			`a non-root caller (nobody via setpriv)${canRunAsNobody ? "" : " (skipped: needs root, setpriv and a build)"}`,
 			() => {
 				beforeEach(async () => {
-					await chown(root, NOBODY, NOBODY);
+					await chown(ws().root, NOBODY, NOBODY);
 				});
 				const editAsNobody = async (name: string) => {
 					const args = [
@@ -225,7 +214,10 @@ describe.skipIf(support !== "")(
 						"edit",
 						JSON.stringify({ path: name, edits: [{ oldText: "41", newText: "42" }] }),
 					];
-					const r = await runKeel(root, args, { asUser: NOBODY, env: { ...process.env, HOME: work } });
+					const r = await runKeel(ws().root, args, {
+						asUser: NOBODY,
+						env: { ...process.env, HOME: ws().outside(".") },
+					});
 					return { code: r.code, out: r.stdout + r.stderr };
 				};
 
@@ -252,7 +244,7 @@ describe.skipIf(support !== "")(
 					expect(after.ino).toBe(before.ino);
 					expect(await readFile(p, "utf8")).toBe("value = 41\n");
 					expect(attrsOf(p)).toEqual({ [hex("security.keel-test")]: hex("label") });
-					expect(readdirSync(root).filter((n) => n.startsWith(".keel-tmp"))).toEqual([]);
+					expect(readdirSync(ws().root).filter((n) => n.startsWith(".keel-tmp"))).toEqual([]);
 				});
 			},
 		);

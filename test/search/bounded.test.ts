@@ -5,15 +5,15 @@
  * are installed, on the native one.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, open as openFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, open as openFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import { createLocalTools } from "../../src/backend/search/local-runner.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult, Session } from "../../src/session.js";
 import { RANGES } from "../../src/tools/ranges.js";
 import { waitFor } from "../fixtures/processes.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 import { rgProcessesUnder } from "./rg-processes.js";
 
 const tools = await createLocalTools().detect();
@@ -21,8 +21,8 @@ const HAS_NATIVE = tools.rg !== undefined && tools.fd !== undefined;
 const ENGINES = ["js", ...(HAS_NATIVE ? (["native"] as const) : [])] as const;
 if (!HAS_NATIVE) console.log("bounded.test: native engine cases skipped (rg and/or fd not found on PATH)");
 
-let root = "";
-const sessions: Session[] = [];
+// One workspace for the file, its tree planted once; each test opens its sessions on the engine it checks.
+const ws = useWorkspace({ prefix: "keel-bounded-", shared: true, session: false });
 
 async function session(
 	engine: "js" | "native",
@@ -30,9 +30,7 @@ async function session(
 	searchBudgetMs?: number,
 ): Promise<Session> {
 	const backend = createLocalBackend({ searchEngine: engine, searchBudgetMs });
-	const s = await Session.create({ root, backend, allowRead });
-	sessions.push(s);
-	return s;
+	return ws().open({ backend, allowRead });
 }
 
 const textOf = (r: CallResult) =>
@@ -40,20 +38,14 @@ const textOf = (r: CallResult) =>
 const codeOf = (r: CallResult) => (r.ok ? "ok" : r.error.code);
 
 beforeAll(async () => {
-	root = await realpath(await mkdtemp(join(tmpdir(), "keel-bounded-")));
-	await mkdir(join(root, "dir"));
-	await writeFile(join(root, "dir", "a.txt"), "needle here\n");
-	execFileSync("mkfifo", [join(root, "dir", "pipe")]);
-	await symlink("/dev/zero", join(root, "zero"));
-	await writeFile(join(root, "long.txt"), `${"ab".repeat(1024 * 1024)}\nneedle after\n`);
-	await writeFile(join(root, "redos.txt"), `${"a".repeat(50_000)}b\n`);
-	await mkdir(join(root, "names"));
-	await writeFile(join(root, "names", `${"a".repeat(200)}.txt`), "needle in a long name\n");
-});
-
-afterAll(async () => {
-	for (const s of sessions.splice(0)) await s.close();
-	if (root) await rm(root, { recursive: true, force: true });
+	await mkdir(ws().path("dir"));
+	await writeFile(join(ws().root, "dir", "a.txt"), "needle here\n");
+	execFileSync("mkfifo", [join(ws().root, "dir", "pipe")]);
+	await symlink("/dev/zero", ws().path("zero"));
+	await writeFile(ws().path("long.txt"), `${"ab".repeat(1024 * 1024)}\nneedle after\n`);
+	await writeFile(ws().path("redos.txt"), `${"a".repeat(50_000)}b\n`);
+	await mkdir(ws().path("names"));
+	await writeFile(join(ws().root, "names", `${"a".repeat(200)}.txt`), "needle in a long name\n");
 });
 
 describe.each(ENGINES)("[%s] grep never opens a FIFO or a device", (engine) => {
@@ -148,8 +140,8 @@ describe.each(ENGINES)("[%s] grep work is bounded by what it shows", (engine) =>
 describe.each(ENGINES)("[%s] grep and find have a time budget", (engine) => {
 	beforeAll(async () => {
 		for (let d = 0; d < 30; d++) {
-			await mkdir(join(root, "tree", `d${d}`), { recursive: true });
-			for (let f = 0; f < 10; f++) await writeFile(join(root, "tree", `d${d}`, `f${f}.txt`), "needle\n");
+			await mkdir(join(ws().root, "tree", `d${d}`), { recursive: true });
+			for (let f = 0; f < 10; f++) await writeFile(join(ws().root, "tree", `d${d}`, `f${f}.txt`), "needle\n");
 		}
 	});
 
@@ -168,7 +160,7 @@ describe.each(ENGINES)("[%s] grep and find have a time budget", (engine) => {
 
 describe.each(ENGINES.filter((e) => e === "native"))("[%s] grep has a time budget", (engine) => {
 	it("a slow rg is killed at the budget", async () => {
-		const slow = join(root, "slow");
+		const slow = ws().path("slow");
 		await mkdir(slow, { recursive: true });
 		await writeFile(join(slow, "x.txt"), `${"x".repeat(50_000)}\n`.repeat(4));
 		const s = await session(engine, undefined, 1500);
@@ -191,15 +183,14 @@ describe.each(["js", "auto"] as const)(
 	"[%s] find honours .gitignore outside a repository, as pi",
 	(engine) => {
 		it("top-level and nested .gitignore files, each scoped to its directory; grep keeps rg's rule", async () => {
-			await mkdir(join(root, "nogit", "sub"), { recursive: true });
-			await writeFile(join(root, "nogit", ".gitignore"), "*.log\n");
-			await writeFile(join(root, "nogit", "a.log"), "needle log\n");
-			await writeFile(join(root, "nogit", "a.txt"), "needle txt\n");
-			await writeFile(join(root, "nogit", "sub", ".gitignore"), "*.txt\n");
-			await writeFile(join(root, "nogit", "sub", "b.txt"), "needle sub txt\n");
-			await writeFile(join(root, "nogit", "sub", "b.md"), "needle sub md\n");
-			const s = await Session.create({ root, backend: createLocalBackend({ searchEngine: engine }) });
-			sessions.push(s);
+			await mkdir(join(ws().root, "nogit", "sub"), { recursive: true });
+			await writeFile(join(ws().root, "nogit", ".gitignore"), "*.log\n");
+			await writeFile(join(ws().root, "nogit", "a.log"), "needle log\n");
+			await writeFile(join(ws().root, "nogit", "a.txt"), "needle txt\n");
+			await writeFile(join(ws().root, "nogit", "sub", ".gitignore"), "*.txt\n");
+			await writeFile(join(ws().root, "nogit", "sub", "b.txt"), "needle sub txt\n");
+			await writeFile(join(ws().root, "nogit", "sub", "b.md"), "needle sub md\n");
+			const s = await ws().open({ backend: createLocalBackend({ searchEngine: engine }) });
 			const f = await s.call("find", { pattern: "*", path: "nogit" });
 			expect(textOf(f).split("\n")).toEqual([".gitignore", "a.txt", "sub/", "sub/.gitignore", "sub/b.md"]);
 			// grep follows rg's default (as pi's grep): .gitignore only inside a repository.
@@ -213,7 +204,7 @@ describe("read streams a window of a large file", () => {
 	const LINES = 800_000;
 	let big = "";
 	beforeAll(async () => {
-		big = join(root, "big.txt");
+		big = ws().path("big.txt");
 		const h = await openFile(big, "w");
 		const block = Array.from({ length: 10_000 }, (_, i) => `line ${i} ${"x".repeat(20)}`).join("\n");
 		for (let k = 0; k < LINES / 10_000; k++) await h.write(`${block}\n`);
@@ -237,7 +228,7 @@ describe("read streams a window of a large file", () => {
 	});
 
 	it("limit 3 of a 600 MB file (text, then a hole) shows three lines", async () => {
-		const sparse = join(root, "sparse.txt");
+		const sparse = ws().path("sparse.txt");
 		// 10,000 text lines (past the 8 KiB that binary detection looks at), then 600 MB of hole.
 		await writeFile(sparse, Array.from({ length: 10_000 }, (_, i) => `l${i + 1}\n`).join(""));
 		execFileSync("truncate", ["-s", "600M", sparse]);

@@ -3,10 +3,8 @@
  * change-approach failure yields one bounded directive, a repeated identical call says how often it
  * failed, the directive expires (next call, or endTurn), and a success clears the count.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readFile, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { errorText } from "../../src/adapters/binding.js";
 import { toWire } from "../../src/adapters/cli.js";
 import { toCallToolResult } from "../../src/adapters/mcp/results.js";
@@ -15,7 +13,8 @@ import { SessionSlot } from "../../src/adapters/pi/sessions.js";
 import type { ErrorCode } from "../../src/boundary/errors.js";
 import { FAILURE_WINDOW, FailureMemory, MAX_DIRECTIVE_CHARS } from "../../src/boundary/failure-memory.js";
 import { fingerprint } from "../../src/boundary/fingerprint.js";
-import { type CallResult, Session } from "../../src/session.js";
+import type { CallResult } from "../../src/session.js";
+import { makeWorkspace, useWorkspace } from "../fixtures/workspace.js";
 
 const fail = (m: FailureMemory, tool: string, args: unknown, code: ErrorCode) =>
 	m.recordFailure(tool, args, { code });
@@ -105,21 +104,9 @@ describe("FailureMemory", () => {
 });
 
 describe("a session's failure memory", () => {
-	let dir: string;
-	let session: Session;
+	const ws = useWorkspace({ prefix: "keel-failmem-", files: { "notes.txt": "alpha\nbeta\n" } });
 	// Distinctive argument text that must never be kept.
 	const NEEDLE = `needle-${"q".repeat(5000)}-end`;
-
-	beforeEach(async () => {
-		dir = await mkdtemp(join(tmpdir(), "keel-failmem-"));
-		await writeFile(join(dir, "notes.txt"), "alpha\nbeta\n");
-		session = await Session.create({ root: dir, spillDir: join(dir, ".spill") });
-	});
-
-	afterEach(async () => {
-		await session?.close();
-		await rm(dir, { recursive: true, force: true });
-	});
 
 	const failed = (r: CallResult) => {
 		if (r.ok) expect.fail("expected a failure");
@@ -128,86 +115,91 @@ describe("a session's failure memory", () => {
 
 	it("an edit that misses returns a directive; the identical edit reports its repeat count", async () => {
 		const args = { path: "notes.txt", edits: [{ oldText: NEEDLE, newText: "x" }] };
-		const first = failed(await session.call("edit", args));
+		const first = failed(await ws().session.call("edit", args));
 		expect(first.code).toBe("NO_MATCH");
 		expect(first.retry).toBe("change-approach");
 		expect(first.directive).toMatch(/^edit failed with NO_MATCH: change approach.*Re-read the file/);
 		expect(first.directive!.length).toBeLessThanOrEqual(MAX_DIRECTIVE_CHARS);
-		expect(session.failures.pending()).toBe(first.directive);
+		expect(ws().session.failures.pending()).toBe(first.directive);
 
-		const second = failed(await session.call("edit", args));
+		const second = failed(await ws().session.call("edit", args));
 		expect(second.directive).toMatch(
 			/This exact edit call has failed 2 times \(last: NO_MATCH\); do not repeat it/,
 		);
-		const third = failed(await session.call("edit", structuredClone(args)));
+		const third = failed(await ws().session.call("edit", structuredClone(args)));
 		expect(third.directive).toMatch(/failed 3 times/);
 		// A different edit is a different call.
 		const other = failed(
-			await session.call("edit", { ...args, edits: [{ oldText: "gamma", newText: "x" }] }),
+			await ws().session.call("edit", { ...args, edits: [{ oldText: "gamma", newText: "x" }] }),
 		);
 		expect(other.directive).not.toMatch(/failed \d+ times/);
 
 		// No argument text is reachable from the memory: not the payload, not even the path.
-		const state = JSON.stringify(session.failures);
+		const state = JSON.stringify(ws().session.failures);
 		expect(state).not.toContain("needle");
 		expect(state).not.toContain("notes.txt");
 		expect(state).not.toContain("gamma");
-		for (const r of session.failures.records()) {
+		for (const r of ws().session.failures.records()) {
 			expect(Object.keys(r).sort()).toEqual(["code", "fingerprint", "retry", "tool"]);
 		}
-		expect(await readFile(join(dir, "notes.txt"), "utf8")).toBe("alpha\nbeta\n");
+		expect(await readFile(ws().path("notes.txt"), "utf8")).toBe("alpha\nbeta\n");
 	});
 
 	it("the directive expires when the next call starts, or at endTurn", async () => {
 		const args = { path: "notes.txt", edits: [{ oldText: "absent", newText: "x" }] };
-		const r = failed(await session.call("edit", args));
-		expect(session.failures.pending()).toBe(r.directive);
-		expect((await session.call("read", { path: "notes.txt" })).ok).toBe(true);
-		expect(session.failures.pending()).toBeUndefined();
-		failed(await session.call("edit", args));
-		expect(session.failures.pending()).toMatch(/failed 2 times/);
-		session.failures.endTurn();
-		expect(session.failures.pending()).toBeUndefined();
+		const r = failed(await ws().session.call("edit", args));
+		expect(ws().session.failures.pending()).toBe(r.directive);
+		expect((await ws().session.call("read", { path: "notes.txt" })).ok).toBe(true);
+		expect(ws().session.failures.pending()).toBeUndefined();
+		failed(await ws().session.call("edit", args));
+		expect(ws().session.failures.pending()).toMatch(/failed 2 times/);
+		ws().session.failures.endTurn();
+		expect(ws().session.failures.pending()).toBeUndefined();
 		// A later failure without a directive (a first NOT_FOUND) leaves nothing pending.
-		expect(failed(await session.call("read", { path: "missing.txt" })).directive).toBeUndefined();
-		expect(session.failures.pending()).toBeUndefined();
+		expect(failed(await ws().session.call("read", { path: "missing.txt" })).directive).toBeUndefined();
+		expect(ws().session.failures.pending()).toBeUndefined();
 	});
 
 	it("a success of the same edit clears its count", async () => {
 		const args = { path: "notes.txt", edits: [{ oldText: "gamma", newText: "delta" }] };
-		failed(await session.call("edit", args));
-		expect(failed(await session.call("edit", args)).directive).toMatch(/failed 2 times/);
+		failed(await ws().session.call("edit", args));
+		expect(failed(await ws().session.call("edit", args)).directive).toMatch(/failed 2 times/);
 		// Make the identical edit applicable, through the session (it read the file first).
-		expect((await session.call("read", { path: "notes.txt" })).ok).toBe(true);
-		expect((await session.call("write", { path: "notes.txt", content: "alpha\ngamma\n" })).ok).toBe(true);
-		const ok = await session.call("edit", args);
+		expect((await ws().session.call("read", { path: "notes.txt" })).ok).toBe(true);
+		expect((await ws().session.call("write", { path: "notes.txt", content: "alpha\ngamma\n" })).ok).toBe(
+			true,
+		);
+		const ok = await ws().session.call("edit", args);
 		expect(ok.ok).toBe(true);
-		expect(session.failures.count("edit", fingerprint(args))).toBe(0);
-		expect(await readFile(join(dir, "notes.txt"), "utf8")).toBe("alpha\ndelta\n");
+		expect(ws().session.failures.count("edit", fingerprint(args))).toBe(0);
+		expect(await readFile(ws().path("notes.txt"), "utf8")).toBe("alpha\ndelta\n");
 		// gamma is gone again: the same edit misses, and it is a first miss.
-		const again = failed(await session.call("edit", args));
+		const again = failed(await ws().session.call("edit", args));
 		expect(again.directive).toMatch(/^edit failed with NO_MATCH/);
 	});
 
 	it("a text edit on invalid UTF-8 says not to retry it; a failing command not to rerun it", async () => {
-		await writeFile(join(dir, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+		await writeFile(ws().path("latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
 		const enc = failed(
-			await session.call("edit", { path: "latin1.txt", edits: [{ oldText: "caf", newText: "x" }] }),
+			await ws().session.call("edit", { path: "latin1.txt", edits: [{ oldText: "caf", newText: "x" }] }),
 		);
 		expect(enc.code).toBe("ENCODING_UNSAFE");
 		expect(enc.directive).toMatch(/^edit failed with ENCODING_UNSAFE.*Do not retry the text edit/);
-		expect(await readFile(join(dir, "latin1.txt"))).toEqual(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+		expect(await readFile(ws().path("latin1.txt"))).toEqual(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
 		const cmd = { command: "echo nope; exit 3" };
-		expect(failed(await session.call("bash", cmd)).directive).toMatch(
+		expect(failed(await ws().session.call("bash", cmd)).directive).toMatch(
 			/^bash failed with COMMAND_FAILED.*do not rerun/,
 		);
-		expect(failed(await session.call("bash", cmd)).directive).toMatch(
+		expect(failed(await ws().session.call("bash", cmd)).directive).toMatch(
 			/This exact bash call has failed 2 times/,
 		);
 	});
 
 	it("the directive reaches hosts as an additive field: CLI wire, MCP text and structuredContent, pi text", async () => {
-		const r = await session.call("edit", { path: "notes.txt", edits: [{ oldText: "absent", newText: "x" }] });
+		const r = await ws().session.call("edit", {
+			path: "notes.txt",
+			edits: [{ oldText: "absent", newText: "x" }],
+		});
 		const error = failed(r);
 		const wire = toWire(r) as { ok: boolean; error: Record<string, unknown> };
 		expect(wire.ok).toBe(false);
@@ -231,8 +223,12 @@ describe("a session's failure memory", () => {
 
 describe("the pi extension", () => {
 	it("puts the directive into the error text the model reads", async () => {
-		const dir = await mkdtemp(join(tmpdir(), "keel-failmem-pi-"));
-		await writeFile(join(dir, "notes.txt"), "alpha\n");
+		// The extension opens the session itself, on the context's cwd.
+		const ws = await makeWorkspace({
+			prefix: "keel-failmem-pi-",
+			files: { "notes.txt": "alpha\n" },
+			session: false,
+		});
 		const tools = new Map<string, { execute: (...a: unknown[]) => Promise<unknown> }>();
 		const handlers = new Map<string, ((e: unknown, c: unknown) => unknown)[]>();
 		const api = {
@@ -248,7 +244,7 @@ describe("the pi extension", () => {
 		const emit = async (event: string) => {
 			for (const h of handlers.get(event) ?? []) await h({}, ctx);
 		};
-		const ctx = { cwd: dir, hasUI: false, ui: { notify: () => {} } };
+		const ctx = { cwd: ws.root, hasUI: false, ui: { notify: () => {} } };
 		keel(api as never);
 		try {
 			const args = { path: "notes.txt", edits: [{ oldText: "absent", newText: "x" }] };
@@ -260,25 +256,25 @@ describe("the pi extension", () => {
 			await emit("turn_end");
 		} finally {
 			await emit("session_shutdown");
-			await rm(dir, { recursive: true, force: true });
+			await ws.close();
 		}
 	});
 
 	it("SessionSlot.opened() returns the open session and never opens one", async () => {
-		const dir = await mkdtemp(join(tmpdir(), "keel-failmem-slot-"));
+		const ws = await makeWorkspace({ prefix: "keel-failmem-slot-", session: false });
 		const slot = new SessionSlot();
 		try {
 			expect(await slot.opened()).toBeUndefined();
-			const session = await slot.get({ root: dir });
+			const session = await slot.get({ root: ws.root });
 			expect(await slot.opened()).toBe(session);
-			await writeFile(join(dir, "a.txt"), "a\n");
+			await ws.write("a.txt", "a\n");
 			await session.call("edit", { path: "a.txt", edits: [{ oldText: "zzz", newText: "b" }] });
 			expect(session.failures.pending()).toBeDefined();
 			(await slot.opened())?.failures.endTurn();
 			expect(session.failures.pending()).toBeUndefined();
 		} finally {
 			await slot.close();
-			await rm(dir, { recursive: true, force: true });
+			await ws.close();
 		}
 	});
 });

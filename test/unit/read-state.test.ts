@@ -5,13 +5,11 @@
  * are recorded; and a write after an edit still refuses a file another writer changed meanwhile.
  */
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readFile, writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import type { FileStat } from "../../src/backend/types.js";
 import { ReadState } from "../../src/safety/read-state.js";
-import { Session } from "../../src/session.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 const stat: FileStat = { type: "file", size: 0, mode: 0o644, dev: 1n, ino: 1n, mtimeNs: 0n, ctimeNs: 0n };
@@ -102,20 +100,11 @@ describe("read state: hashes a backend takes later", () => {
 });
 
 describe("read state: a write after an edit", () => {
-	let root: string;
-	let s: Session;
-	beforeEach(async () => {
-		root = await realpath(await mkdtemp(join(tmpdir(), "keel-read-state-")));
-		s = await Session.create({ root, stateDir: `${root}.state` });
-	});
-	afterEach(async () => {
-		await s.close();
-		await rm(root, { recursive: true, force: true });
-		await rm(`${root}.state`, { recursive: true, force: true });
-	});
+	const ws = useWorkspace({ prefix: "keel-read-state-" });
 
 	it("overwrites the file it edited, and refuses once another writer changed it", async () => {
-		const path = join(root, "f.txt");
+		const s = ws().session;
+		const path = ws().path("f.txt");
 		await writeFile(path, "value = 41\n");
 		expect((await s.call("edit", { path: "f.txt", edits: [{ oldText: "41", newText: "42" }] })).ok).toBe(
 			true,

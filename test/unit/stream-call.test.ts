@@ -2,27 +2,15 @@
  * streamCall (src/adapters/updates.ts) with a real session and a real command: a consumer slower
  * than the output still gets partials that only grow, then the final result last.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { bindTools } from "../../src/adapters/binding.js";
 import { streamCall } from "../../src/adapters/updates.js";
-import { createSession, type Session } from "../../src/index.js";
+import { useWorkspace } from "../fixtures/workspace.js";
 
-let dir: string;
-let session: Session;
-beforeEach(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-stream-"));
-	session = await createSession({ root: dir });
-});
-afterEach(async () => {
-	await session.close();
-	await rm(dir, { recursive: true, force: true });
-});
+const ws = useWorkspace({ prefix: "keel-stream-" });
 
 it("a slow consumer: partials only grow, and the whole output comes last", async () => {
-	const [bash] = bindTools(session, { only: ["bash"] });
+	const [bash] = bindTools(ws().session, { only: ["bash"] });
 	const command = "for i in $(seq 40); do echo line-$i; sleep 0.02; done";
 	const seen: string[] = [];
 	for await (const r of streamCall(bash, { command })) {
@@ -38,7 +26,7 @@ it("a slow consumer: partials only grow, and the whole output comes last", async
 });
 
 it("a failing call ends the stream with its error result", async () => {
-	const [bash] = bindTools(session, { only: ["bash"] });
+	const [bash] = bindTools(ws().session, { only: ["bash"] });
 	const results = [];
 	for await (const r of streamCall(bash, { command: "echo partial; sleep 0.3; exit 4" })) results.push(r);
 	const last = results.at(-1)!;
@@ -48,7 +36,7 @@ it("a failing call ends the stream with its error result", async () => {
 });
 
 it("an abort ends the stream with ABORTED", async () => {
-	const [bash] = bindTools(session, { only: ["bash"] });
+	const [bash] = bindTools(ws().session, { only: ["bash"] });
 	const controller = new AbortController();
 	const results = [];
 	for await (const r of streamCall(
