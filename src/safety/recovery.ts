@@ -41,6 +41,7 @@ import {
 	journalKey,
 	MAX_INTENT_BYTES,
 	openRecord,
+	removeIfEmpty,
 	UNRESOLVED_PREFIX,
 } from "./journal.js";
 import { isWithin, type PathGuard } from "./path-guard.js";
@@ -380,6 +381,7 @@ export async function recoverJournal(
 					});
 				}
 			}
+			await removeIfEmpty(keyDir);
 		} catch {
 			// A directory that vanished meanwhile: nothing to do.
 		}
