@@ -158,7 +158,7 @@ export class Journal {
 		const pidStart = startTimeOf(process.pid);
 		const id = `${Date.now().toString(36)}-${process.pid}-${pidStart}-${randomBytes(4).toString("hex")}`;
 		const txDir = join(this.dir, id);
-		await fsp.mkdir(txDir, { mode: 0o700 });
+		await this.makeChangeDir(txDir);
 		try {
 			const record: JournalFile[] = [];
 			for (const [n, f] of files.entries()) {
@@ -194,6 +194,32 @@ export class Journal {
 		}
 		return new OpenIntent(txDir, this.dir);
 	}
+
+	/**
+	 * The change's directory: the workspace's journal directory is removed when its last change
+	 * ends (OpenIntent.end, recovery), possibly by another session between prepare() and here, so
+	 * a vanished parent is made again.
+	 */
+	private async makeChangeDir(txDir: string): Promise<void> {
+		for (let attempt = 1; ; attempt++) {
+			try {
+				await fsp.mkdir(txDir, { mode: 0o700 });
+				return;
+			} catch (e) {
+				if ((e as NodeJS.ErrnoException).code !== "ENOENT" || attempt === 5) throw e;
+				this.prepare();
+			}
+		}
+	}
+}
+
+/**
+ * Remove a workspace's journal directory when it holds nothing: every session start reads every
+ * workspace's directory (recovery), so empty ones left behind would make each start slower.
+ * rmdir removes only an empty directory; a change begun meanwhile keeps it (or makes it again).
+ */
+export async function removeIfEmpty(journalDir: string): Promise<void> {
+	await fsp.rmdir(journalDir).catch(() => {});
 }
 
 /** A change in progress: ended (removed) once done, or kept as unresolved with its bytes. */
@@ -222,6 +248,7 @@ export class OpenIntent {
 		}
 		// Without its intent what is left is an orphan the next session removes.
 		await fsp.rm(this.txDir, { recursive: true, force: true }).catch(() => {});
+		await removeIfEmpty(this.journalDir);
 		return true;
 	}
 

@@ -10,6 +10,7 @@ import {
 	journalKey,
 	MAX_INTENT_BYTES,
 	openRecord,
+	removeIfEmpty,
 	UNRESOLVED_PREFIX,
 } from "./journal.js";
 import { checkIntent, Hostile, privateDir, readPrivate } from "./journal-input.js";
@@ -221,6 +222,7 @@ export async function recoverJournal(
 					});
 				}
 			}
+			await removeIfEmpty(keyDir);
 		} catch {
 			// A directory that vanished meanwhile: nothing to do.
 		}

@@ -7,17 +7,17 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
-	chmod,
-	lstat,
-	mkdir,
-	mkdtemp,
-	readdir,
-	readFile,
-	readlink,
-	rm,
-	symlink,
-	writeFile,
-} from "node:fs/promises";
+	chmodSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	readlinkSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -51,18 +51,22 @@ export interface Entry {
 	target?: string;
 }
 
-/** Every entry below `dir` (not following links), keyed by relative path. */
+/**
+ * Every entry below `dir` (not following links), keyed by relative path. Trees are made, walked
+ * and removed with synchronous calls: each test makes one, snapshots it twice and removes it, and
+ * the promise API's hop through the thread pool costs more than these small operations.
+ */
 export async function snapshotTree(dir: string): Promise<Record<string, Entry>> {
 	const out: Record<string, Entry> = {};
-	const walk = async (abs: string, rel: string) => {
-		const st = await lstat(abs, { bigint: true });
+	const walk = (abs: string, rel: string) => {
+		const st = lstatSync(abs, { bigint: true });
 		const mode = Number(st.mode) & 0o7777;
 		if (st.isDirectory()) {
 			out[rel || "."] = { type: "dir", mode };
-			const names = (await readdir(abs)).sort();
-			for (const name of names) await walk(join(abs, name), rel ? `${rel}/${name}` : name);
+			const names = readdirSync(abs).sort();
+			for (const name of names) walk(join(abs, name), rel ? `${rel}/${name}` : name);
 		} else if (st.isFile()) {
-			const bytes = await readFile(abs);
+			const bytes = readFileSync(abs);
 			out[rel] = {
 				type: "file",
 				mode,
@@ -72,23 +76,23 @@ export async function snapshotTree(dir: string): Promise<Record<string, Entry>> 
 				mtimeNs: st.mtimeNs,
 			};
 		} else if (st.isSymbolicLink()) {
-			out[rel] = { type: "symlink", mode, target: await readlink(abs) };
+			out[rel] = { type: "symlink", mode, target: readlinkSync(abs) };
 		} else if (st.isFIFO()) {
 			out[rel] = { type: "fifo", mode };
 		} else {
 			out[rel] = { type: "other", mode };
 		}
 	};
-	await walk(dir, "");
+	walk(dir, "");
 	return out;
 }
 
 export async function makeTempDir(prefix = "keel-bad-input-"): Promise<string> {
-	return mkdtemp(join(tmpdir(), prefix));
+	return mkdtempSync(join(tmpdir(), prefix));
 }
 
 export async function removeDir(dir: string | undefined): Promise<void> {
-	if (dir) await rm(dir, { recursive: true, force: true });
+	if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
 export interface Tree {
@@ -114,28 +118,28 @@ export async function makeTree(opts: { special?: boolean } = {}): Promise<Tree> 
 	const outside = join(base, "outside");
 	const ro = join(base, "ro");
 	const spill = await makeTempDir("keel-bad-input-spill-");
-	await mkdir(join(root, "dir"), { recursive: true });
-	await mkdir(join(root, ".git"));
-	await mkdir(outside);
-	await mkdir(ro);
-	await writeFile(join(root, "a.txt"), "alpha\nbeta\ngamma\n");
-	await writeFile(join(root, "dup.txt"), "same\nother\nsame\n");
-	await writeFile(join(root, "empty.txt"), "");
-	await writeFile(join(root, "exec.sh"), "#!/bin/sh\necho hi\n");
-	await chmod(join(root, "exec.sh"), 0o755);
-	await writeFile(join(root, "image.png"), PNG_1x1);
-	await writeFile(join(root, "blob.bin"), BINARY_BYTES);
-	await writeFile(join(root, "latin1.txt"), LATIN1_BYTES);
-	await writeFile(join(root, "dir", "nested.txt"), "nested\n");
-	await writeFile(join(root, ".git", "config"), "[core]\n");
-	await writeFile(join(outside, "secret.txt"), "secret\n");
-	await writeFile(join(ro, "ro.txt"), "read only\n");
-	await symlink("../outside/secret.txt", join(root, "link-out"));
-	await symlink("../outside", join(root, "link-outdir"));
-	await symlink("../outside/nothing.txt", join(root, "dangling"));
+	mkdirSync(join(root, "dir"), { recursive: true });
+	mkdirSync(join(root, ".git"));
+	mkdirSync(outside);
+	mkdirSync(ro);
+	writeFileSync(join(root, "a.txt"), "alpha\nbeta\ngamma\n");
+	writeFileSync(join(root, "dup.txt"), "same\nother\nsame\n");
+	writeFileSync(join(root, "empty.txt"), "");
+	writeFileSync(join(root, "exec.sh"), "#!/bin/sh\necho hi\n");
+	chmodSync(join(root, "exec.sh"), 0o755);
+	writeFileSync(join(root, "image.png"), PNG_1x1);
+	writeFileSync(join(root, "blob.bin"), BINARY_BYTES);
+	writeFileSync(join(root, "latin1.txt"), LATIN1_BYTES);
+	writeFileSync(join(root, "dir", "nested.txt"), "nested\n");
+	writeFileSync(join(root, ".git", "config"), "[core]\n");
+	writeFileSync(join(outside, "secret.txt"), "secret\n");
+	writeFileSync(join(ro, "ro.txt"), "read only\n");
+	symlinkSync("../outside/secret.txt", join(root, "link-out"));
+	symlinkSync("../outside", join(root, "link-outdir"));
+	symlinkSync("../outside/nothing.txt", join(root, "dangling"));
 	if (opts.special) {
 		execFileSync("mkfifo", [join(root, "fifo")]);
-		await symlink("loop", join(root, "loop"));
+		symlinkSync("loop", join(root, "loop"));
 	}
 	return { base, root, outside, ro, spill };
 }

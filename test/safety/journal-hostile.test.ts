@@ -12,6 +12,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
 	chownSync,
+	existsSync,
 	lstatSync,
 	mkdirSync,
 	readdirSync,
@@ -368,9 +369,33 @@ describe("the journal's directories", () => {
 				],
 			});
 			expect(r.ok, JSON.stringify(r)).toBe(true);
-			expect(lstatSync(keyDir()).isDirectory()).toBe(true);
+			// The link is gone (set aside); the directory made in its place went with the change's end.
+			expect(lstatSync(keyDir(), { throwIfNoEntry: false })).toBeUndefined();
 			expect(snapshot(outside)).toEqual(out);
 		}
+	});
+
+	it("a workspace's journal directory goes with its last change; empty ones are removed at session start", async () => {
+		const s = await open();
+		const both = await s.call("file", {
+			queries: [
+				{ type: "write", path: "j1.txt", content: "1\n" },
+				{ type: "write", path: "j2.txt", content: "2\n" },
+			],
+		});
+		expect(both.ok, JSON.stringify(both)).toBe(true);
+		expect(existsSync(keyDir())).toBe(false);
+		// Empty directories other sessions left (this workspace's, another workspace's, older keel's
+		// naming): every session start reads them all, so the next start removes them. A directory
+		// holding a record set aside stays.
+		const other = join(stateDir, "journal", journalKey("local", outside));
+		for (const d of [keyDir(), other, oldKeyDir()]) mkdirSync(d, { recursive: true, mode: 0o700 });
+		const kept = join(stateDir, "journal", journalKey("local", join(work, "elsewhere")));
+		mkdirSync(join(kept, "not-a-record"), { recursive: true, mode: 0o700 });
+		const next = await open();
+		expect(next.recovery.map((r) => r.outcome)).toEqual(["set-aside"]);
+		expect([keyDir(), other, oldKeyDir()].filter((d) => existsSync(d))).toEqual([]);
+		expect(existsSync(kept)).toBe(true);
 	});
 
 	it("a state directory inside a root moves out (one stderr line), and stays unwritable through the tools", async () => {
