@@ -3,23 +3,27 @@
  * temp files, the expected file byte for byte and the rung each hunk matched on, or the refusal
  * with the file untouched.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Session } from "../../src/session.js";
 import { PATCH_CASES } from "./corpus.mjs";
 
+let base: string;
 let dir: string;
 let session: Session;
 
 beforeAll(async () => {
-	dir = await mkdtemp(join(tmpdir(), "keel-drift-patch-"));
-	session = await Session.create({ root: dir, profile: "unified", stateDir: join(dir, ".state") });
+	base = await mkdtemp(join(tmpdir(), "keel-drift-patch-"));
+	dir = join(base, "ws");
+	await mkdir(dir);
+	// keel's state beside the root, not in it (there keel would move it and say so).
+	session = await Session.create({ root: dir, profile: "unified", stateDir: join(base, "state") });
 });
 afterAll(async () => {
 	await session?.close();
-	if (dir) await rm(dir, { recursive: true, force: true });
+	if (base) await rm(base, { recursive: true, force: true });
 });
 
 describe("drift corpus: patch-shaped cases", () => {
