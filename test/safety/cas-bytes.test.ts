@@ -26,7 +26,11 @@ beforeEach(async () => {
 afterEach(async () => {
 	await Promise.all(sessions.splice(0).map((s) => s.close()));
 	await rm(root, { recursive: true, force: true });
+	await rm(state(), { recursive: true, force: true });
 });
+
+/** keel's state beside the root, not in it (there keel would move it and say so). */
+const state = () => `${root}.state`;
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
@@ -36,7 +40,7 @@ function body(bytes: number, mark: string): Buffer {
 }
 
 async function session(): Promise<Session> {
-	const s = await Session.create({ root, stateDir: join(root, ".state") });
+	const s = await Session.create({ root, stateDir: state() });
 	sessions.push(s);
 	return s;
 }
@@ -125,7 +129,7 @@ describe("the hash of what was read, on demand", () => {
 				},
 			},
 		});
-		const s = await Session.create({ root, backend, stateDir: join(root, ".state") });
+		const s = await Session.create({ root, backend, stateDir: state() });
 		sessions.push(s);
 		const r = await s.call("edit", {
 			path: "big.txt",

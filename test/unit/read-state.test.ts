@@ -106,11 +106,13 @@ describe("read state: a write after an edit", () => {
 	let s: Session;
 	beforeEach(async () => {
 		root = await realpath(await mkdtemp(join(tmpdir(), "keel-read-state-")));
-		s = await Session.create({ root, stateDir: join(root, ".state") });
+		// keel's state beside the root, not in it (there keel would move it and say so).
+		s = await Session.create({ root, stateDir: `${root}.state` });
 	});
 	afterEach(async () => {
 		await s.close();
 		await rm(root, { recursive: true, force: true });
+		await rm(`${root}.state`, { recursive: true, force: true });
 	});
 
 	it("overwrites the file it edited, and refuses once another writer changed it", async () => {
