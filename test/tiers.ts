@@ -104,6 +104,19 @@ export const SUITES: readonly Suite[] = [
 		enable: "KEEL_TEST_SUITES=cli npm test",
 	},
 	{
+		name: "checkers",
+		files: ["test/drift/diagnostics-tsc.test.ts"],
+		needs: "time: the repository's tsc run as the workspace's checker on a project, once or twice per change",
+		enable: "KEEL_TEST_SUITES=checkers npm test",
+	},
+	{
+		name: "exfat",
+		files: ["test/safety/protected-set-exfat.test.ts"],
+		needs:
+			"root, a free loop device, mkfs.exfat and mount.exfat-fuse (exfatprogs, exfat-fuse): the protected set on a real case-insensitive file system",
+		enable: "apt-get install exfatprogs exfat-fuse; as root: KEEL_TEST_SUITES=exfat npm test",
+	},
+	{
 		name: "slow",
 		files: [
 			"test/paths/battery.test.ts",

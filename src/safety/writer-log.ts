@@ -4,7 +4,9 @@
  * to commit a file into that directory (before the temp file is made there). A writer killed
  * mid-commit can leave a temp file in any such directory; the next session whose roots hold them
  * sweeps them (the sweep removes only keel's temp names of dead writers, local/sweep.ts), and
- * removes the log once every directory in it was within its reach.
+ * removes the log once every directory in it was within its reach or no longer exists (a directory
+ * that is gone holds no temp files). Without that, every workspace ever written and since deleted
+ * would keep its log, and each new session would read them all.
  *
  * The log is keel's state read back, so it is treated as input: it is read only when it is a
  * private regular file of this user, and a directory in it is only ever swept, never written,
@@ -69,7 +71,7 @@ export class WriterLog {
 				let all = true;
 				for (const d of dirs) {
 					if (roots.some((r) => isWithin(r, d))) removed += await fs.sweepTemps(d);
-					else all = false;
+					else if (!(await gone(d))) all = false;
 				}
 				if (all) await fsp.unlink(file);
 			} catch {
@@ -77,6 +79,17 @@ export class WriterLog {
 			}
 		}
 		return removed;
+	}
+}
+
+/** True when nothing is at `dir` any more (only asked of this machine's paths: lstat, never a read). */
+async function gone(dir: string): Promise<boolean> {
+	try {
+		await fsp.lstat(dir);
+		return false;
+	} catch (e) {
+		const code = (e as NodeJS.ErrnoException).code;
+		return code === "ENOENT" || code === "ENOTDIR";
 	}
 }
 

@@ -1,9 +1,8 @@
 /**
  * The workspace's own checkers after a change, through the tools on real files and real checkers
- * (the repository's tsc, python3 -m py_compile, shell scripts): a change that introduces a type
- * error gets it reported in one line and in details.diagnostics, an error the project already had
- * is not (also when lines moved, and when the baseline is the kept earlier result), an error the
- * change caused in another file is; every tool that changes files reports; the checker runs
+ * (python3 -m py_compile, shell scripts; the repository's tsc in diagnostics-tsc.test.ts): an
+ * error the project already had is not reported, a new one is; every tool that changes files
+ * reports; the checker runs
  * through the session's backend (in bwrap's sandbox); a run another change overlapped is not kept
  * as a baseline; a checker that sleeps, before or after the change, is cut off and the result says
  * so; a hostile checker's output (huge, binary, escape sequences, paths outside the root) is
@@ -12,18 +11,14 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
-import type { DiagnosticsReport } from "../../src/diagnostics/diagnostics.js";
-import { type CallResult, Session, type SessionOptions } from "../../src/session.js";
+import { Session, type SessionOptions } from "../../src/session.js";
 import { bwrapAvailable } from "../contract/backends.js";
+import { diagnosticLines, newErrors, report, scratch, workspace } from "./diagnostics-fixtures.js";
 
-const REPO = resolve(import.meta.dirname, "../..");
-const TSC = join(REPO, "node_modules/.bin/tsc");
-const HAVE_TSC = existsSync(TSC);
 const HAVE_PYTHON = (() => {
 	try {
 		execFileSync("python3", ["-c", "import py_compile"], { stdio: "ignore" });
@@ -32,106 +27,7 @@ const HAVE_PYTHON = (() => {
 		return false;
 	}
 })();
-if (!HAVE_TSC) console.warn("diagnostics test: node_modules/.bin/tsc missing; the tsc cases are skipped");
 if (!HAVE_PYTHON) console.warn("diagnostics test: python3 missing; the py_compile case is skipped");
-
-let base: string;
-beforeAll(async () => {
-	base = await mkdtemp(join(tmpdir(), "keel-diagnostics-"));
-});
-afterAll(async () => {
-	if (base) await rm(base, { recursive: true, force: true });
-});
-
-let n = 0;
-/** A fresh workspace with `files`, and a session on it. */
-async function workspace(files: Record<string, string>, opts: SessionOptions) {
-	const root = join(base, `w${n++}`);
-	for (const [path, text] of Object.entries(files)) {
-		await mkdir(join(root, path, ".."), { recursive: true });
-		await writeFile(join(root, path), text);
-	}
-	const session = await Session.create({ root, ...opts });
-	return { root, session };
-}
-
-const report = (r: CallResult): DiagnosticsReport | undefined =>
-	r.ok ? (r.details as { diagnostics?: DiagnosticsReport } | undefined)?.diagnostics : undefined;
-const said = (r: CallResult) => (r.ok ? r.content.map((c) => ("text" in c ? c.text : "")).join("\n") : "");
-const diagnosticLines = (r: CallResult) =>
-	said(r)
-		.split("\n")
-		.filter((l) => l.startsWith("Diagnostics:"));
-/** Every new error as "path:line" and the message's first word. */
-const newErrors = (r: CallResult) =>
-	(report(r)?.checkers ?? []).flatMap((c) =>
-		c.files.flatMap((f) => f.errors.map((e) => `${f.path}:${e.line} ${e.message.split(/[\s:]/)[0]}`)),
-	);
-
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, noEmit: true }, include: ["src"] });
-/** A project that already has a type error (line 2 of a.ts). */
-const A_TS = 'import { twice } from "./b";\nconst old: number = "already";\nexport const four = twice(2);\n';
-const B_TS = "export function twice(x: number): number {\n  return x * 2;\n}\n";
-
-describe.skipIf(!HAVE_TSC)("tsc through the tools", () => {
-	it("reports the type error a change introduced, not the one the file had, and one it caused elsewhere", async () => {
-		const { root, session } = await workspace(
-			{ "tsconfig.json": TSCONFIG, "src/a.ts": A_TS, "src/b.ts": B_TS },
-			// Generous: the machine running the tests may be busy; the cut-off has its own test below.
-			{ diagnostics: [{ name: "tsc", timeoutMs: 60_000 }] },
-		);
-		await symlink(join(REPO, "node_modules"), join(root, "node_modules"));
-		try {
-			// Lines move (one added above the old error) and a new error comes in on another line.
-			const first = await session.call("edit", {
-				path: "src/a.ts",
-				edits: [
-					{
-						oldText: 'import { twice } from "./b";\n',
-						newText: 'import { twice } from "./b";\n// a comment\n',
-					},
-					{ oldText: "export const four", newText: 'const fresh: number = "new";\nexport const four' },
-				],
-			});
-			expect(first.ok, JSON.stringify(first)).toBe(true);
-			expect(newErrors(first)).toEqual(["src/a.ts:4 TS2322"]);
-			expect(report(first)?.checkers[0]).toMatchObject({ checker: "tsc", status: "ok", baselineKept: false });
-			expect(diagnosticLines(first)).toHaveLength(1);
-			expect(diagnosticLines(first)[0]).toMatch(/^Diagnostics: tsc 1 new error \(src\/a\.ts:4:7 TS2322: /);
-			expect(report(first)?.checkers[0].files[0].errors[0].excerpt).toBe('const fresh: number = "new";');
-
-			// The next change of the same file compares with the kept result: no run before it.
-			const second = await session.call("edit", {
-				path: "src/a.ts",
-				edits: [{ oldText: "// a comment", newText: "// another comment" }],
-			});
-			expect(newErrors(second)).toEqual([]);
-			expect(report(second)?.checkers[0]).toMatchObject({ status: "ok", baselineKept: true });
-			expect(diagnosticLines(second)).toEqual(["Diagnostics: tsc found no new errors."]);
-
-			// A change of b.ts breaks its caller in a.ts: the error is reported in a.ts.
-			const third = await session.call("edit", {
-				path: "src/b.ts",
-				edits: [{ oldText: "twice(x: number)", newText: "twice(x: string)" }],
-			});
-			// The changed file first, then the others.
-			expect(newErrors(third)).toEqual(["src/b.ts:2 TS2362", "src/a.ts:5 TS2345"]);
-			expect(report(third)?.checkers[0].baselineKept).toBe(false);
-
-			// check "off" for the call: no checker runs.
-			const off = await session.call(
-				"write",
-				{ path: "src/c.ts", content: 'export const c: number = "x";\n' },
-				{ check: "off" },
-			);
-			expect(off.ok).toBe(true);
-			expect(report(off)).toBeUndefined();
-			expect(diagnosticLines(off)).toEqual([]);
-		} finally {
-			await session.close();
-		}
-	}, 120_000);
-});
 
 /** A checker of the workspace's own: every line with BAD in the changed files is an error. */
 const BAD_WORDS = {
@@ -189,8 +85,8 @@ describe("where the checker runs", () => {
 				console.warn(`diagnostics test: bwrap case skipped (${bwrap})`);
 				return;
 			}
-			const mark = join(base, `mark-${kind}`);
-			const root = join(base, `ws-${kind}`);
+			const mark = join(scratch.base, `mark-${kind}`);
+			const root = join(scratch.base, `ws-${kind}`);
 			await mkdir(root);
 			await writeFile(join(root, "a.txt"), "fine\n");
 			const session = await Session.create({
@@ -213,7 +109,7 @@ describe("where the checker runs", () => {
 
 describe("a racing change", () => {
 	it("a run that another change overlapped is not kept as the baseline of the next change", async () => {
-		const mark = join(base, "race-mark");
+		const mark = join(scratch.base, "race-mark");
 		// A checker of the whole project that reads the files at its start; its first run that sees
 		// b.txt say "y" marks that it has read them and takes its time to answer.
 		const slowOnce = await script(
@@ -293,7 +189,7 @@ describe.skipIf(!HAVE_PYTHON)("py_compile through the tools", () => {
 
 /** A checker script in the test's directory (outside every workspace root). */
 async function script(name: string, body: string): Promise<string> {
-	const path = join(base, name);
+	const path = join(scratch.base, name);
 	await writeFile(path, `#!/bin/sh\n${body}\n`);
 	await chmod(path, 0o755);
 	return path;
@@ -427,7 +323,7 @@ describe("configuration fails closed", () => {
 		["neither a name nor an object", [42], /preset name .* or an object/],
 	];
 	it.each(CASES)("%s", async (_, diagnostics, message) => {
-		const root = await mkdtemp(join(base, "cfg-"));
+		const root = await mkdtemp(join(scratch.base, "cfg-"));
 		const made = Session.create({ root, diagnostics } as SessionOptions);
 		await expect(made).rejects.toMatchObject({
 			code: "INVALID_ARGS",

@@ -1,150 +1,31 @@
 /**
  * The protected set, whatever the spelling and the order, through the tools as a model would try
- * it: other cases and Unicode spellings of protected names (on a real case-insensitive exFAT mount
- * and by fold everywhere), hooks and config written before their directory becomes a git
- * directory, start-up files and hook-runner configs. Every refused write changes nothing on disk;
- * the look-alikes stay writable. Real files, real git, a real exFAT loop mount (skipped with a
- * message when it cannot be made), real bwrap (skipped likewise).
+ * it: other cases and Unicode spellings of protected names (by fold, on every file system; on a
+ * real case-insensitive exFAT mount in protected-set-exfat.test.ts), hooks and config written
+ * before their directory becomes a git directory, start-up files and hook-runner configs. Every
+ * refused write changes nothing on disk; the look-alikes stay writable. Real files, real git, real
+ * bwrap (skipped with a message when it cannot run).
  */
-import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createBwrapBackend } from "../../src/backend/bwrap.js";
-import { type CallResult, Session, type SessionOptions } from "../../src/session.js";
 import { bwrapAvailable } from "../contract/backends.js";
-
-function git(cwd: string, ...args: string[]): string {
-	return execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
-		cwd,
-		encoding: "utf8",
-		stdio: ["ignore", "pipe", "pipe"],
-		env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
-	});
-}
-
-/** Every file below `dir` with its bytes: a refused call must leave it equal. */
-async function snapshot(dir: string): Promise<Record<string, string>> {
-	const out: Record<string, string> = {};
-	for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) {
-		if (!e.isFile()) continue;
-		const p = join(e.parentPath, e.name);
-		out[relative(dir, p)] = await readFile(p, "latin1");
-	}
-	return out;
-}
-
-function show(r: CallResult): string {
-	return JSON.stringify(r.ok ? { ok: true } : { ok: false, error: r.error });
-}
-
-function expectProtected(r: CallResult, path: string): void {
-	expect(r.ok, `${path}: expected PATH_PROTECTED, got ${show(r)}`).toBe(false);
-	if (!r.ok) expect(r.error.code, `${path}: ${show(r)}`).toBe("PATH_PROTECTED");
-}
-
-function expectOk(r: CallResult, path: string): void {
-	expect(r.ok, `${path}: expected ok, got ${show(r)}`).toBe(true);
-}
-
-const sessions: Session[] = [];
-afterEach(async () => {
-	await Promise.all(sessions.splice(0).map((s) => s.close()));
-});
-
-async function open(root: string, opts: SessionOptions = {}): Promise<Session> {
-	const s = await Session.create({ root, home: join(root, "..", "nohome"), profile: "unified", ...opts });
-	sessions.push(s);
-	return s;
-}
-
-/** Writes `path` with the file tool, after a read (which replacing an existing file needs). */
-async function writeThrough(s: Session, path: string, content = "echo PWNED\n"): Promise<CallResult> {
-	await s.call("read", { path });
-	return s.call("file", { queries: [{ type: "write", path, content }] });
-}
-
-/** An exFAT image on a loop device, mounted with exfat-fuse; undefined (and why) when that cannot be done here. */
-async function mountExfat(at: string): Promise<{ dir: string; unmount: () => void } | string> {
-	const image = `${at}.img`;
-	const run = (cmd: string, ...args: string[]) =>
-		execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
-	let loop = "";
-	try {
-		await mkdir(at);
-		run("truncate", "-s", "64M", image);
-		run("mkfs.exfat", image);
-		loop = run("losetup", "-f", "--show", image);
-		run("mount.exfat-fuse", loop, at);
-	} catch (e) {
-		if (loop) run("losetup", "-d", loop);
-		return `exFAT loop mount not possible here (${(e as Error).message.split("\n")[0]})`;
-	}
-	return {
-		dir: at,
-		unmount: () => {
-			run("umount", at);
-			run("losetup", "-d", loop);
-		},
-	};
-}
-
-describe("a case-insensitive file system (exFAT loop mount): other spellings are the protected files", async () => {
-	const scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-protect-ci-")));
-	const mounted = await mountExfat(join(scratch, "disk"));
-	afterAll(async () => {
-		if (typeof mounted !== "string") mounted.unmount();
-		await rm(scratch, { recursive: true, force: true });
-	});
-	if (typeof mounted === "string") {
-		it.skip(mounted, () => {});
-		return;
-	}
-	const root = join(mounted.dir, "ws");
-	beforeAll(async () => {
-		await mkdir(root);
-		git(root, "init", "-q");
-		await mkdir(join(root, ".vscode"));
-		await writeFile(join(root, ".vscode", "tasks.json"), "{}\n");
-		await writeFile(join(root, ".envrc"), "use nix\n");
-	});
-
-	it("the mount folds case (the premise of this describe)", async () => {
-		expect(await readFile(join(root, ".ENVRC"), "utf8")).toBe("use nix\n");
-		expect(await readFile(join(root, ".GIT", "Config"), "utf8")).toContain("[core]");
-	});
-
-	const SPELLINGS = [
-		".git/CONFIG",
-		".git/HOOKS/pre-commit",
-		".GIT/hooks/post-checkout",
-		".Git/Config",
-		".ENVRC",
-		".VSCODE/tasks.json",
-		".VSCode/settings.json",
-		".BashRC",
-		"LEFTHOOK.YML",
-		".git/head",
-	];
-	it.each(SPELLINGS)("%s is refused and the file under that name is unchanged", async (path) => {
-		const s = await open(root);
-		const before = await snapshot(root);
-		expectProtected(await writeThrough(s, path), path);
-		expect(await snapshot(root)).toEqual(before);
-	});
-});
+import { expectOk, expectProtected, git, open, snapshot, writeThrough } from "./protected-fixtures.js";
 
 describe("spellings a case-insensitive, normalizing or Windows file system takes for a protected name", () => {
+	// One tree for the rows: a refused write leaves it as it was (each row checks), and each
+	// look-alike is a file of its own.
 	let scratch: string;
 	let root: string;
-	beforeEach(async () => {
+	beforeAll(async () => {
 		scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-protect-fold-")));
 		root = join(scratch, "ws");
 		await mkdir(root);
 		git(root, "init", "-q");
 	});
-	afterEach(async () => {
+	afterAll(async () => {
 		await rm(scratch, { recursive: true, force: true });
 	});
 
@@ -300,14 +181,15 @@ describe("order: hooks and config are protected however the git directory around
 });
 
 describe("start-up files and hook-runner configs are protected", () => {
+	// One tree for the rows, as above.
 	let scratch: string;
 	let root: string;
-	beforeEach(async () => {
+	beforeAll(async () => {
 		scratch = await realpath(await mkdtemp(join(tmpdir(), "keel-protect-rc-")));
 		root = join(scratch, "ws");
 		await mkdir(join(root, "home"), { recursive: true });
 	});
-	afterEach(async () => {
+	afterAll(async () => {
 		await rm(scratch, { recursive: true, force: true });
 	});
 
