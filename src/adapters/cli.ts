@@ -11,13 +11,13 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { KeelError } from "../boundary/errors.js";
-import { type SmokeResult, smokeTestExtension } from "../extensions/smoke.js";
 import { type CallResult, Session, type SessionOptions } from "../session.js";
 import { paletteFor } from "../session-options.js";
 import type { Content } from "../tools/types.js";
 import { type Parsed, parse } from "./cli-args.js";
 import { COMMAND_HELP, EXIT, OVERVIEW, toolsJson, toolsText, usageLine } from "./cli-help.js";
 import { UsageError } from "./cli-serve.js";
+import { runSmoke } from "./cli-smoke.js";
 
 export { UsageError };
 
@@ -205,44 +205,6 @@ async function runBatch(io: CliIO, p: Parsed): Promise<number> {
 		await session.close();
 	}
 	return failures > 0 ? 1 : 0;
-}
-
-/** A smoke test in the contract's wire shape: its facts under details (ok) or error.details. */
-export function smokeToWire(r: SmokeResult): Record<string, unknown> {
-	const { ok, kind, elapsedMs, ...facts } = r;
-	if (r.ok) {
-		const { summary, ...details } = facts as Omit<typeof r, "ok" | "kind" | "elapsedMs">;
-		return { ok: true, content: summary, details: { kind, ...details }, elapsedMs };
-	}
-	const { error, ...details } = facts as Omit<typeof r, "ok" | "kind" | "elapsedMs">;
-	return { ok, error: { ...error, details: { ...error.details, kind, ...details } }, elapsedMs };
-}
-
-async function runSmoke(io: CliIO, p: Parsed): Promise<number> {
-	const [path, ...rest] = p.positionals;
-	if (!path) throw new UsageError("smoke-extension needs the draft's path");
-	if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
-	if (p.backend.open)
-		throw new UsageError("smoke-extension runs drafts on this machine; --backend does not apply");
-	const root = resolve(p.session.root ?? process.cwd());
-	const roots = [
-		root,
-		...[...(p.session.allow ?? []), ...(p.session.allowRead ?? [])].map((r) => resolve(root, r)),
-	];
-	const controller = new AbortController();
-	const onSigint = () => controller.abort();
-	process.once("SIGINT", onSigint);
-	try {
-		const result = await smokeTestExtension(path, {
-			roots,
-			timeoutMs: p.timeoutMs,
-			signal: controller.signal,
-		});
-		io.stdout(JSON.stringify(smokeToWire(result)));
-		return result.ok ? 0 : 1;
-	} finally {
-		process.off("SIGINT", onSigint);
-	}
 }
 
 /** keel's version, from its package.json (two levels up from src/adapters and dist/adapters). */

@@ -9,7 +9,8 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { moveAsideCreated, type ProtectedScan } from "../../src/backend/bwrap/protect.js";
+import type { ProtectedScan } from "../../src/backend/bwrap/protect.js";
+import { moveAsideCreated } from "../../src/backend/bwrap/protect-aside.js";
 import { DirPins } from "../../src/backend/local/pin.js";
 
 let work = "";

@@ -12,14 +12,13 @@
  * - Protected names that do not exist cannot be mounted without leaving a placeholder in the user's
  *   tree, so the set is found again after the command: anything protected that appeared during it
  *   (an .envrc, a .vscode, a config.worktree) is moved aside to NAME.keel-refused-XXXX, never
- *   deleted, and the command's output says so.
+ *   deleted, and the command's output says so (protect-aside.ts).
  *
  * What keel itself changes on the host (a hooks directory made, a created path moved aside) it
  * changes through a handle on the directory, opened from the guard's pinned roots without following
  * a link (local/pin.ts): a directory swapped for a link makes keel refuse, never act outside.
  */
-import { randomBytes } from "node:crypto";
-import { type Dirent, lstatSync, mkdirSync, renameSync } from "node:fs";
+import { type Dirent, mkdirSync } from "node:fs";
 import { lstat, readdir as readdirAt, realpath as realpathAt } from "node:fs/promises";
 import { posix } from "node:path";
 import {
@@ -74,11 +73,11 @@ export interface ProtectedScan {
 	truncated: boolean;
 }
 
-function within(parent: string, child: string): boolean {
+export function within(parent: string, child: string): boolean {
 	return child === parent || child.startsWith(parent === "/" ? "/" : `${parent}/`);
 }
 
-async function typeAt(path: string): Promise<"dir" | "file" | "symlink" | "other" | undefined> {
+export async function typeAt(path: string): Promise<"dir" | "file" | "symlink" | "other" | undefined> {
 	try {
 		const st = await lstat(path);
 		if (st.isSymbolicLink()) return "symlink";
@@ -257,7 +256,7 @@ export function protectBinds(scan: ProtectedScan, roots: readonly string[]): Bin
  * Runs `act` on a handle of canonical directory `dir`, opened from the pinned roots without following
  * a link; false (nothing done) when it cannot be opened so or `act` fails.
  */
-function atPinned(
+export function atPinned(
 	pins: DirPins | undefined,
 	dir: string,
 	act: (d: ReturnType<DirPins["open"]>) => void,
@@ -276,48 +275,4 @@ function atPinned(
 	} finally {
 		pinned.release();
 	}
-}
-
-/**
- * After a command: protected paths that did not exist before and do now are moved aside (renamed in
- * their directory, never deleted). Returns one line per path, for the command's output.
- */
-export async function moveAsideCreated(
-	before: ProtectedScan,
-	after: ProtectedScan,
-	pins?: DirPins,
-): Promise<string[]> {
-	const had = new Set(before.existing);
-	const created = [...before.absent, ...after.existing].filter((p) => !had.has(p));
-	const notes: string[] = [];
-	const createdSet = new Set(created);
-	for (const p of createdSet) {
-		if ((await typeAt(p)) === undefined) continue;
-		// Reached through a link: never acted on by that name. Its canonical path, when in the list
-		// too, is moved aside itself; otherwise the note says it stays.
-		const canonical = await realpathAt(p).catch(() => p);
-		if (canonical !== p) {
-			if (!createdSet.has(canonical))
-				notes.push(`keel: ${p} is protected and was created by the command; it could not be moved aside.`);
-			continue;
-		}
-		if (before.existing.some((q) => within(q, p))) continue; // inside a read-only mount: made before
-		// A repository the command created (git init, clone, worktree add) is its own: not moved.
-		if (isDotGit(posix.basename(p))) continue;
-		if (after.gitDirs.some((g) => within(g, p) && !before.gitDirs.includes(g))) continue;
-		const name = posix.basename(p);
-		const asideName = `${name}.keel-refused-${randomBytes(4).toString("hex")}`;
-		const aside = posix.join(posix.dirname(p), asideName);
-		// Renamed within its directory's handle: the entry itself (a link is moved, not followed).
-		const moved = atPinned(pins, posix.dirname(p), (dir) => {
-			if (!lstatSync(dir.at(name), { throwIfNoEntry: false })) throw new Error("gone");
-			renameSync(dir.at(name), dir.at(asideName));
-		});
-		notes.push(
-			moved
-				? `keel: ${p} is protected and was created by the command; it was moved to ${aside}.`
-				: `keel: ${p} is protected and was created by the command; it could not be moved aside.`,
-		);
-	}
-	return notes;
 }
