@@ -8,7 +8,7 @@
  * As root, files of another owner are planted too (chown to nobody).
  */
 
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
 	chownSync,
@@ -396,6 +396,27 @@ describe("the journal's directories", () => {
 		expect(next.recovery.map((r) => r.outcome)).toEqual(["set-aside"]);
 		expect([keyDir(), other, oldKeyDir()].filter((d) => existsSync(d))).toEqual([]);
 		expect(existsSync(kept)).toBe(true);
+	});
+
+	it("a rival removing the workspace's journal directory over and over never fails a change", async () => {
+		const s = await open();
+		// What another session's start or end does to an empty journal directory, as fast as a
+		// shell can: each change makes it again where it vanished under it.
+		const rival = spawn("sh", ["-c", 'while :; do rmdir "$1" 2>/dev/null; done', "sh", keyDir()]);
+		try {
+			for (let i = 0; i < 60; i++) {
+				const r = await s.call("file", {
+					queries: [
+						{ type: "write", path: `r/${i}-1.txt`, content: `${i} one\n` },
+						{ type: "write", path: `r/${i}-2.txt`, content: `${i} two\n` },
+					],
+				});
+				expect(r.ok, JSON.stringify(r)).toBe(true);
+			}
+		} finally {
+			rival.kill("SIGKILL");
+		}
+		for (let i = 0; i < 60; i++) expect(readFileSync(join(root, `r/${i}-2.txt`), "utf8")).toBe(`${i} two\n`);
 	});
 
 	it("a state directory inside a root moves out (one stderr line), and stays unwritable through the tools", async () => {
