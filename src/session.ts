@@ -26,7 +26,7 @@ import type { CallOptions, CallResult, SessionApi, SessionOptions, SessionProbes
 import { SyntaxCheck } from "./syntax/check.js";
 import { type CheckMode, checkModeOf } from "./syntax/report.js";
 import type { ToolHost } from "./tool-host.js";
-import { Palette } from "./tools/palette.js";
+import { isCheckpointBoundary, Palette } from "./tools/palette.js";
 import type { Profile } from "./tools/registry.js";
 import type { ToolDefinition } from "./tools/types.js";
 
@@ -55,14 +55,6 @@ export function sessionInternals(session: SessionApi<Profile> | Session): Sessio
 	if (session instanceof Session) return session;
 	throw new KeelError("INVALID_ARGS", "Not a keel session: pass what createSession returned.");
 }
-
-/**
- * Tools that are no checkpoint boundary although they are not read-only: the checkpoints tool makes
- * its own, and the ones that talk to what already runs (a process handle, a Python job) change
- * files only through it; what it changes between calls is recorded as made outside them, and a
- * `process` wait must not hold every other call back while it waits.
- */
-const NOT_A_BOUNDARY = new Set(["checkpoints", "process", "write_stdin", "python_jobs"]);
 
 export class Session implements ToolHost {
 	readonly readState = new ReadState();
@@ -113,9 +105,7 @@ export class Session implements ToolHost {
 	) {
 		// A call that can change files is a checkpoint boundary when the session keeps them.
 		this.palette = new Palette(tools, this, (tool, run) =>
-			this.checkpoints && !tool.annotations.readOnly && !NOT_A_BOUNDARY.has(tool.name)
-				? this.checkpoints.around(tool.name, run)
-				: run(),
+			this.checkpoints && isCheckpointBoundary(tool) ? this.checkpoints.around(tool.name, run) : run(),
 		);
 	}
 

@@ -21,6 +21,19 @@ export interface PaletteCall {
 	check?: unknown;
 }
 
+/**
+ * Tools that are no checkpoint boundary although they are not read-only: the checkpoints tool makes
+ * its own, and the ones that talk to what already runs (a process handle, a Python job) change
+ * files only through it; what it changes between calls is recorded as made outside them, and a
+ * `process` wait must not hold every other call back while it waits.
+ */
+const NOT_A_BOUNDARY = new Set(["checkpoints", "process", "write_stdin", "python_jobs"]);
+
+/** Whether a call of `tool` is a checkpoint boundary in a session that keeps checkpoints. */
+export function isCheckpointBoundary(tool: ToolDefinition): boolean {
+	return !tool.annotations.readOnly && !NOT_A_BOUNDARY.has(tool.name);
+}
+
 /** What runs around a tool's execution (the session's checkpoints: a scan before and after it). */
 export type AroundCall = (tool: ToolDefinition, run: () => Promise<ToolResult>) => Promise<ToolResult>;
 

@@ -5,6 +5,7 @@
  * keel's exact wording sits in one place.
  */
 import type { BoundResult } from "../binding.js";
+import type { FileDownloadResponse } from "./deepagents-types.js";
 
 /** keel's continuation notice at the end of a read page. */
 export const READ_NOTICE =
@@ -39,3 +40,9 @@ export function failure(r: BoundResult, op: string, path?: string): string {
 	if (r.error?.code === "NO_MATCH") return `String not found in file. ${body}`;
 	return body;
 }
+
+/** keel's error codes a download names in deepagents' words; every other refusal is permission_denied. */
+export const DOWNLOAD_ERRORS: Record<string, FileDownloadResponse["error"]> = {
+	NOT_FOUND: "file_not_found",
+	IS_DIRECTORY: "is_directory",
+};

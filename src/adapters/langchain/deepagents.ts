@@ -4,15 +4,14 @@
  * writes and the bounds hold for a deepagents agent as for any other.
  *
  * keel's tools answer in text for the model; this file reads the few facts deepagents wants as
- * structure (entries, matches, continuation offsets) back out of that text. deepagents counts read
- * offsets from 0, keel from 1. The patterns and rewording that depend on keel's exact text are
- * in deepagents-text.ts.
+ * structure (entries, matches, continuation offsets) back out of that text (the patterns that
+ * depend on keel's exact text: deepagents-text.ts). deepagents counts read offsets from 0, keel 1.
  */
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type { SessionApi } from "../../session.js";
 import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
-import { failure, GREP_ROW, READ_NOTICE } from "./deepagents-text.js";
+import { DOWNLOAD_ERRORS, failure, GREP_ROW, READ_NOTICE } from "./deepagents-text.js";
 import type {
 	EditResult,
 	ExecuteResponse,
@@ -26,12 +25,6 @@ import type {
 	ReadResult,
 	WriteResult,
 } from "./deepagents-types.js";
-
-/** keel's error codes a download names in deepagents' words; every other refusal is permission_denied. */
-const DOWNLOAD_ERRORS: Record<string, FileDownloadResponse["error"]> = {
-	NOT_FOUND: "file_not_found",
-	IS_DIRECTORY: "is_directory",
-};
 
 /** A deepagents sandbox backend over a keel session: its files, searches and commands go through keel's tools. */
 export class KeelSandbox {

@@ -7,13 +7,11 @@
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { posix } from "node:path";
+import type { Holder as HolderFact } from "../../boundary/fact-extras.js";
 import { type PathFactError, pathFact } from "../../boundary/path-facts.js";
 
-export interface Holder {
-	pid: number;
-	/** The process's command name (/proc/PID/comm), "" when it is gone or hidden. */
-	command: string;
-}
+/** A process holding a file or lock; its command name (/proc/PID/comm) is "" when it is gone or hidden. */
+export type Holder = Required<HolderFact>;
 
 function commandOf(pid: number): string {
 	try {
