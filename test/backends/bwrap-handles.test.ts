@@ -55,8 +55,10 @@ describe.skipIf(!available)("bwrap: process handles", () => {
 		const s = await open();
 		const m = t.marker();
 		const r = await s.call("bash", {
-			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & echo A$((1+1)); sleep 1; echo B$((2+2))`,
-			yield: 0.2,
+			// A fresh sandbox starts first: a yield of 1 s leaves it time to print A2 on a loaded
+			// machine (0.2 s did not, once), and the command still runs 1 s past it.
+			command: `setsid sh -c 'sleep 1000; : ${m}' </dev/null >/dev/null 2>&1 & echo A$((1+1)); sleep 2; echo B$((2+2))`,
+			yield: 1,
 		});
 		expect(out(r)).toContain("A2");
 		const id = details(r).process.id as number;
