@@ -20,7 +20,7 @@
  * `unresolved-<id>/` with its previous bytes, and is named to the user.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { constants } from "node:fs";
+import { constants, mkdirSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ensurePrivateDir, type StateDir } from "./state-dir.js";
@@ -127,6 +127,9 @@ export function journalKey(backend: string, workspace: string): string {
 }
 
 /** One workspace's journal. */
+/** How often begin() makes the workspace's journal directory again when it vanished under it. */
+const MAKE_ATTEMPTS = 50;
+
 export class Journal {
 	readonly dir: string;
 	/** Every workspace's journal directories are in here (recovery reads them all). */
@@ -158,7 +161,7 @@ export class Journal {
 		const pidStart = startTimeOf(process.pid);
 		const id = `${Date.now().toString(36)}-${process.pid}-${pidStart}-${randomBytes(4).toString("hex")}`;
 		const txDir = join(this.dir, id);
-		await this.makeChangeDir(txDir);
+		this.makeChangeDir(txDir);
 		try {
 			const record: JournalFile[] = [];
 			for (const [n, f] of files.entries()) {
@@ -198,15 +201,17 @@ export class Journal {
 	/**
 	 * The change's directory: the workspace's journal directory is removed when its last change
 	 * ends (OpenIntent.end, recovery), possibly by another session between prepare() and here, so
-	 * a vanished parent is made again.
+	 * a vanished parent is made again. Synchronous, so the window between making the parent and
+	 * the child is a few system calls, not a trip through the thread pool; a rival removing the
+	 * parent in a tight loop still loses within a handful of attempts.
 	 */
-	private async makeChangeDir(txDir: string): Promise<void> {
+	private makeChangeDir(txDir: string): void {
 		for (let attempt = 1; ; attempt++) {
 			try {
-				await fsp.mkdir(txDir, { mode: 0o700 });
+				mkdirSync(txDir, { mode: 0o700 });
 				return;
 			} catch (e) {
-				if ((e as NodeJS.ErrnoException).code !== "ENOENT" || attempt === 5) throw e;
+				if ((e as NodeJS.ErrnoException).code !== "ENOENT" || attempt === MAKE_ATTEMPTS) throw e;
 				this.prepare();
 			}
 		}
