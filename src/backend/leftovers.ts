@@ -37,6 +37,8 @@ export const CALL_TAG = "KEEL_CALL_TAG";
 export const WATCHDOG_SECONDS = 5;
 /** Its bound in passes, only where `date +%s` cannot tell it the time. */
 const WATCHDOG_PASSES = 1000;
+/** Passes in a row, a quarter second apart, that must find nothing before the watchdog ends. */
+const WATCHDOG_QUIET_PASSES = 4;
 const UNSURE_WAITS = 50;
 /** Passes that kill something new, run back to back before the sweep yields a millisecond. */
 const PASSES_IN_A_ROW = 8;
@@ -187,7 +189,8 @@ export async function killTagged(name: string, value: string, since?: PidMark): 
 
 /**
  * The sweep in sh, for the watchdog (host/watchdog.sh; it runs after keel is gone): passes until
- * one finds nothing tagged (a killed process still dying is found again), for at most
+ * WATCHDOG_QUIET_PASSES in a row, a quarter second apart, find nothing tagged (a killed process
+ * still dying is found again; one in the middle of execve reads as untagged), for at most
  * WATCHDOG_SECONDS. A pass is one `grep -z` over every environment (GNU, busybox); without -z it
  * is tr | grep per process, seconds for a few hundred. The time is checked between passes, so a first pass always completes.
  */
@@ -195,6 +198,7 @@ export const watchdogScript = hostProgram(() =>
 	fillPlaceholders(readHostFile("watchdog.sh"), {
 		WATCHDOG_PASSES: String(WATCHDOG_PASSES),
 		WATCHDOG_SECONDS: String(WATCHDOG_SECONDS),
+		WATCHDOG_QUIET_PASSES: String(WATCHDOG_QUIET_PASSES),
 	}),
 );
 

@@ -10,6 +10,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { serverCode } from "../../src/backend/bwrap/server-code.js";
 import { aiSdkWrapperScript } from "../../src/backend/container/ai-sdk.js";
@@ -117,6 +118,30 @@ describe("the watchdog's sweep (host/watchdog.sh)", () => {
 		expect(await exited(watchdog)).toBe(0);
 		for (const c of tagged) expect(await exited(c)).toBe("SIGKILL");
 		for (const c of lookalikes) expect([c.exitCode, c.signalCode]).toEqual([null, null]);
+	});
+
+	it("a tagged process that appears just after a pass that found nothing is still killed", async () => {
+		// What a process in the middle of execve looks like to a pass: its environment reads empty
+		// for a moment. Here the stand-in appears 0.3 s after the watchdog killed the only tagged
+		// process, well inside its quiet passes (4, a quarter second apart): a watchdog that ended on
+		// the first empty pass has left by then, and the stand-in runs on.
+		const tag = `${SESSION_TAG}=${process.pid.toString(16)}def`;
+		const [key, value] = tag.split("=");
+		const env = { PATH: process.env.PATH, [key]: value };
+		const first = spawn("sleep", ["1000"], { env, stdio: "ignore" });
+		children.push(first);
+		const watchdog = spawn("/bin/sh", ["-c", watchdogScript(), "keel-watchdog", tag], {
+			stdio: ["pipe", "ignore", "inherit"],
+		});
+		children.push(watchdog);
+		watchdog.stdin.end();
+		expect(await exited(first)).toBe("SIGKILL");
+		await sleep(300);
+		const late = spawn("sleep", ["1000"], { env, stdio: "ignore" });
+		children.push(late);
+		const outcome = await Promise.race([exited(late), sleep(5000).then(() => "still running after 5 s")]);
+		expect(outcome).toBe("SIGKILL");
+		expect(await exited(watchdog)).toBe(0);
 	});
 });
 

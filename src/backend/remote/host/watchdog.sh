@@ -3,6 +3,7 @@ tag="$1"
 if printf 'a\0' | grep -qzxF a 2>/dev/null; then z=1; else z=; fi
 start=$(date +%s 2>/dev/null)
 passes=0
+quiet=0
 while :; do
   if [ -n "$z" ]; then
     list=$(grep -lzxF -e "$tag" /proc/[0-9]*/environ 2>/dev/null)
@@ -17,7 +18,15 @@ while :; do
     p=${f#/proc/}; p=${p%/environ}
     [ "$p" != "$$" ] && kill -9 "$p" 2>/dev/null && found=1
   done
-  [ -z "$found" ] && break
+  if [ -z "$found" ]; then
+    # A tagged process between its old and new image (execve) has no environment to read yet, so
+    # one pass that finds nothing is not the end: look again a few times, a moment apart.
+    quiet=$((quiet + 1))
+    [ "$quiet" -ge @@WATCHDOG_QUIET_PASSES@@ ] && break
+    sleep 0.25 2>/dev/null || sleep 1
+  else
+    quiet=0
+  fi
   passes=$((passes + 1))
   now=$(date +%s 2>/dev/null)
   case "$start:$now" in
