@@ -3,7 +3,7 @@
  * as it arrives (stdout told from stderr), abort or timeout SIGKILLs the whole group. Commands on
  * `local` and everything `bwrap` runs go through here.
  */
-import { setLongTimeout } from "../boundary/timing.js";
+import { watchStop } from "../boundary/timing.js";
 import { killChildGroup } from "./group-kill.js";
 import { type Spawner, startChild } from "./spawn/spawner.js";
 import type { ExecResult } from "./types.js";
@@ -41,38 +41,25 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 			env: req.env ?? process.env,
 			stdio: [req.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(req.inheritFds ?? [])],
 		});
-		let timedOut = false;
-		let aborted = false;
 		let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 		let settled = false;
 		let drainTimer: NodeJS.Timeout | undefined;
 
-		const onAbort = () => {
-			aborted = true;
-			killChildGroup(child);
-		};
-		const timer =
-			req.timeoutMs !== undefined && req.timeoutMs > 0
-				? setLongTimeout(() => {
-						timedOut = true;
-						killChildGroup(child);
-					}, req.timeoutMs)
-				: undefined;
-		req.signal?.addEventListener("abort", onAbort, { once: true });
+		const stops = watchStop(req.signal, req.timeoutMs, () => killChildGroup(child));
+		const stopped = () => stops.aborted || stops.timedOut;
 
 		const cleanup = () => {
-			timer?.clear();
+			stops.dispose();
 			if (drainTimer) clearTimeout(drainTimer);
-			req.signal?.removeEventListener("abort", onAbort);
 		};
 		const finish = () => {
 			if (settled || !exit) return;
 			settled = true;
 			cleanup();
-			if (aborted || timedOut) killChildGroup(child);
+			if (stopped()) killChildGroup(child);
 			child.stdout?.destroy();
 			child.stderr?.destroy();
-			resolve({ exitCode: exit.code, signal: exit.signal, timedOut, aborted });
+			resolve({ exitCode: exit.code, signal: exit.signal, timedOut: stops.timedOut, aborted: stops.aborted });
 		};
 
 		if (child.stdin && req.stdin !== undefined) {
@@ -92,7 +79,7 @@ export function runInGroup(req: GroupRunRequest): Promise<ExecResult> {
 		child.on("exit", (code, signal) => {
 			exit = { code, signal };
 			// Background children may hold the pipes; do not wait for them forever.
-			drainTimer = setTimeout(finish, aborted || timedOut ? 0 : PIPE_DRAIN_MS);
+			drainTimer = setTimeout(finish, stopped() ? 0 : PIPE_DRAIN_MS);
 		});
 		child.on("close", finish);
 	});

@@ -36,6 +36,49 @@ export function setLongTimeout(fn: () => void, ms: number): LongTimer {
 	return { clear: () => clearTimeout(timer) };
 }
 
+/** What stopped a run: the caller's abort, its timeout, or neither (yet). */
+export interface StopWatch {
+	readonly aborted: boolean;
+	readonly timedOut: boolean;
+	/** Clears the timer and removes the listener; safe to call more than once. */
+	dispose(): void;
+}
+
+/**
+ * A run's two stop triggers in one place: `stop` is called when `signal` aborts (at once if it
+ * already has) or when `timeoutMs` passes (never when it is undefined or not positive), and the
+ * watch says which happened. `stop` may be called twice (a timeout, then an abort): it must be
+ * idempotent or cheap to repeat. Every backend's run stops its command this way.
+ */
+export function watchStop(
+	signal: AbortSignal | undefined,
+	timeoutMs: number | undefined,
+	stop: () => void,
+): StopWatch {
+	const onAbort = () => {
+		watch.aborted = true;
+		stop();
+	};
+	const timer =
+		timeoutMs !== undefined && timeoutMs > 0
+			? setLongTimeout(() => {
+					watch.timedOut = true;
+					stop();
+				}, timeoutMs)
+			: undefined;
+	const watch = {
+		aborted: false,
+		timedOut: false,
+		dispose: () => {
+			timer?.clear();
+			signal?.removeEventListener("abort", onAbort);
+		},
+	};
+	signal?.addEventListener("abort", onAbort, { once: true });
+	if (signal?.aborted) onAbort();
+	return watch;
+}
+
 /**
  * Wait for `done`, but at most `timeoutMs` (when given) and only until `signal` aborts; resolves
  * either way (the caller looks at what it was waiting for), and leaves no timer or listener behind.

@@ -11,7 +11,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { backendFact } from "../../boundary/backend-facts.js";
 import type { KeelError } from "../../boundary/errors.js";
-import { setLongTimeout } from "../../boundary/timing.js";
+import { watchStop } from "../../boundary/timing.js";
 import { killChildGroup } from "../group-kill.js";
 import type { ExecResult, LiveExit, LiveProcess } from "../types.js";
 import type { LaunchPlan } from "./launch.js";
@@ -108,28 +108,15 @@ export class SandboxServer {
 	run(req: ServerRunRequest): Promise<ExecResult> {
 		if (!this.healthy) return Promise.reject(new Error("this sandbox is not usable"));
 		const id = this.nextId++;
-		let timedOut = false;
-		let aborted = false;
 		let graceTimer: NodeJS.Timeout | undefined;
 		const askKill = () => {
 			this.child.stdin.write(`${JSON.stringify({ kill: id })}\n`);
 			// The server answers once everything is dead; if it does not, the sandbox goes.
 			graceTimer ??= setTimeout(() => this.kill(), KILL_GRACE_MS);
 		};
-		const onAbort = () => {
-			aborted = true;
-			askKill();
-		};
 		if (req.signal?.aborted)
-			return Promise.resolve({ exitCode: null, signal: null, timedOut, aborted: true });
-		const timer =
-			req.timeoutMs !== undefined && req.timeoutMs > 0
-				? setLongTimeout(() => {
-						timedOut = true;
-						askKill();
-					}, req.timeoutMs)
-				: undefined;
-		req.signal?.addEventListener("abort", onAbort, { once: true });
+			return Promise.resolve({ exitCode: null, signal: null, timedOut: false, aborted: true });
+		const stops = watchStop(req.signal, req.timeoutMs, askKill);
 		this.busy();
 		let started = false;
 		return new Promise<ExecResult>((resolve, reject) => {
@@ -137,6 +124,7 @@ export class SandboxServer {
 				if (m === undefined) {
 					// The sandbox died under the command (killed from inside or outside).
 					finish();
+					const { aborted, timedOut } = stops;
 					if (aborted || timedOut) resolve({ exitCode: null, signal: "SIGKILL", timedOut, aborted });
 					else reject(started ? lost() : new NotStarted("the sandbox was gone"));
 					return;
@@ -149,14 +137,13 @@ export class SandboxServer {
 					if (!m.clean) this.healthy = false;
 					finish();
 					const signal = m.sig ? (SIGNAL_NAMES.get(m.sig) ?? null) : null;
-					resolve({ exitCode: m.exit ?? null, signal, timedOut, aborted });
+					resolve({ exitCode: m.exit ?? null, signal, timedOut: stops.timedOut, aborted: stops.aborted });
 				}
 			};
 			const finish = () => {
 				this.current = undefined;
-				timer?.clear();
+				stops.dispose();
 				if (graceTimer) clearTimeout(graceTimer);
-				req.signal?.removeEventListener("abort", onAbort);
 				this.idle();
 			};
 			this.child.stdin.write(

@@ -11,7 +11,7 @@
  * group: only a transport that tears down its PID namespace catches it.
  */
 import { pathFact } from "../../boundary/path-facts.js";
-import { setLongTimeout } from "../../boundary/timing.js";
+import { watchStop } from "../../boundary/timing.js";
 import { hostProgram, readHostFile } from "../remote/host-programs.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import { killScript } from "./scripts.js";
@@ -65,8 +65,6 @@ export function createExecOps(target: Target): ExecOps {
 			const call = new AbortController();
 			let pgid: number | undefined;
 			let stopping = false;
-			let aborted = false;
-			let timedOut = false;
 			let kill: Promise<void> | undefined;
 			let graceTimer: NodeJS.Timeout | undefined;
 
@@ -80,18 +78,7 @@ export function createExecOps(target: Target): ExecOps {
 				if (pgid !== undefined) stopNow();
 				else graceTimer = setTimeout(stopNow, HEADER_GRACE_MS);
 			};
-			const onAbort = () => {
-				aborted = true;
-				stop();
-			};
-			const timer =
-				req.timeoutMs !== undefined && req.timeoutMs > 0
-					? setLongTimeout(() => {
-							timedOut = true;
-							stop();
-						}, req.timeoutMs)
-					: undefined;
-			req.signal?.addEventListener("abort", onAbort, { once: true });
+			const stops = watchStop(req.signal, req.timeoutMs, stop);
 
 			const header = headerSplitter(
 				(id) => {
@@ -114,9 +101,8 @@ export function createExecOps(target: Target): ExecOps {
 			} catch (e) {
 				if (!stopping) throw unreachable(e);
 			} finally {
-				timer?.clear();
+				stops.dispose();
 				if (graceTimer) clearTimeout(graceTimer);
-				req.signal?.removeEventListener("abort", onAbort);
 				header.flush();
 			}
 			await kill;
@@ -124,6 +110,7 @@ export function createExecOps(target: Target): ExecOps {
 				// The wrapper failed before the command started (a cwd that does not exist).
 				throw pathFact("cwd-not-entered", req.cwd);
 			}
+			const { timedOut, aborted } = stops;
 			return { exitCode: stopping ? null : exitCode, signal: null, timedOut, aborted };
 		},
 	};

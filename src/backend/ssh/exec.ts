@@ -7,7 +7,7 @@
  */
 import { backendFact } from "../../boundary/backend-facts.js";
 import { KeelError } from "../../boundary/errors.js";
-import { setLongTimeout } from "../../boundary/timing.js";
+import { watchStop } from "../../boundary/timing.js";
 import type { ArgvRunner } from "../search/native.js";
 import type { ExecOps, ExecRequest, ExecResult } from "../types.js";
 import type { Live, SshConnection } from "./connection.js";
@@ -82,39 +82,25 @@ export async function runJob(host: JobHost, req: JobRequest): Promise<JobOutcome
 		let pgid: number | undefined;
 		let relays: number[] = [];
 		let status: number | null = null;
-		let aborted = false;
-		let timedOut = false;
 		let settled = false;
 		let drain: NodeJS.Timeout | undefined;
 		const killGroup = () => {
 			if (pgid !== undefined) host.kill(pgid, relays);
 		};
-		const onAbort = () => {
-			aborted = true;
-			killGroup();
-		};
-		const timer =
-			req.timeoutMs !== undefined && req.timeoutMs > 0
-				? setLongTimeout(() => {
-						timedOut = true;
-						killGroup();
-					}, req.timeoutMs)
-				: undefined;
-		req.signal?.addEventListener("abort", onAbort, { once: true });
-		if (req.signal?.aborted) aborted = true; // aborted while waiting for a shell
+		// Aborted while waiting for a shell: marked now, the group killed once it is known.
+		const stops = watchStop(req.signal, req.timeoutMs, killGroup);
 		const key = {};
 		const settle = (fn: () => void) => {
 			if (settled) return;
 			settled = true;
 			host.track(key, undefined);
-			timer?.clear();
+			stops.dispose();
 			if (drain) clearTimeout(drain);
-			req.signal?.removeEventListener("abort", onAbort);
 			// A child forked while the group was being killed would survive one kill.
-			if (aborted || timedOut) killGroup();
+			if (stops.aborted || stops.timedOut) killGroup();
 			fn();
 		};
-		const finish = () => settle(() => resolve({ status, aborted, timedOut }));
+		const finish = () => settle(() => resolve({ status, aborted: stops.aborted, timedOut: stops.timedOut }));
 		try {
 			shell.start({
 				mode: req.mode,
@@ -134,7 +120,7 @@ export async function runJob(host: JobHost, req: JobRequest): Promise<JobOutcome
 					pgid = p;
 					relays = r;
 					host.track(key, { pgid: p, start });
-					if (aborted || timedOut) killGroup();
+					if (stops.aborted || stops.timedOut) killGroup();
 				},
 				onExit: (s) => {
 					status = s;
@@ -145,7 +131,7 @@ export async function runJob(host: JobHost, req: JobRequest): Promise<JobOutcome
 							host.kill("-", relays);
 							finish();
 						},
-						aborted || timedOut ? 0 : DRAIN_MS,
+						stops.aborted || stops.timedOut ? 0 : DRAIN_MS,
 					);
 				},
 				onDone: ({ noCwd }) => {

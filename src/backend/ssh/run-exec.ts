@@ -9,7 +9,7 @@
 
 import { randomBytes } from "node:crypto";
 import { backendFact } from "../../boundary/backend-facts.js";
-import { setLongTimeout } from "../../boundary/timing.js";
+import { watchStop } from "../../boundary/timing.js";
 import type { ExecRequest, ExecResult } from "../types.js";
 import { channelPipe, openChannel } from "./channel.js";
 import type { SshConnection } from "./connection.js";
@@ -58,29 +58,18 @@ export function runOnRunner(
 ): Promise<ExecResult> {
 	return new Promise<ExecResult>((resolve, reject) => {
 		let status: number | null = null;
-		let aborted = false;
-		let timedOut = false;
 		let settled = false;
 		let id = 0;
 		const tag = randomBytes(16).toString("hex");
 		const key = {};
-		const onAbort = () => {
-			aborted = true;
-			runner.kill(id);
-		};
-		const timer =
-			req.timeoutMs !== undefined && req.timeoutMs > 0
-				? setLongTimeout(() => {
-						timedOut = true;
-						runner.kill(id);
-					}, req.timeoutMs)
-				: undefined;
+		// Before start() names the command, a kill (id 0) is a no-op: an abort already signalled is
+		// sent again below, once the id is known.
+		const stops = watchStop(req.signal, req.timeoutMs, () => runner.kill(id));
 		const settle = (fn: () => void) => {
 			if (settled) return;
 			settled = true;
 			conn.trackJob(key, undefined);
-			timer?.clear();
-			req.signal?.removeEventListener("abort", onAbort);
+			stops.dispose();
 			fn();
 		};
 		try {
@@ -100,6 +89,7 @@ export function runOnRunner(
 				},
 				onDone: ({ noCwd }) => {
 					if (noCwd) settle(() => reject(sysError("ENOENT", "no such working directory", req.cwd)));
+					const { aborted, timedOut } = stops;
 					const killed = aborted || timedOut;
 					settle(() =>
 						resolve({
@@ -133,7 +123,6 @@ export function runOnRunner(
 			settle(() => reject(e));
 			return;
 		}
-		req.signal?.addEventListener("abort", onAbort, { once: true });
-		if (req.signal?.aborted) onAbort();
+		if (stops.aborted) runner.kill(id);
 	});
 }
