@@ -83,6 +83,7 @@ export type {
 	PythonStreamDetails,
 } from "./tools/python-details.js";
 export type { ReadArgs, ReadDetails } from "./tools/read.js";
+export type { ReadBytesDetails } from "./tools/read-bytes.js";
 export type { ImageDetails } from "./tools/read-image.js";
 export { PROFILES, type Profile, toolsForProfile } from "./tools/registry.js";
 export type {
@@ -99,6 +100,7 @@ import type { SmokeOptions as DraftSmokeOptions, SmokeResult } from "./extension
 import { publicSession, Session, sessionInternals } from "./session.js";
 import type { CallOptions, CallResult, SessionApi, SessionOptions } from "./session-types.js";
 import { type ApplyPatchDetails, unifiedApplyPatchTool } from "./tools/apply-patch.js";
+import { type ReadBytesDetails, readBytesTool } from "./tools/read-bytes.js";
 import type { Profile } from "./tools/registry.js";
 
 /**
@@ -141,6 +143,31 @@ export function applyPatch(
 ): Promise<CallResult<ApplyPatchDetails>> {
 	return sessionInternals(session).callTool(unifiedApplyPatchTool, { input }, opts) as Promise<
 		CallResult<ApplyPatchDetails>
+	>;
+}
+
+/** Options of the library's {@link readFileBytes}. */
+export interface ReadFileBytesOptions extends CallOptions {
+	/** The most bytes to hold (default 64 MiB): a larger file is TOO_LARGE, and nothing is read. */
+	maxBytes?: number;
+}
+
+/**
+ * A file's bytes exactly as they are on disk, through the session's roots and path checks, on
+ * its backend: what a host needs to download a file (the read tool gives a model text, with its
+ * line ends and encoding normalised). The read is not recorded: it does not let a later write
+ * replace the file without a read. Never throws: a failure is `{ ok: false, error }` (NOT_FOUND,
+ * IS_DIRECTORY, PATH_OUTSIDE_ROOTS, TOO_LARGE, ...).
+ */
+export function readFileBytes(
+	session: SessionApi,
+	path: string,
+	opts: ReadFileBytesOptions = {},
+): Promise<CallResult<ReadBytesDetails>> {
+	const { maxBytes, ...call } = opts;
+	const args = maxBytes === undefined ? { path } : { path, maxBytes };
+	return sessionInternals(session).callTool(readBytesTool, args, call) as Promise<
+		CallResult<ReadBytesDetails>
 	>;
 }
 

@@ -556,21 +556,19 @@ async function downloaded(answer: MaybePromise<FileDownloadResponse[]>) {
 }
 const ALL_BYTES = new Uint8Array(Array.from({ length: 256 }, (_, i) => i));
 
-/** Text files a download gives back byte for byte. */
-const EXACT: Array<[string, string]> = [
+/** Files a download gives back byte for byte, whatever their line ends or encoding. */
+const EXACT: Array<[string, string | Uint8Array]> = [
 	["one line", "just one line"],
 	["several lines", "one\ntwo\nthree"],
 	["an empty file", ""],
 	["a 4096-character line", `before\n${"y".repeat(4096)}\nafter`],
 	["5000 lines (more than one read page)", lines(5000)],
 	["unicode", unicode],
-];
-
-/** Text files a download gives back as keel's read shows them: the line ends are LF, and the last one is gone. */
-const AS_READ: Array<[string, string, string]> = [
-	["a final newline", "one\ntwo\n", "one\ntwo"],
-	["CRLF line ends", "one\r\ntwo\r\n", "one\ntwo"],
-	["blank lines only", "\n\n\n", "\n\n"],
+	["a final newline", "one\ntwo\n"],
+	["CRLF line ends", "one\r\ntwo\r\n"],
+	["blank lines only", "\n\n\n"],
+	["Latin-1 text", new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a])],
+	["every byte value", ALL_BYTES],
 ];
 
 const FILES: Row[] = [
@@ -628,7 +626,7 @@ const FILES: Row[] = [
 		onDisk: { "before.txt": "there before\n" },
 		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("before.txt"), at("absent.txt")])),
 		expected: [
-			{ error: null, content: "there before" },
+			{ error: null, content: "there before\n" },
 			{ error: "file_not_found", content: null },
 		],
 	},
@@ -640,23 +638,6 @@ const FILES: Row[] = [
 			expected: [{ error: null, content: latin1(text) }],
 		}),
 	),
-	...AS_READ.map(
-		([what, text, shown]): Row => ({
-			behaviour: `keel: download gives the text as keel reads it: ${what}`,
-			onDisk: { "f.txt": text },
-			call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("f.txt")])),
-			expected: [{ error: null, content: latin1(shown) }],
-		}),
-	),
-	{
-		behaviour: "keel: a file that is not UTF-8 is not downloaded as text it is not",
-		onDisk: { "latin1.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]), "random.dat": ALL_BYTES },
-		call: ({ sandbox, at }) => downloaded(sandbox.downloadFiles([at("latin1.txt"), at("random.dat")])),
-		expected: [
-			{ error: "permission_denied", content: null },
-			{ error: "permission_denied", content: null },
-		],
-	},
 	{
 		behaviour: "download gives back an image's bytes",
 		onDisk: { "pixel.png": PNG_1x1 },

@@ -1,7 +1,9 @@
 /** Contract: large and binary files are byte-exact on every backend. */
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { readFileBytes } from "../../src/index.js";
+import { publicSession } from "../../src/session.js";
 import { expectCode, expectOk, forEachBackend, sha256 } from "./harness.js";
 
 /** ~5 MB of lines mixing ASCII and multi-byte characters, with one marked line in the middle. */
@@ -75,6 +77,22 @@ forEachBackend((x) => {
 		await fs.writeFile(p, flipped, { expect: { stat: st, sha256: sha256(bytes) } });
 		expect((await readFile(p)).equals(flipped)).toBe(true);
 		expect((await readdir(root)).filter((n) => n.startsWith(".keel-tmp-"))).toEqual([]);
+	});
+
+	it("readFileBytes gives the bytes on disk exactly, and refuses a link to the outside", async () => {
+		const { root, outside } = x();
+		const s = await x().open();
+		const bytes = allBytes();
+		await writeFile(join(root, "all.bin"), bytes);
+		await writeFile(join(root, "crlf.txt"), "a\r\nb\r\n");
+		await writeFile(join(outside, "secret.txt"), "outside\n");
+		await symlink(join(outside, "secret.txt"), join(root, "planted"));
+		const all = await readFileBytes(publicSession(s), "all.bin");
+		expect(all.ok && Buffer.from(all.details?.bytes ?? []).equals(bytes)).toBe(true);
+		const crlf = await readFileBytes(publicSession(s), "crlf.txt");
+		expect(crlf.ok && Buffer.from(crlf.details?.bytes ?? []).toString("latin1")).toBe("a\r\nb\r\n");
+		const planted = await readFileBytes(publicSession(s), "planted");
+		expect(planted.ok ? "ok" : planted.error.code).toBe("PATH_OUTSIDE_ROOTS");
 	});
 
 	it("file stats agree with the file: size, mode, type, and identity changes on rewrite", async () => {

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
+import { readFileBytes } from "../../index.js";
 import type { SessionApi } from "../../session.js";
 import { type BoundResult, type BoundTool, bindTools } from "../binding.js";
 import { DOWNLOAD_ERRORS, failure, GREP_ROW, READ_NOTICE } from "./deepagents-text.js";
@@ -265,30 +266,17 @@ export class KeelSandbox {
 	}
 
 	/**
-	 * The bytes of each file, or why it could not be read. A text file comes back as keel's read
-	 * shows it (LF line ends, no final newline), an image byte for byte; a file keel could only
-	 * decode from another encoding or with invalid bytes is refused, as a binary file is: its text
-	 * is not its bytes.
+	 * The bytes of each file exactly as they are on disk (readFileBytes: the roots and path checks
+	 * of read, no decoding), or why it could not be read.
 	 */
 	async downloadFiles(paths: string[]): Promise<FileDownloadResponse[]> {
 		const out: FileDownloadResponse[] = [];
 		for (const path of paths) {
-			// keel's read says which files it decoded. The check is a read of its own: a file replaced
-			// by one that is not UTF-8 between it and the download still comes back decoded.
-			const probe = await this.call("read", { path, limit: 1 });
-			const decoded = (probe.details as { encoding?: string } | undefined)?.encoding !== undefined;
-			const r = probe.isError || decoded ? undefined : await this.readRaw(path);
-			if (!r?.data) {
-				const why = DOWNLOAD_ERRORS[probe.error?.code ?? ""] ?? "permission_denied";
-				out.push({ path, content: null, error: why });
-				continue;
-			}
-			const c = r.data.content;
-			out.push({
-				path,
-				content: typeof c === "string" ? Buffer.from(c, "utf8") : (c as Uint8Array),
-				error: null,
-			});
+			// The bytes on disk, whatever their encoding and line ends (read would give text).
+			const r = await readFileBytes(this.session, path);
+			if (!r.ok)
+				out.push({ path, content: null, error: DOWNLOAD_ERRORS[r.error.code] ?? "permission_denied" });
+			else out.push({ path, content: r.details?.bytes ?? new Uint8Array(), error: null });
 		}
 		return out;
 	}
