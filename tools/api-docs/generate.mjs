@@ -11,7 +11,7 @@
  * installed here or where KEEL_API_DOCS_DIR points (CI keeps it in a cache outside the clone);
  * keel itself builds with a TypeScript typedoc does not support.
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -42,8 +42,7 @@ async function loadTypedoc() {
 	}
 }
 
-async function generate(out) {
-	const typedoc = await loadTypedoc();
+async function generate(typedoc, out) {
 	const app = await typedoc.Application.bootstrapWithPlugins({
 		entryPoints: await entryPoints(),
 		tsconfig: join(REPO, "tsconfig.build.json"),
@@ -63,12 +62,13 @@ async function generate(out) {
 		treatWarningsAsErrors: true,
 		logLevel: "Warn",
 	});
+	const failed = new Error("typedoc reported the problems above; docs/api was left as it was.");
 	const project = await app.convert();
-	if (!project || app.logger.hasErrors() || app.logger.hasWarnings()) process.exit(1);
+	if (!project || app.logger.hasErrors() || app.logger.hasWarnings()) throw failed;
 	app.validate(project);
-	if (app.logger.hasErrors() || app.logger.hasWarnings()) process.exit(1);
+	if (app.logger.hasErrors() || app.logger.hasWarnings()) throw failed;
 	await app.generateOutputs(project);
-	if (app.logger.hasErrors()) process.exit(1);
+	if (app.logger.hasErrors()) throw failed;
 }
 
 async function files(dir, base = dir) {
@@ -81,14 +81,16 @@ async function files(dir, base = dir) {
 	return out;
 }
 
-if (!check) {
-	await rm(OUT, { recursive: true, force: true });
-	await generate(OUT);
-	console.log(`API reference written to ${relative(process.cwd(), OUT)}`);
-} else {
-	const tmp = await mkdtemp(join(tmpdir(), "keel-api-docs-"));
-	try {
-		await generate(tmp);
+// Written to a temp directory first: docs/api is replaced only by a complete, valid reference.
+const typedoc = await loadTypedoc();
+const tmp = await mkdtemp(join(tmpdir(), "keel-api-docs-"));
+try {
+	await generate(typedoc, tmp);
+	if (!check) {
+		await rm(OUT, { recursive: true, force: true });
+		await cp(tmp, OUT, { recursive: true });
+		console.log(`API reference written to ${relative(process.cwd(), OUT)}`);
+	} else {
 		const [want, have] = [await files(tmp), await files(OUT)];
 		const stale = [...new Set([...want.keys(), ...have.keys()])]
 			.filter((f) => want.get(f) !== have.get(f))
@@ -97,10 +99,12 @@ if (!check) {
 			console.error(
 				`docs/api is stale (${stale.length} file(s) differ: ${stale.slice(0, 10).join(", ")}${stale.length > 10 ? ", ..." : ""}). Run \`node tools/api-docs/generate.mjs\` and commit docs/api.`,
 			);
-			process.exit(1);
-		}
-		console.log(`docs/api is current (${want.size} files).`);
-	} finally {
-		await rm(tmp, { recursive: true, force: true });
+			process.exitCode = 1;
+		} else console.log(`docs/api is current (${want.size} files).`);
 	}
+} catch (e) {
+	console.error(e instanceof Error ? e.message : e);
+	process.exitCode = 1;
+} finally {
+	await rm(tmp, { recursive: true, force: true });
 }
