@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { serverCode } from "../../src/backend/bwrap/server-code.js";
+import { sdkWrapperScript } from "../../src/backend/container/sdk-process.js";
 import { replacePy } from "../../src/backend/exec/replace-py.js";
 import { execPlaceholders, statFormat } from "../../src/backend/exec/scripts.js";
 import { watchdogScript } from "../../src/backend/leftovers.js";
@@ -40,6 +41,7 @@ function filesUnder(dir: string, ext: string): string[] {
 /** Files whose module fills them with values of its own: the text exactly as that module sends it. */
 const FILLED_BY_OWNER: Readonly<Record<string, () => string>> = {
 	"watchdog.sh": watchdogScript,
+	"sdk_wrapper.sh": sdkWrapperScript,
 	"child_limits.sh": () => limitScript({ timeoutMs: 1000, dataMb: 64 }),
 };
 
@@ -122,6 +124,7 @@ describe("host programs as files", () => {
 			["exec_replace.py", replacePy()],
 			["bwrap_server.py", serverCode()],
 			["checkpoint.py", checkpointHelperSource()],
+			["sdk_relay.py", readFileSync(join(HOST_DIR, "sdk_relay.py"), "utf8")],
 		].map(([name, text]) => {
 			const out = join(work, `flakes-${name}`);
 			writeFileSync(out, text);

@@ -14,7 +14,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { serverCode } from "../../src/backend/bwrap/server-code.js";
 import { aiSdkWrapperScript } from "../../src/backend/container/ai-sdk.js";
-import { inputLines, wrapped } from "../../src/backend/container/sdk-process.js";
 import { SESSION_TAG, watchdogScript } from "../../src/backend/leftovers.js";
 import { readHostFile } from "../../src/backend/remote/host-programs.js";
 import { processesWith, waitFor } from "../fixtures/processes.js";
@@ -145,22 +144,7 @@ describe("the watchdog's sweep (host/watchdog.sh)", () => {
 	});
 });
 
-describe("the sandbox SDK wrappers", () => {
-	it("sdk_wrapper.sh (text launcher): input lines in, every byte out in base64, the status last", () => {
-		const argv = wrapped("i", ["sh", "-c", "cat; echo err >&2; exit 5"]);
-		const r = spawnSync(argv[0], argv.slice(1), { input: `${inputLines(EVERY_BYTE)}.\n`, timeout: 10_000 });
-		const lines = r.stdout.toString("latin1").split("\n");
-		expect(lines[0]).toBe(""); // the newline that ends what a login shell printed
-		const data = lines.filter((l) => l.startsWith(":")).map((l) => Buffer.from(l.slice(1), "base64"));
-		expect(Buffer.concat(data).equals(EVERY_BYTE)).toBe(true);
-		expect(lines.filter((l) => l.startsWith("!"))).toEqual(["!5"]);
-		const err = r.stderr
-			.toString("latin1")
-			.split("\n")
-			.filter((l) => l.startsWith(":"));
-		expect(Buffer.concat(err.map((l) => Buffer.from(l.slice(1), "base64"))).toString()).toBe("err\n");
-	});
-
+describe("the sandbox SDK wrappers (sdk_wrapper.sh: sdk-wrapper.test.ts)", () => {
 	it("ai_sdk_wrapper.sh: stdin from KEEL_IN or a staged file (removed after), stdout in base64", () => {
 		const b64 = EVERY_BYTE.toString("base64");
 		const viaEnv = spawnSync("sh", ["-c", aiSdkWrapperScript(), "keel", "env", "sh", "-c", "cat; exit 3"], {

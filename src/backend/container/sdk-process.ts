@@ -14,7 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ExecTransport, TransportOptions } from "../exec/transport.js";
-import { hostProgram, readHostFile, readHostLine } from "../remote/host-programs.js";
+import { fillPlaceholders, hostProgram, readHostFile, readHostLine } from "../remote/host-programs.js";
 import type { ShellPipe } from "../ssh/shell.js";
 import { type LineDecoder, lineDecoder } from "./sdk-lines.js";
 
@@ -60,8 +60,12 @@ export interface SdkLauncher {
  * exits: a program that ends before its input does (a crashed python worker's mux) ends the call.
  * enc reads what one read() returns (dd count=1) so output streams; each chunk is one ":B64" line.
  * A leading newline ends whatever a login shell printed first; lines without ":" are ignored.
+ * Where python3 exists, mode i (the persistent shells, python's mux) runs host/sdk_relay.py
+ * instead: the same protocol in one process, where sh starts two per chunk out and per line in.
  */
-const wrapperScript = hostProgram(() => readHostFile("sdk_wrapper.sh"));
+export const sdkWrapperScript = hostProgram(() =>
+	fillPlaceholders(readHostFile("sdk_wrapper.sh"), {}, { SDK_RELAY: readHostFile("sdk_relay.py") }),
+);
 
 /** stage_input.sh PATH: append $KEEL_IN to the private file PATH, then print the "!0" status. */
 export const stageInputScript = hostProgram(() => readHostLine("stage_input.sh"));
@@ -70,7 +74,7 @@ export const stageInputScript = hostProgram(() => readHostLine("stage_input.sh")
 export const wrapped = (mode: "-" | "i" | "e" | "f", argv: readonly string[]) => [
 	"sh",
 	"-c",
-	wrapperScript(),
+	sdkWrapperScript(),
 	"keel",
 	mode,
 	...argv,

@@ -22,6 +22,7 @@ export const HOST_FILES = [
 	"bwrap_server.py",
 	"watchdog.sh",
 	"sdk_wrapper.sh",
+	"sdk_relay.py",
 	"ai_sdk_wrapper.sh",
 	"find_python.sh",
 	"start_shell.sh",
