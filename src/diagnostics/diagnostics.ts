@@ -35,7 +35,7 @@
  */
 import { posix } from "node:path";
 import type { ExecOps } from "../backend/types.js";
-import { isWithin } from "../safety/path-guard.js";
+import { isWithin } from "../safety/canonical-paths.js";
 import { type Checker, checksPath, perFile } from "./checkers.js";
 import { hashOf, KeptResults } from "./kept-results.js";
 import { type OkRun, type Placed, type Run, runChecker } from "./run.js";

@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import type { ExecOps } from "../backend/types.js";
-import { isWithin } from "../safety/path-guard.js";
+import { isWithin } from "../safety/canonical-paths.js";
 import { type Checker, checksPath } from "./checkers.js";
 import { parseDiagnostics, type RawDiagnostic } from "./parse.js";
 

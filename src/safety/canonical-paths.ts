@@ -1,4 +1,15 @@
-/** Containment tests for canonical paths (absolute, normalized: what the path guard produces). */
+/** Containment tests for paths: any absolute paths (isWithin), and canonical ones (under, below). */
+import { posix } from "node:path";
+
+/** True when `child` is `parent` or below it, compared by path components. */
+export function isWithin(parent: string, child: string): boolean {
+	if (parent === child) return true;
+	const rel = posix.relative(parent, child);
+	if (rel === "") return true;
+	if (posix.isAbsolute(rel)) return false;
+	const first = rel.split("/", 1)[0];
+	return first !== "..";
+}
 
 /**
  * isWithin for canonical paths (absolute, normalized, as `canonicalize` and the roots are): a

@@ -8,8 +8,8 @@
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { posix } from "node:path";
+import { isWithin } from "./canonical-paths.js";
 import { BACKUP_NAME, type Intent, type JournalFile } from "./journal.js";
-import { isWithin } from "./path-guard.js";
 
 const uid = () => process.geteuid?.() ?? -1;
 

@@ -50,16 +50,6 @@ export function expandInput(input: string, home: string): string {
 	return p;
 }
 
-/** True when `child` is `parent` or below it, compared by path components. */
-export function isWithin(parent: string, child: string): boolean {
-	if (parent === child) return true;
-	const rel = posix.relative(parent, child);
-	if (rel === "") return true;
-	if (posix.isAbsolute(rel)) return false;
-	const first = rel.split("/", 1)[0];
-	return first !== "..";
-}
-
 function hasErrno(e: unknown, code: string): boolean {
 	return (e as NodeJS.ErrnoException)?.code === code;
 }
@@ -247,6 +237,14 @@ export class PathGuard {
 		// decides where a write would land.
 		let pending = abs.split("/").filter(Boolean);
 		let current = "/";
+		// Most often only the last component is missing (a file about to be made): the walk starts
+		// at its parent's realpath, one call where a remote backend would pay a round trip per
+		// component. When the parent cannot be resolved the walk starts at "/".
+		const parent = await this.fs.realpath(posix.dirname(abs)).catch(() => undefined);
+		if (parent !== undefined && pending.length > 0) {
+			current = parent;
+			pending = pending.slice(-1);
+		}
 		let hops = 0;
 		let exists = true;
 		while (pending.length > 0) {

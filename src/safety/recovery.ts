@@ -1,6 +1,7 @@
 import * as fsp from "node:fs/promises";
 import { join } from "node:path";
 import type { FileOps } from "../backend/types.js";
+import { isWithin } from "./canonical-paths.js";
 import {
 	CHANGE_ID,
 	fsyncDirPath,
@@ -14,7 +15,7 @@ import {
 	UNRESOLVED_PREFIX,
 } from "./journal.js";
 import { checkIntent, Hostile, privateDir, readPrivate } from "./journal-input.js";
-import { isWithin, type PathGuard } from "./path-guard.js";
+import type { PathGuard } from "./path-guard.js";
 import { isAfter, isBefore, rollBack, stateOf } from "./roll-back.js";
 import { QUARANTINE_PREFIX, quarantine } from "./state-dir.js";
 import { startTimeOf, writerAlive } from "./writer-alive.js";

@@ -33,7 +33,7 @@ import {
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { KeelError } from "../boundary/errors.js";
-import { isWithin } from "./path-guard.js";
+import { isWithin } from "./canonical-paths.js";
 
 export const KEY_FILE = "record-key";
 const KEY_BYTES = 32;

@@ -16,7 +16,7 @@ import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { join } from "node:path";
 import type { FileOps } from "../backend/types.js";
-import { isWithin } from "./path-guard.js";
+import { isWithin } from "./canonical-paths.js";
 import { ensurePrivateDir, type StateDir } from "./state-dir.js";
 import { startTimeOf, writerAlive } from "./writer-alive.js";
 

@@ -6,8 +6,7 @@
 import { posix } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { below, under } from "../../src/safety/canonical-paths.js";
-import { isWithin } from "../../src/safety/path-guard.js";
+import { below, isWithin, under } from "../../src/safety/canonical-paths.js";
 
 const canonical = fc
 	.array(fc.constantFrom("a", "ab", "b", "..a", ".x", "a.", "…"), { maxLength: 5 })
