@@ -102,7 +102,7 @@ describe.skipIf(available !== true)(
 			expect(JSON.parse(passed.stdout).content).toBe(`[${SECRET}]`);
 			const misuse = await runKeel(root, ["call", "ls", "{}", "--root", root, "--env", "X"], { env });
 			expect(misuse.code).toBe(2);
-		});
+		}, 90_000); // three keel processes, two of them starting a sandbox: 15 s under CI's load
 	},
 );
 

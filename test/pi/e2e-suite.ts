@@ -283,6 +283,7 @@ export function defineE2E(name: string, install: () => PiInstall | string) {
 				expect(toolEnds(local.stdout)[0].isError).toBe(false);
 				expect(await readFile(escaped, "utf8")).toBe("inside\n");
 			},
+			90_000, // two pi processes, one starting a sandbox: 11 s under CI's load
 		);
 
 		it("a bad --keel-backend refuses keel's tools instead of running them on this machine", async () => {
