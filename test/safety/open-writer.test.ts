@@ -16,6 +16,7 @@ import { describe, expect, it } from "vitest";
 import { createLocalBackend } from "../../src/backend/local/index.js";
 import type { Backend } from "../../src/backend/types.js";
 import type { CallResult, Session } from "../../src/session.js";
+import { waitFor } from "../fixtures/processes.js";
 import { useWorkspace } from "../fixtures/workspace.js";
 
 const PY = "/usr/bin/python3";
@@ -189,6 +190,10 @@ describe.skipIf(!existsSync(PY))(
 				written += d;
 			});
 			const exited = new Promise<void>((resolve) => loop.once("exit", () => resolve()));
+			// The edits start once the loop has written: under load python's start can outlast all
+			// twelve edits, and then nothing raced them.
+			const looping = await waitFor(() => readFileSync(appLog(), "utf8").includes("w 0\n"), 20_000);
+			expect(looping, "the writing loop never wrote").toBe(true);
 			const s = await ws().open({ backend: createLocalBackend(), profile: "pi" });
 			const results: CallResult[] = [];
 			try {
