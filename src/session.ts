@@ -207,10 +207,9 @@ export class Session implements ToolHost {
 	}
 
 	/**
-	 * A path to read and the files it lives in: spill files are on this machine even when the
-	 * backend's files are elsewhere (ssh, exec), so those are read locally, through a guard whose
-	 * only root is the spill directory. A name that does not exist falls back to the first
-	 * look-alike that does (path-lookalikes.ts).
+	 * A path to read and the files it lives in. Spill files are on this machine even when the
+	 * backend's are elsewhere (ssh, exec): read locally, through a guard rooted at the spill
+	 * directory. A missing name falls back to the first look-alike that exists (path-lookalikes.ts).
 	 */
 	async resolveReadable(input: unknown): Promise<{ target: ResolvedPath; fs: FileOps }> {
 		if (
